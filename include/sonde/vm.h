@@ -1,0 +1,157 @@
+/* Sonde: the virtual Cortex-M (src/vm).
+ *
+ * A cycle-level model of a Cortex-M0+/M3/M4(F)/M33 microcontroller: the CPU,
+ * the exception model (NVIC, SysTick, faults), a memory map with wait states,
+ * a few demo peripherals, and (later) the debug blocks at register level.
+ * Deterministic: the same machine, firmware and inputs give the same cycles.
+ *
+ * Lifecycle:  sonde_machine_builtin()/sonde_machine_parse() -> sonde_vm_new()
+ *             -> sonde_vm_load_elf()/sonde_vm_load_binary() -> sonde_vm_reset()
+ *             -> sonde_vm_run() ... -> sonde_vm_free() -> sonde_machine_free()
+ * A machine description may be freed only after every VM made from it. */
+#ifndef SONDE_VM_H
+#define SONDE_VM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sonde/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- machine descriptions ------------------------------------------------ */
+
+enum sonde_vm_core {
+  SONDE_VM_CORE_M0PLUS, /* ARMv6-M */
+  SONDE_VM_CORE_M3,     /* ARMv7-M */
+  SONDE_VM_CORE_M4,     /* ARMv7E-M (DSP) */
+  SONDE_VM_CORE_M4F,    /* ARMv7E-M + FPv4-SP-D16 */
+  SONDE_VM_CORE_M33,    /* ARMv8-M Mainline + DSP + FPv5-SP, no TrustZone */
+};
+
+struct sonde_machine; /* opaque; see docs/vm.md for the text format */
+
+/* A built-in machine by name ("cm3", "cc2650", "cm4f", "cm33", "cm0plus").
+ * Returns SONDE_E_NOTFOUND for an unknown name. */
+int sonde_machine_builtin(const char *name, struct sonde_machine **out);
+/* Names of the built-in machines, NULL-terminated. */
+const char *const *sonde_machine_builtin_names(void);
+/* Parse a machine description from text; `name` is used in messages (a file
+ * name). On error, `diag` (may be NULL) says which line and why. */
+int sonde_machine_parse(const char *text, size_t len, const char *name,
+                        struct sonde_machine **out, struct sonde_diag *diag);
+void sonde_machine_free(struct sonde_machine *m);
+const char *sonde_machine_name(const struct sonde_machine *m);
+enum sonde_vm_core sonde_machine_core(const struct sonde_machine *m);
+uint64_t sonde_machine_clock_hz(const struct sonde_machine *m);
+
+/* ---- the VM --------------------------------------------------------------- */
+
+struct sonde_vm; /* opaque */
+
+int sonde_vm_new(const struct sonde_machine *m, struct sonde_vm **out);
+void sonde_vm_free(struct sonde_vm *vm); /* NULL is a no-op */
+/* Detail of the last error returned for this VM ("ELF segment 2 at 0x30000000
+ * is outside every memory region"). Never NULL. */
+const char *sonde_vm_error_detail(const struct sonde_vm *vm);
+
+/* Load an ELF32 ARM executable: every PT_LOAD segment (file bytes, then zeros
+ * up to memsz) is written to the machine's memories at its physical address.
+ * `name` is used in messages. The entry state comes from the vector table at
+ * reset (SP = word 0, PC = word 1). */
+int sonde_vm_load_elf(struct sonde_vm *vm, const void *data, size_t len, const char *name);
+/* Load a raw image at `base`. */
+int sonde_vm_load_binary(struct sonde_vm *vm, const void *data, size_t len, uint32_t base);
+/* Power-on reset: clears SRAM only on the first reset after sonde_vm_new (a
+ * later reset, like AIRCR.SYSRESETREQ, retains SRAM as silicon does), resets
+ * the core and system registers, loads SP and PC from the vector table. */
+int sonde_vm_reset(struct sonde_vm *vm);
+
+/* Why sonde_vm_run() returned. */
+enum sonde_vm_stop_reason {
+  SONDE_VM_STOP_EXIT,        /* semihosting SYS_EXIT(_EXTENDED); exit_code is set */
+  SONDE_VM_STOP_CYCLE_LIMIT, /* max_cycles reached */
+  SONDE_VM_STOP_LOCKUP,      /* the core locked up (fault in HardFault/NMI, ...) */
+  SONDE_VM_STOP_BREAKPOINT,  /* BKPT (not semihosting) or a debug halt */
+  SONDE_VM_STOP_HALT,        /* halted by the host (sonde_vm_halt) */
+  SONDE_VM_STOP_ERROR,       /* host-side error (I/O writing a trace, ...) */
+};
+
+struct sonde_vm_stop {
+  enum sonde_vm_stop_reason reason;
+  int exit_code;     /* SONDE_VM_STOP_EXIT */
+  uint32_t pc;       /* PC at the stop */
+  uint32_t cfsr, hfsr, mmfar, bfar; /* fault status at the stop */
+};
+
+/* Run until the firmware exits, locks up, halts, or the cycle counter reaches
+ * `max_cycles` (absolute; UINT64_MAX for no limit). */
+int sonde_vm_run(struct sonde_vm *vm, uint64_t max_cycles, struct sonde_vm_stop *stop);
+/* Execute exactly one instruction (or take one exception entry). */
+int sonde_vm_step(struct sonde_vm *vm, struct sonde_vm_stop *stop);
+/* Ask a running sonde_vm_run() to return at the next instruction boundary
+ * (safe to call from a trace callback). */
+void sonde_vm_halt(struct sonde_vm *vm);
+
+struct sonde_vm_stats {
+  uint64_t instructions; /* retired instructions (a folded IT counts as its own) */
+  uint64_t cycles;       /* core clock cycles since reset */
+  uint64_t exceptions;   /* exception entries */
+  uint64_t sleep_cycles; /* cycles spent in WFI/WFE */
+};
+void sonde_vm_get_stats(const struct sonde_vm *vm, struct sonde_vm_stats *out);
+
+/* ---- host access (as a debugger's MEM-AP: no effect on timing) ------------ */
+
+/* Registers in GDB's numbering for ARM M-profile: 0-12 r0-r12, 13 sp, 14 lr,
+ * 15 pc, 16 xpsr, then the SONDE_VM_REG_* below. */
+enum {
+  SONDE_VM_REG_SP = 13, SONDE_VM_REG_LR = 14, SONDE_VM_REG_PC = 15, SONDE_VM_REG_XPSR = 16,
+  SONDE_VM_REG_MSP = 17, SONDE_VM_REG_PSP = 18, SONDE_VM_REG_PRIMASK = 19,
+  SONDE_VM_REG_BASEPRI = 20, SONDE_VM_REG_FAULTMASK = 21, SONDE_VM_REG_CONTROL = 22,
+  SONDE_VM_REG_FPSCR = 23, SONDE_VM_REG_S0 = 24, /* s0..s31 = 24..55 */
+  SONDE_VM_REG_COUNT = 56,
+};
+int sonde_vm_read_reg(const struct sonde_vm *vm, unsigned reg, uint32_t *value);
+int sonde_vm_write_reg(struct sonde_vm *vm, unsigned reg, uint32_t value);
+/* Debug reads/writes of target memory and peripherals (device side effects of
+ * reads are suppressed where a debugger's read would not cause them). */
+int sonde_vm_read_mem(struct sonde_vm *vm, uint32_t addr, void *buf, size_t len);
+int sonde_vm_write_mem(struct sonde_vm *vm, uint32_t addr, const void *buf, size_t len);
+
+/* ---- output and observation ----------------------------------------------- */
+
+/* Where target text goes: semihosting stdout/stderr (stream 1/2) and UART TX
+ * (stream 3 + uart index). Default: semihosting to the host's stdout/stderr,
+ * UART to stdout. `write` returns 0 or a negative error (which stops the run). */
+enum { SONDE_VM_STREAM_STDOUT = 1, SONDE_VM_STREAM_STDERR = 2, SONDE_VM_STREAM_UART0 = 3 };
+typedef int (*sonde_vm_write_fn)(void *ctx, int stream, const void *data, size_t len);
+void sonde_vm_set_output(struct sonde_vm *vm, sonde_vm_write_fn write, void *ctx);
+
+/* Observation hooks for ground truth. Any member may be NULL. When no hook is
+ * set the VM runs its fast path; hooks never change the simulated timing. */
+enum sonde_vm_exc_event {
+  SONDE_VM_EXC_ENTER = 1,  /* exception entry (after stacking) */
+  SONDE_VM_EXC_EXIT = 2,   /* exception return from the handler */
+  SONDE_VM_EXC_RETURN = 3, /* resumed (returned to) an exception or thread mode */
+};
+struct sonde_vm_hooks {
+  void *ctx;
+  /* An instruction at `pc` retired; it occupied cycles [cycle, cycle+cycles). */
+  void (*retire)(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles);
+  /* A data transfer by the core (not instruction fetch, not exception stacking
+   * unless `stacking` is set): `size` is 1, 2 or 4 bytes. */
+  void (*transfer)(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, unsigned size,
+                   uint32_t value, bool write);
+  /* Exception trace: entry, exit and return, with the exception number. */
+  void (*exception)(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc);
+};
+void sonde_vm_set_hooks(struct sonde_vm *vm, const struct sonde_vm_hooks *hooks);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,7 @@
+/* The table of `sonde` subcommands. Adding one is one file, src/cli/cmd_<name>.c
+ * defining `int cmd_<name>(int argc, char **argv)` (argv[0] is the command
+ * name; the return value is the exit status), plus one row here.
+ *
+ *   SONDE_COMMAND(name, "one-line summary for `sonde --help`")
+ */
+SONDE_COMMAND(run, "run firmware on the virtual Cortex-M and record ground-truth traces")

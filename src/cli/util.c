@@ -1,0 +1,91 @@
+/* Output files, progress display, JSON strings and host time for the CLI. */
+#include "cli.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+FILE *cli_open_output(const char *path, bool binary)
+{
+  if (!path || !strcmp(path, "-"))
+    return stdout;
+  FILE *f = fopen(path, binary ? "wb" : "w");
+  if (!f)
+    cli_error("cannot open '%s' for writing: %s", path, strerror(errno));
+  return f;
+}
+
+int cli_close_output(FILE *f, const char *path)
+{
+  if (!f)
+    return CLI_FAIL;
+  int bad = fflush(f) != 0 || ferror(f);
+  int saved = errno;
+  if (f != stdout)
+    bad |= fclose(f) != 0;
+  if (bad)
+    return cli_error("cannot write '%s': %s", path && strcmp(path, "-") ? path : "stdout",
+                     strerror(saved ? saved : errno));
+  return CLI_OK;
+}
+
+double cli_now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void cli_progress_start(struct cli_progress *p, const char *label, uint64_t total)
+{
+  p->enabled = isatty(STDERR_FILENO);
+  p->label = label;
+  p->total = total;
+  p->last_draw_s = 0;
+}
+
+void cli_progress_update(struct cli_progress *p, uint64_t done)
+{
+  if (!p->enabled)
+    return;
+  double now = cli_now_s();
+  if (now - p->last_draw_s < 0.1)
+    return;
+  p->last_draw_s = now;
+  if (p->total) {
+    int pct = (int)(done * 100 / p->total);
+    int bars = pct * 30 / 100;
+    fprintf(stderr, "\r%s [%.*s%*s] %3d%%", p->label, bars, "##############################",
+            30 - bars, "", pct);
+  } else {
+    fprintf(stderr, "\r%s %llu", p->label, (unsigned long long)done);
+  }
+  fflush(stderr);
+}
+
+void cli_progress_end(struct cli_progress *p)
+{
+  if (p->enabled)
+    fputs("\r\033[K", stderr);
+}
+
+void cli_json_string(FILE *out, const char *s)
+{
+  fputc('"', out);
+  for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+    switch (*c) {
+    case '"': fputs("\\\"", out); break;
+    case '\\': fputs("\\\\", out); break;
+    case '\n': fputs("\\n", out); break;
+    case '\r': fputs("\\r", out); break;
+    case '\t': fputs("\\t", out); break;
+    default:
+      if (*c < 0x20)
+        fprintf(out, "\\u%04x", *c);
+      else
+        fputc(*c, out);
+    }
+  }
+  fputc('"', out);
+}

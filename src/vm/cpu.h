@@ -1,0 +1,50 @@
+/* The CPU core of the virtual Cortex-M: architectural state and the calls the
+ * rest of the VM makes into it. Decode/execute and the cycle model live in
+ * their own files (see docs/vm.md). */
+#ifndef SONDE_VM_CPU_H
+#define SONDE_VM_CPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sonde_vm;
+
+/* Architectural state, ARMv7-M ARM B1.4. */
+struct vm_cpu {
+  uint32_t r[16];        /* r[13] is the active SP; r[15] the current instruction's address */
+  uint32_t sp_inactive;  /* the banked SP not selected now (PSP or MSP) */
+  uint32_t apsr;         /* N Z C V Q (31..27) and GE (19..16), xPSR layout */
+  uint32_t ipsr;         /* exception number, 0 in Thread mode */
+  uint32_t epsr;         /* T bit (24) and ICI/IT bits (26..25, 15..10), xPSR layout */
+  uint32_t primask, faultmask, basepri, control;
+  uint32_t s[32];        /* FP registers s0..s31 (d0..d15 alias pairs) */
+  uint32_t fpscr;
+  uint64_t cycles;       /* core clock cycles since reset */
+  uint64_t instret;      /* retired instructions */
+  bool sleeping;         /* in WFI/WFE */
+  bool locked_up;
+};
+
+/* State access for the exception model and the debugger (cpu.c). */
+void vm_cpu_reset(struct sonde_vm *vm);
+uint32_t vm_cpu_get_xpsr(const struct sonde_vm *vm);
+void vm_cpu_set_xpsr(struct sonde_vm *vm, uint32_t xpsr);
+/* MSP (process=false) or PSP (true), whichever is active. */
+uint32_t vm_cpu_get_sp(const struct sonde_vm *vm, bool process);
+void vm_cpu_set_sp(struct sonde_vm *vm, bool process, uint32_t value);
+/* Write CONTROL, switching the active SP bank when SPSEL changes. */
+void vm_cpu_set_control(struct sonde_vm *vm, uint32_t control);
+/* Continue execution at `addr` (bit 0 is the Thumb bit; cleared = INVSTATE on
+ * the next instruction, as the architecture says). */
+void vm_cpu_branch(struct sonde_vm *vm, uint32_t addr);
+
+/* Run until vm->attention asks to stop or vm_sys_service() says so. Returns 0
+ * or a negative SONDE_E_* for a host-side error. */
+int vm_cpu_execute(struct sonde_vm *vm);
+/* Execute exactly one instruction (after servicing attention). */
+int vm_cpu_step(struct sonde_vm *vm);
+/* Memory at [addr, addr+size) was written: drop cached decodes of it. vm may be
+ * NULL when the loader writes before the VM runs. */
+void vm_cpu_code_written(struct sonde_vm *vm, uint32_t addr, unsigned size);
+
+#endif

@@ -1,0 +1,77 @@
+/* The whole virtual Cortex-M: the handle behind `struct sonde_vm` and the
+ * conventions every part of src/vm follows.
+ *
+ * Parts and owners (one file, one job):
+ *   bus.c/.h          memory map, wait states, devices, bit-band
+ *   cpu.h, cpu*.c, decode*.c, exec*.c, timing*   the core: state, decode,
+ *                     execute, cycle model, block cache, run loop
+ *   exec_dsp.c, exec_fp.c  DSP/SIMD/saturating and FPv4/FPv5 instructions
+ *   sys.h, exception.c, nvic.c, scb.c, systick.c  exception model
+ *   machine.c         machine descriptions (built-ins and the text format)
+ *   periph_*.c        demo peripherals (UART, GPIO, timer, delay)
+ *   semihost.c        ARM semihosting
+ *   loader.c          ELF and raw images
+ *   vm.c              the public API of include/sonde/vm.h
+ *
+ * Control flow: sonde_vm_run() sets the limits and calls vm_cpu_execute(),
+ * which runs instructions until, at an instruction boundary, `attention` is
+ * non-zero or cycles >= event_cycle; then it calls vm_sys_service(), which
+ * advances timers, takes exceptions and decides whether to stop. */
+#ifndef SONDE_VM_INTERNAL_H
+#define SONDE_VM_INTERNAL_H
+
+#include "sonde/vm.h"
+
+#include "bus.h"
+#include "cpu.h"
+#include "sys.h"
+
+/* Reasons for the CPU to leave its fast loop at the next instruction boundary. */
+enum vm_attention {
+  VM_ATTN_EXCEPTION = 1u << 0, /* an exception is pending and may be taken */
+  VM_ATTN_STOP = 1u << 1,      /* return from vm_cpu_execute (vm->stop is set) */
+  VM_ATTN_DEBUG = 1u << 2,     /* a debug request (halt, step) */
+};
+
+struct sonde_vm {
+  struct vm_cpu cpu; /* hot: first */
+  uint32_t attention;   /* VM_ATTN_* */
+  uint64_t event_cycle; /* earliest cycle something else needs service */
+  uint64_t max_cycles;  /* limit of the current sonde_vm_run() */
+  bool hooked;          /* any observation hook is set: use the traced path */
+  struct sonde_vm_hooks hooks;
+
+  struct vm_bus bus;
+  struct vm_sys sys;
+  const struct sonde_machine *machine;
+  enum sonde_vm_core core;
+  /* Feature gates, decided once from the core (one place: vm_features_init). */
+  bool has_v7m;   /* ARMv7-M: Thumb-2 beyond ARMv6-M's subset */
+  bool has_dsp;   /* ARMv7E-M DSP extension */
+  bool has_fpu;   /* single-precision FP */
+  bool has_v8m;   /* ARMv8-M Mainline additions */
+
+  struct sonde_vm_stop stop; /* why execution stopped (valid once VM_ATTN_STOP) */
+  bool reset_done;           /* a reset happened since sonde_vm_new */
+  uint64_t start_host_ns;    /* for semihosting SYS_ELAPSED/SYS_CLOCK */
+
+  sonde_vm_write_fn out_write;
+  void *out_ctx;
+  struct sonde_diag diag;
+
+  void *periph[8];           /* peripheral instances (periph_*.c) */
+  unsigned nperiph;
+};
+
+/* Request a stop at the next instruction boundary. */
+static inline void vm_request_stop(struct sonde_vm *vm, enum sonde_vm_stop_reason reason)
+{
+  vm->stop.reason = reason;
+  vm->stop.pc = vm->cpu.r[15];
+  vm->attention |= VM_ATTN_STOP;
+}
+
+/* Write target output (semihosting, UART) through the user's callback. */
+int vm_output(struct sonde_vm *vm, int stream, const void *data, size_t len);
+
+#endif
