@@ -1,1 +1,9 @@
 sonde_unit_test(test_vm_bus vm/test_bus.c LIBS sonde_vm)
+
+# DSP and FP (H-fpdsp): differential tests against Unicorn, a test-only
+# dependency (never linked into libsonde). tests/vm/unicorn_ref.c is the shared
+# harness; other VM tests may link it the same way.
+if(NOT TARGET PkgConfig::UNICORN)
+  pkg_check_modules(UNICORN REQUIRED IMPORTED_TARGET unicorn)
+endif()
+sonde_unit_test(test_vm_dsp vm/test_dsp.c vm/unicorn_ref.c LIBS sonde_vm PkgConfig::UNICORN)
