@@ -1,0 +1,107 @@
+/* Startup code of every Sonde firmware image: the vector table, the reset
+ * handler and default exception handlers (ARMv7-M ARM B1.5.3 "The vector
+ * table", B1.5.6 "Exception entry behavior").
+ *
+ * Reset_Handler: enable the FPU when the image uses it (CPACR, before any
+ * FP instruction), copy .data from flash, zero .bss (.noinit is left alone,
+ * so it survives a system reset with SRAM retained), open the semihosting
+ * console when linked with rdimon, run constructors, call main(), and exit
+ * with main's return value through semihosting SYS_EXIT_EXTENDED.
+ *
+ * Every handler is weak: define e.g. `void SysTick_Handler(void)` or
+ * `void IRQ3_Handler(void)` in the firmware to override it. An unexpected
+ * exception prints its number through semihosting and exits with 128 + number. */
+#include <stdint.h>
+#include <string.h>
+
+#include "sonde_fw.h"
+
+extern uint32_t _sidata[], _sdata[], _edata[], _sbss[], _ebss[], _estack[];
+int main(void);
+void __libc_init_array(void);
+#ifdef SONDE_FW_SEMIHOSTING
+#include <stdio.h>
+void initialise_monitor_handles(void);
+#endif
+
+void Reset_Handler(void);
+void Default_Handler(void);
+
+#define WEAK_ALIAS __attribute__((weak, alias("Default_Handler")))
+void NMI_Handler(void) WEAK_ALIAS;
+void HardFault_Handler(void) WEAK_ALIAS;
+void MemManage_Handler(void) WEAK_ALIAS;
+void BusFault_Handler(void) WEAK_ALIAS;
+void UsageFault_Handler(void) WEAK_ALIAS;
+void SVC_Handler(void) WEAK_ALIAS;
+void DebugMon_Handler(void) WEAK_ALIAS;
+void PendSV_Handler(void) WEAK_ALIAS;
+void SysTick_Handler(void) WEAK_ALIAS;
+#define IRQ(n) void IRQ##n##_Handler(void) WEAK_ALIAS;
+#define IRQ8(n) IRQ(n##0) IRQ(n##1) IRQ(n##2) IRQ(n##3) IRQ(n##4) IRQ(n##5) IRQ(n##6) IRQ(n##7)
+IRQ(0) IRQ(1) IRQ(2) IRQ(3) IRQ(4) IRQ(5) IRQ(6) IRQ(7)
+IRQ8(1) IRQ8(2) IRQ8(3)
+#undef IRQ
+#undef IRQ8
+
+typedef void (*vector_fn)(void);
+
+/* 16 system vectors + 40 external interrupts (IRQ0..IRQ39). */
+__attribute__((section(".vectors"), used)) const vector_fn sonde_vectors[16 + 40] = {
+    (vector_fn)(uintptr_t)_estack, Reset_Handler, NMI_Handler, HardFault_Handler,
+    MemManage_Handler, BusFault_Handler, UsageFault_Handler, 0, 0, 0, 0, SVC_Handler,
+    DebugMon_Handler, 0, PendSV_Handler, SysTick_Handler,
+#define IRQ(n) IRQ##n##_Handler,
+#define IRQ8(n) IRQ(n##0) IRQ(n##1) IRQ(n##2) IRQ(n##3) IRQ(n##4) IRQ(n##5) IRQ(n##6) IRQ(n##7)
+    IRQ(0) IRQ(1) IRQ(2) IRQ(3) IRQ(4) IRQ(5) IRQ(6) IRQ(7)
+    IRQ8(1) IRQ8(2) IRQ8(3)
+#undef IRQ
+#undef IRQ8
+};
+
+void sonde_exit(int code)
+{
+  uint32_t block[2] = {SH_ADP_STOPPED_APPLICATION_EXIT, (uint32_t)code};
+  for (;;)
+    sh_call(SH_SYS_EXIT_EXTENDED, block);
+}
+
+/* Plain loops, not memcpy/memset: the C library may not be usable yet. */
+__attribute__((noreturn)) void Reset_Handler(void)
+{
+#if defined(__ARM_FP)
+  SCB_CPACR |= 0xFu << 20; /* CP10, CP11 full access */
+  __asm__ volatile("dsb\n\tisb" ::: "memory");
+#endif
+  volatile uint32_t *src = _sidata, *dst = _sdata;
+  while (dst < _edata)
+    *dst++ = *src++;
+  for (dst = _sbss; dst < _ebss;)
+    *dst++ = 0;
+#ifdef SONDE_FW_SEMIHOSTING
+  initialise_monitor_handles();
+#endif
+  __libc_init_array();
+  int rc = main();
+#ifdef SONDE_FW_SEMIHOSTING
+  fflush(NULL); /* buffered stdio output before leaving */
+#endif
+  sonde_exit(rc);
+}
+
+/* newlib's __libc_init_array calls _init (crti.o is not linked: -nostartfiles). */
+void _init(void) {}
+void _fini(void) {}
+
+void Default_Handler(void)
+{
+  uint32_t ipsr;
+  __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
+  ipsr &= 0x1FF;
+  char msg[] = "sonde_fw: unhandled exception 000\n";
+  msg[30] = (char)('0' + ipsr / 100);
+  msg[31] = (char)('0' + ipsr / 10 % 10);
+  msg[32] = (char)('0' + ipsr % 10);
+  sh_write0(msg);
+  sonde_exit((int)(128 + ipsr));
+}
