@@ -1,0 +1,154 @@
+/* Shared by test_dsp.c and test_fp*.c: a hand-built VM (no decoder needed)
+ * next to a Unicorn reference, and single-instruction differential runs.
+ *
+ * Both sides get the same code at TU_CODE (Unicorn) and the same RAM window
+ * at UREF_RAM_BASE; the VM executes `insn` through vm_exec_dsp/vm_exec_fp
+ * directly, Unicorn executes it from memory. */
+#ifndef SONDE_TEST_FPDSP_UTIL_H
+#define SONDE_TEST_FPDSP_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "vm/exec_ext.h"
+#include "vm/vm_internal.h"
+
+#include "unicorn_ref.h"
+
+#define TU_CODE (UREF_CODE_BASE + 0x1000u)
+
+struct tu {
+  struct sonde_vm *vm;
+  struct uref *u;
+  uint64_t rng;
+  unsigned long cases, skipped;
+  uint32_t last_insn; /* already at TU_CODE in Unicorn (saves a retranslation) */
+  bool have_last;
+};
+
+static inline uint64_t tu_rand64(struct tu *t)
+{
+  /* splitmix64: a fixed seed gives the same cases every run */
+  uint64_t z = (t->rng += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static inline uint32_t tu_rand(struct tu *t)
+{
+  return (uint32_t)(tu_rand64(t) >> 32);
+}
+
+static inline unsigned tu_below(struct tu *t, unsigned n)
+{
+  return (unsigned)(tu_rand64(t) % n);
+}
+
+/* Number of random cases: `base` per CI run, times SONDE_SOAK if set. */
+static inline unsigned long tu_soak(unsigned long base)
+{
+  const char *s = getenv("SONDE_SOAK");
+  long k = s ? atol(s) : 0;
+  return k > 1 ? base * (unsigned long)k : base;
+}
+
+static inline bool tu_init(struct tu *t, enum uref_core core, bool dsp, bool fpu, bool v8m)
+{
+  memset(t, 0, sizeof *t);
+  t->rng = 0x5eed5eedull;
+  t->vm = calloc(1, sizeof *t->vm);
+  if (!t->vm)
+    return false;
+  vm_bus_init(&t->vm->bus);
+  if (vm_bus_add_region(&t->vm->bus, "ram", UREF_RAM_BASE, UREF_RAM_SIZE, 0, 0, 0) != 0)
+    return false;
+  t->vm->has_v7m = true;
+  t->vm->has_dsp = dsp;
+  t->vm->has_fpu = fpu;
+  t->vm->has_v8m = v8m;
+  t->vm->sys.cpacr = 0xfu << 20; /* CP10/CP11 full access */
+  t->u = uref_new(core);
+  return t->u != NULL;
+}
+
+static inline void tu_free(struct tu *t)
+{
+  uref_free(t->u);
+  if (t->vm) {
+    vm_bus_free(&t->vm->bus);
+    free(t->vm);
+  }
+}
+
+static inline void tu_to_vm(struct tu *t, const struct uref_state *st)
+{
+  memcpy(t->vm->cpu.r, st->r, sizeof st->r);
+  t->vm->cpu.r[15] = TU_CODE;
+  t->vm->cpu.apsr = st->apsr;
+  memcpy(t->vm->cpu.s, st->s, sizeof st->s);
+  t->vm->cpu.fpscr = st->fpscr;
+}
+
+static inline void tu_from_vm(struct tu *t, struct uref_state *st)
+{
+  memcpy(st->r, t->vm->cpu.r, sizeof st->r);
+  st->apsr = t->vm->cpu.apsr;
+  memcpy(st->s, t->vm->cpu.s, sizeof st->s);
+  st->fpscr = t->vm->cpu.fpscr;
+}
+
+/* Run `insn` on both from `in`. Returns the VM's vm_exec_* result; *ref and
+ * *got receive the two final states (ref->r[15] is Unicorn's next PC, got's
+ * is set to TU_CODE + 4 when the VM completed the instruction). `ref_ok`
+ * says whether Unicorn completed it. */
+static inline int tu_run(struct tu *t, uint32_t insn, bool fp, const struct uref_state *in,
+                         struct uref_state *ref, struct uref_state *got, bool *ref_ok)
+{
+  if (!t->have_last || t->last_insn != insn) {
+    uint16_t code[2] = {(uint16_t)(insn >> 16), (uint16_t)insn};
+    uref_write_code(t->u, TU_CODE, code, 2);
+    t->last_insn = insn;
+    t->have_last = true;
+  }
+  uref_set_state(t->u, in);
+  *ref_ok = uref_run(t->u, TU_CODE, 1) == 0;
+  uref_get_state(t->u, ref);
+  tu_to_vm(t, in);
+  int rc = fp ? vm_exec_fp(t->vm, insn) : vm_exec_dsp(t->vm, insn);
+  tu_from_vm(t, got);
+  if (rc > 0)
+    got->r[15] = TU_CODE + 4;
+  t->cases++;
+  return rc;
+}
+
+/* First difference between two states, as text in buf; false if equal. */
+static inline bool tu_diff(const struct uref_state *a, const struct uref_state *b, bool fp,
+                           char *buf, size_t len)
+{
+  for (int i = 0; i < 16; i++)
+    if (a->r[i] != b->r[i]) {
+      snprintf(buf, len, "r%d vm 0x%08x ref 0x%08x", i, a->r[i], b->r[i]);
+      return true;
+    }
+  if (a->apsr != b->apsr) {
+    snprintf(buf, len, "apsr vm 0x%08x ref 0x%08x", a->apsr, b->apsr);
+    return true;
+  }
+  if (!fp)
+    return false;
+  for (int i = 0; i < 32; i++)
+    if (a->s[i] != b->s[i]) {
+      snprintf(buf, len, "s%d vm 0x%08x ref 0x%08x", i, a->s[i], b->s[i]);
+      return true;
+    }
+  if (a->fpscr != b->fpscr) {
+    snprintf(buf, len, "fpscr vm 0x%08x ref 0x%08x", a->fpscr, b->fpscr);
+    return true;
+  }
+  return false;
+}
+
+#endif
