@@ -1,0 +1,1 @@
+sonde_fuzz_target(pctrace LIBS sonde_trace)
