@@ -1,0 +1,2 @@
+# SWO module tests (src/swo): TPIU deformatter, line decoders, byte sources.
+sonde_unit_test(test_swo_tpiu swo/test_tpiu.c LIBS sonde_swo)
