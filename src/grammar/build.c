@@ -1,0 +1,746 @@
+/* Online construction of Sequitur, ReSequitur and Cyclitur grammars.
+ *
+ * Implements shared/reference/001 (Amiar et al., IESS 2013) section 3.2,
+ * Fig. 2 (ReSequitur) and section 3.3, Fig. 3 (Cyclitur), on the linear-time
+ * machinery of Sequitur (Nevill-Manning & Witten, JAIR 7, 1997): every rule
+ * body is a doubly linked circular list closed by a guard node, a hash index
+ * maps each digram to its (one) indexed occurrence, and every rule counts its
+ * references, so each appended symbol costs amortised O(1).
+ *
+ * Invariants between two appended symbols (checked by
+ * sonde_grammar_check_properties() in the tests):
+ *  - digram uniqueness: every digram of every body is in the index, and no
+ *    two non-overlapping occurrences of one digram exist. A digram here is two
+ *    (symbol, exponent) pairs: a^2 b and a^3 b differ (Property 1).
+ *  - rule utility: every rule but S (and the open cycle, and Cyclitur's cycle
+ *    rules, which stand for a whole cycle) is referenced with a total exponent
+ *    of at least 2 (Property 2).
+ *  - ReSequitur/Cyclitur: no two neighbours carry the same symbol; a^n a^m is
+ *    merged into a^(n+m) at once (Property 3). Sequitur keeps every exponent 1
+ *    and instead handles overlapping digrams (aaa) like the reference code.
+ *
+ * Node and rule slots freed while one symbol is processed are only recycled
+ * after it (pending lists), so a caller up the recursion can test whether a
+ * node it holds died in a cascade (its count field reads DEAD) instead of
+ * following a reused slot.
+ *
+ * Cyclitur (Fig. 3) with rules shared across cycles: the current cycle is an
+ * open rule C that receives the symbols up to the next loop header; C then
+ * becomes the cycle's symbol (a rule pinned as a cycle, or, when the body
+ * compressed to a single X^1, X itself; a single X^k body reuses an earlier
+ * cycle rule with the same body), which is appended to S. Appending each
+ * cycle symbol to S as soon as its cycle closes instead of collecting w' first
+ * keeps the construction online; S receives exactly w', so line 8 of Fig. 3
+ * runs interleaved. Fig. 3's loop bound drops the last symbol of w
+ * (j = |w| ends the last cycle at w_{|w|-1}); we follow the definition of
+ * C(w, lh) instead, in which the last cycle ends at w_{|w|}. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "grammar_internal.h"
+
+#define CNT_NT 0x80000000u   /* node refers to a rule */
+#define CNT_MASK 0x7fffffffu /* repetition exponent */
+#define CNT_GUARD 0u         /* guard node: sym = rule slot */
+#define CNT_DEAD CNT_NT      /* freed node (exponent 0, never valid otherwise) */
+#define NIL 0xffffffffu
+
+enum { R_ALIVE = 1, R_PINNED = 2, R_OPEN = 4 };
+
+struct gnode {
+  uint32_t prev, next, sym, cnt;
+};
+
+struct grule {
+  uint32_t guard;
+  uint32_t flags;
+  uint64_t refs; /* sum of the exponents of all references */
+};
+
+struct gbuilder {
+  enum sonde_grammar_algo algo;
+  int re; /* merge repetitions (ReSequitur, Cyclitur) */
+  struct gnode *n;
+  uint32_t ncap, nused, nfree, npend;
+  struct grule *r;
+  uint32_t rcap, rused, rfree, rpend;
+  uint32_t *ht; /* digram index: node+1, 0 = empty; linear probing */
+  uint32_t htmask, htcount;
+  uint32_t S, C; /* top rule; open cycle rule (NIL when none) */
+  bool has_lh;
+  uint32_t lh;
+  /* Cyclitur: cycle rules whose body is one element X^k, keyed by (X, k). */
+  uint32_t *single; /* rule slot + 1 */
+  uint32_t singlemask, singlecount;
+  uint64_t input_len;
+  int err;
+  bool limit_hit;
+  char msg[160];
+};
+
+/* ---- slots ---------------------------------------------------------------- */
+
+static int grow_nodes(struct gbuilder *b)
+{
+  uint32_t cap = b->ncap ? b->ncap * 2 : 1024;
+  if (cap >= NIL / 2) {
+    b->err = SONDE_E_LIMIT;
+    return -1;
+  }
+  struct gnode *nn = realloc(b->n, (size_t)cap * sizeof *nn);
+  if (!nn) {
+    b->err = SONDE_E_NOMEM;
+    return -1;
+  }
+  b->n = nn;
+  b->ncap = cap;
+  return 0;
+}
+
+static uint32_t node_new(struct gbuilder *b, uint32_t sym, uint32_t cnt)
+{
+  uint32_t x;
+  if (b->nfree != NIL) {
+    x = b->nfree;
+    b->nfree = b->n[x].next;
+  } else {
+    if (b->nused == b->ncap && grow_nodes(b))
+      return NIL;
+    x = b->nused++;
+  }
+  b->n[x].sym = sym;
+  b->n[x].cnt = cnt;
+  b->n[x].prev = b->n[x].next = x;
+  return x;
+}
+
+/* Deferred free: the slot is marked DEAD and recycled after the symbol. */
+static void node_free(struct gbuilder *b, uint32_t x)
+{
+  b->n[x].cnt = CNT_DEAD;
+  b->n[x].next = b->npend;
+  b->npend = x;
+}
+
+static uint32_t rule_new(struct gbuilder *b)
+{
+  uint32_t r;
+  if (b->rfree != NIL) {
+    r = b->rfree;
+    b->rfree = b->r[r].guard;
+  } else {
+    if (b->rused == b->rcap) {
+      uint32_t cap = b->rcap ? b->rcap * 2 : 256;
+      struct grule *nr = realloc(b->r, (size_t)cap * sizeof *nr);
+      if (!nr) {
+        b->err = SONDE_E_NOMEM;
+        return NIL;
+      }
+      b->r = nr;
+      b->rcap = cap;
+    }
+    r = b->rused++;
+  }
+  uint32_t g = node_new(b, r, CNT_GUARD);
+  if (g == NIL)
+    return NIL;
+  b->r[r].guard = g;
+  b->r[r].flags = R_ALIVE;
+  b->r[r].refs = 0;
+  return r;
+}
+
+static void rule_free(struct gbuilder *b, uint32_t r)
+{
+  node_free(b, b->r[r].guard);
+  b->r[r].flags = 0;
+  b->r[r].guard = b->rpend;
+  b->rpend = r;
+}
+
+static void flush_pending(struct gbuilder *b)
+{
+  while (b->npend != NIL) {
+    uint32_t x = b->npend;
+    b->npend = b->n[x].next;
+    b->n[x].next = b->nfree;
+    b->nfree = x;
+  }
+  while (b->rpend != NIL) {
+    uint32_t r = b->rpend;
+    b->rpend = b->r[r].guard;
+    b->r[r].guard = b->rfree;
+    b->rfree = r;
+  }
+}
+
+/* ---- helpers -------------------------------------------------------------- */
+
+#define N (b->n)
+static inline int is_guard(const struct gbuilder *b, uint32_t x) { return b->n[x].cnt == CNT_GUARD; }
+static inline int is_dead(const struct gbuilder *b, uint32_t x) { return b->n[x].cnt == CNT_DEAD; }
+static inline int is_nt(const struct gbuilder *b, uint32_t x) { return (b->n[x].cnt & CNT_NT) != 0; }
+static inline uint32_t count_of(const struct gbuilder *b, uint32_t x) { return b->n[x].cnt & CNT_MASK; }
+static inline void link2(struct gbuilder *b, uint32_t a, uint32_t c)
+{
+  N[a].next = c;
+  N[c].prev = a;
+}
+/* Same symbol (and kind), exponents ignored: the neighbours Property 3 forbids. */
+static inline int same_sym(const struct gbuilder *b, uint32_t a, uint32_t c)
+{
+  return N[a].sym == N[c].sym && ((N[a].cnt ^ N[c].cnt) & CNT_NT) == 0 && !is_guard(b, a) &&
+         !is_guard(b, c);
+}
+
+/* ---- digram index --------------------------------------------------------- */
+
+static inline uint64_t dg_hash4(uint32_t a, uint32_t ac, uint32_t c, uint32_t cc)
+{
+  uint64_t x = (((uint64_t)a << 32) | ac) * 0x9E3779B97F4A7C15ull;
+  x ^= (((uint64_t)c << 32) | cc) * 0xC2B2AE3D27D4EB4Full;
+  x ^= x >> 29;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 32;
+  return x;
+}
+
+static inline uint64_t dg_hash(const struct gbuilder *b, uint32_t x)
+{
+  uint32_t y = b->n[x].next;
+  return dg_hash4(b->n[x].sym, b->n[x].cnt, b->n[y].sym, b->n[y].cnt);
+}
+
+static inline int dg_equal(const struct gbuilder *b, uint32_t x, uint32_t y)
+{
+  uint32_t x2 = b->n[x].next, y2 = b->n[y].next;
+  return b->n[x].sym == b->n[y].sym && b->n[x].cnt == b->n[y].cnt &&
+         b->n[x2].sym == b->n[y2].sym && b->n[x2].cnt == b->n[y2].cnt;
+}
+
+/* Slot holding x's digram, or the empty slot where it would go. */
+static uint32_t dg_find(const struct gbuilder *b, uint32_t x)
+{
+  uint32_t h = (uint32_t)dg_hash(b, x) & b->htmask;
+  for (;;) {
+    uint32_t v = b->ht[h];
+    if (!v || dg_equal(b, v - 1, x))
+      return h;
+    h = (h + 1) & b->htmask;
+  }
+}
+
+static int dg_grow(struct gbuilder *b)
+{
+  uint32_t oldcap = b->htmask + 1, cap = oldcap * 2;
+  uint32_t *old = b->ht;
+  uint32_t *nt = calloc(cap, sizeof *nt);
+  if (!nt) {
+    b->err = SONDE_E_NOMEM;
+    return -1;
+  }
+  b->ht = nt;
+  b->htmask = cap - 1;
+  for (uint32_t i = 0; i < oldcap; i++) {
+    if (old[i]) {
+      uint32_t h = (uint32_t)dg_hash(b, old[i] - 1) & b->htmask;
+      while (nt[h])
+        h = (h + 1) & b->htmask;
+      nt[h] = old[i];
+    }
+  }
+  free(old);
+  return 0;
+}
+
+static void dg_set(struct gbuilder *b, uint32_t h, uint32_t x)
+{
+  if (!b->ht[h]) {
+    b->ht[h] = x + 1;
+    if (++b->htcount * 2 > b->htmask + 1)
+      dg_grow(b);
+  } else {
+    b->ht[h] = x + 1;
+  }
+}
+
+/* Remove slot h, shifting later entries of its cluster back. */
+static void dg_remove_slot(struct gbuilder *b, uint32_t h)
+{
+  uint32_t i = h, j = h;
+  for (;;) {
+    j = (j + 1) & b->htmask;
+    if (!b->ht[j])
+      break;
+    uint32_t k = (uint32_t)dg_hash(b, b->ht[j] - 1) & b->htmask;
+    if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+      continue;
+    b->ht[i] = b->ht[j];
+    i = j;
+  }
+  b->ht[i] = 0;
+  b->htcount--;
+}
+
+/* Remove x's digram from the index if the index points at x. */
+static int dg_remove_if(struct gbuilder *b, uint32_t x)
+{
+  uint32_t h = dg_find(b, x);
+  if (b->ht[h] == x + 1) {
+    dg_remove_slot(b, h);
+    return 1;
+  }
+  return 0;
+}
+
+static int triple(const struct gbuilder *b, uint32_t x)
+{
+  uint32_t y = N[x].next, z = N[y].next;
+  return !is_guard(b, x) && !is_guard(b, y) && !is_guard(b, z) && N[x].sym == N[y].sym &&
+         N[x].cnt == N[y].cnt && N[y].sym == N[z].sym && N[y].cnt == N[z].cnt;
+}
+
+/* x is about to change or go: drop the digrams (prev, x) and (x, next). In
+ * Sequitur mode a run aaa holds two overlapping occurrences of aa of which
+ * only one is indexed; when that one goes, the surviving one is indexed. */
+static void remove_around(struct gbuilder *b, uint32_t x)
+{
+  uint32_t p = N[x].prev, q = N[x].next;
+  if (!is_guard(b, p) && dg_remove_if(b, p) && !b->re) {
+    uint32_t pp = N[p].prev;
+    if (!is_guard(b, pp) && triple(b, pp)) {
+      uint32_t h = dg_find(b, pp);
+      if (!b->ht[h])
+        dg_set(b, h, pp);
+    }
+  }
+  if (!is_guard(b, q) && dg_remove_if(b, x) && !b->re && triple(b, x)) {
+    uint32_t h = dg_find(b, q);
+    if (!b->ht[h])
+      dg_set(b, h, q);
+  }
+}
+
+static inline void unref(struct gbuilder *b, uint32_t x)
+{
+  if (is_nt(b, x))
+    b->r[N[x].sym].refs -= count_of(b, x);
+}
+
+/* ---- the Sequitur operations ---------------------------------------------- */
+
+static int check(struct gbuilder *b, uint32_t x);
+static void expand(struct gbuilder *b, uint32_t x);
+
+static inline void check_alive(struct gbuilder *b, uint32_t x)
+{
+  if (!is_dead(b, x) && !is_guard(b, x))
+    check(b, x);
+}
+
+/* a.next == c carry the same symbol: fold c into a (Property 3). */
+static void merge(struct gbuilder *b, uint32_t a, uint32_t c)
+{
+  uint64_t sum = (uint64_t)count_of(b, a) + count_of(b, c);
+  if (sum > CNT_MASK) { /* exponent would overflow: keep both (documented limit) */
+    b->limit_hit = true;
+    return;
+  }
+  remove_around(b, a);
+  remove_around(b, c);
+  N[a].cnt = (N[a].cnt & CNT_NT) | (uint32_t)sum;
+  link2(b, a, N[c].next);
+  node_free(b, c);
+}
+
+static inline int rule_reusable(const struct gbuilder *b, uint32_t g)
+{
+  return !(b->r[N[g].sym].flags & R_OPEN);
+}
+
+/* x and x.next are a whole rule body (and the rule is closed). */
+static inline int full_body(const struct gbuilder *b, uint32_t x)
+{
+  uint32_t p = N[x].prev;
+  return is_guard(b, p) && is_guard(b, N[N[x].next].next) && rule_reusable(b, p);
+}
+
+/* Replace the digram at x by one reference to rule r. */
+static void substitute(struct gbuilder *b, uint32_t x, uint32_t r)
+{
+  uint32_t x2 = N[x].next, p = N[x].prev, q = N[x2].next;
+  remove_around(b, x);
+  remove_around(b, x2);
+  unref(b, x);
+  unref(b, x2);
+  link2(b, p, q);
+  node_free(b, x);
+  node_free(b, x2);
+  b->r[r].refs++;
+  uint32_t y;
+  if (b->re && !is_guard(b, p) && is_nt(b, p) && N[p].sym == r && count_of(b, p) < CNT_MASK) {
+    remove_around(b, p);
+    N[p].cnt++;
+    y = p;
+  } else {
+    y = node_new(b, r, CNT_NT | 1);
+    if (y == NIL)
+      return;
+    link2(b, p, y);
+    link2(b, y, q);
+  }
+  if (b->re && same_sym(b, y, q))
+    merge(b, y, q);
+  /* The digram ending at y (new, or its left neighbour's exponent grew), then
+   * the one starting at y unless a cascade consumed y. */
+  check(b, N[y].prev);
+  check_alive(b, y);
+}
+
+static void utility(struct gbuilder *b, uint32_t r)
+{
+  for (int side = 0; side < 2; side++) {
+    if (!(b->r[r].flags & R_ALIVE))
+      return;
+    uint32_t g = b->r[r].guard;
+    uint32_t x = side ? N[g].prev : N[g].next;
+    if (is_guard(b, x) || !is_nt(b, x) || count_of(b, x) != 1)
+      continue;
+    struct grule *u = &b->r[N[x].sym];
+    if (u->refs == 1 && !(u->flags & (R_PINNED | R_OPEN)))
+      expand(b, x);
+  }
+}
+
+/* x's digram equals the indexed one at m (slot h): enforce uniqueness. */
+static void match(struct gbuilder *b, uint32_t x, uint32_t m, uint32_t h)
+{
+  uint32_t r;
+  if (full_body(b, m)) {
+    r = N[N[m].prev].sym;
+    substitute(b, x, r);
+  } else if (full_body(b, x)) {
+    r = N[N[x].prev].sym;
+    b->ht[h] = x + 1;
+    substitute(b, m, r);
+  } else {
+    r = rule_new(b);
+    if (r == NIL)
+      return;
+    uint32_t g = b->r[r].guard;
+    uint32_t m2 = N[m].next;
+    uint32_t a = node_new(b, N[m].sym, N[m].cnt);
+    uint32_t c = node_new(b, N[m2].sym, N[m2].cnt);
+    if (a == NIL || c == NIL)
+      return;
+    link2(b, g, a);
+    link2(b, a, c);
+    link2(b, c, g);
+    if (is_nt(b, a))
+      b->r[N[a].sym].refs += count_of(b, a);
+    if (is_nt(b, c))
+      b->r[N[c].sym].refs += count_of(b, c);
+    /* The index now points into the new rule, so cascades find it. */
+    b->ht[h] = a + 1;
+    substitute(b, m, r);
+    substitute(b, x, r);
+  }
+  utility(b, r);
+}
+
+static int check(struct gbuilder *b, uint32_t x)
+{
+  if (is_guard(b, x) || is_guard(b, N[x].next) || b->err)
+    return 0;
+  uint32_t h = dg_find(b, x);
+  uint32_t v = b->ht[h];
+  if (!v) {
+    dg_set(b, h, x);
+    return 0;
+  }
+  uint32_t m = v - 1;
+  if (m == x || N[m].next == x || N[x].next == m) /* itself, or overlapping (aaa) */
+    return 0;
+  match(b, x, m, h);
+  return 1;
+}
+
+/* x is the only reference (exponent 1) to its rule: put the body in its place. */
+static void expand(struct gbuilder *b, uint32_t x)
+{
+  uint32_t r = N[x].sym, p = N[x].prev, q = N[x].next;
+  uint32_t g = b->r[r].guard, f = N[g].next, l = N[g].prev;
+  remove_around(b, x);
+  link2(b, p, f);
+  link2(b, l, q);
+  node_free(b, x);
+  rule_free(b, r);
+  uint32_t left = p, right = l;
+  int lm = 0, rm = 0;
+  if (b->re && same_sym(b, p, f)) {
+    merge(b, p, f);
+    if (l == f)
+      l = right = p;
+    lm = 1;
+  }
+  if (b->re && same_sym(b, l, q)) {
+    merge(b, l, q);
+    rm = 1;
+  }
+  /* Digrams that changed: (left, f) and (l, q), plus the outer neighbours of
+   * a merged node whose exponent grew. */
+  uint32_t lp = N[left].prev, rp = N[right].prev;
+  if (lm)
+    check_alive(b, lp);
+  check_alive(b, left);
+  if (rm)
+    check_alive(b, rp);
+  check_alive(b, right);
+}
+
+/* Append one symbol to the body of rule t (S or the open cycle). */
+static void append(struct gbuilder *b, uint32_t t, uint32_t sym, uint32_t nt)
+{
+  uint32_t g = b->r[t].guard, last = N[g].prev;
+  if (b->re && !is_guard(b, last) && N[last].sym == sym && (N[last].cnt & CNT_NT) == nt &&
+      count_of(b, last) < CNT_MASK) {
+    remove_around(b, last);
+    N[last].cnt++;
+    if (nt)
+      b->r[sym].refs++;
+    check_alive(b, N[last].prev);
+  } else {
+    if (b->re && !is_guard(b, last) && N[last].sym == sym && (N[last].cnt & CNT_NT) == nt)
+      b->limit_hit = true;
+    uint32_t x = node_new(b, sym, nt | 1);
+    if (x == NIL)
+      return;
+    link2(b, last, x);
+    link2(b, x, g);
+    if (nt)
+      b->r[sym].refs++;
+    check_alive(b, last);
+  }
+}
+
+/* ---- Cyclitur ------------------------------------------------------------- */
+
+static uint32_t single_find(const struct gbuilder *b, uint32_t sym, uint32_t cnt)
+{
+  uint32_t h = (uint32_t)dg_hash4(sym, cnt, 0, 0) & b->singlemask;
+  for (;;) {
+    uint32_t v = b->single[h];
+    if (!v)
+      return h;
+    uint32_t f = N[b->r[v - 1].guard].next;
+    if (N[f].sym == sym && N[f].cnt == cnt)
+      return h;
+    h = (h + 1) & b->singlemask;
+  }
+}
+
+static int single_add(struct gbuilder *b, uint32_t r, uint32_t sym, uint32_t cnt)
+{
+  if ((b->singlecount + 1) * 2 > b->singlemask + 1) {
+    uint32_t oldcap = b->singlemask + 1, cap = oldcap * 2;
+    uint32_t *old = b->single;
+    b->single = calloc(cap, sizeof *b->single);
+    if (!b->single) {
+      b->single = old;
+      return b->err = SONDE_E_NOMEM;
+    }
+    b->singlemask = cap - 1;
+    for (uint32_t i = 0; i < oldcap; i++) {
+      if (old[i]) {
+        uint32_t f = N[b->r[old[i] - 1].guard].next;
+        b->single[single_find(b, N[f].sym, N[f].cnt)] = old[i];
+      }
+    }
+    free(old);
+  }
+  b->single[single_find(b, sym, cnt)] = r + 1;
+  b->singlecount++;
+  return 0;
+}
+
+/* The open cycle C is complete: turn it into the cycle's symbol and append
+ * that to S. */
+static void close_cycle(struct gbuilder *b)
+{
+  uint32_t c = b->C, g = b->r[c].guard, f = N[g].next;
+  b->C = NIL;
+  b->r[c].flags &= ~(uint32_t)R_OPEN;
+  uint32_t sym, nt;
+  if (N[f].next == g) {
+    uint32_t cnt = N[f].cnt;
+    if ((cnt & CNT_MASK) == 1) { /* a single symbol is its own cycle */
+      sym = N[f].sym;
+      nt = cnt & CNT_NT;
+      if (nt)
+        b->r[sym].flags |= R_PINNED;
+      unref(b, f);
+      node_free(b, f);
+      rule_free(b, c);
+    } else {
+      uint32_t h = single_find(b, N[f].sym, cnt);
+      if (b->single[h]) {
+        sym = b->single[h] - 1;
+        unref(b, f);
+        node_free(b, f);
+        rule_free(b, c);
+      } else {
+        b->r[c].flags |= R_PINNED;
+        sym = c;
+        single_add(b, c, N[f].sym, cnt);
+      }
+      nt = CNT_NT;
+    }
+  } else {
+    b->r[c].flags |= R_PINNED;
+    sym = c;
+    nt = CNT_NT;
+  }
+  append(b, b->S, sym, nt);
+}
+
+/* ---- public (internal) entry points --------------------------------------- */
+
+struct gbuilder *gb_new(enum sonde_grammar_algo algo)
+{
+  struct gbuilder *b = calloc(1, sizeof *b);
+  if (!b)
+    return NULL;
+  b->algo = algo;
+  b->re = algo != SONDE_GRAMMAR_SEQUITUR;
+  b->nfree = b->npend = b->rfree = b->rpend = NIL;
+  b->C = NIL;
+  b->htmask = 1023;
+  b->ht = calloc(b->htmask + 1, sizeof *b->ht);
+  b->singlemask = 63;
+  b->single = calloc(b->singlemask + 1, sizeof *b->single);
+  if (!b->ht || !b->single) {
+    gb_free(b);
+    return NULL;
+  }
+  b->S = rule_new(b);
+  if (b->S == NIL) {
+    gb_free(b);
+    return NULL;
+  }
+  b->r[b->S].flags |= R_OPEN;
+  return b;
+}
+
+void gb_free(struct gbuilder *b)
+{
+  if (!b)
+    return;
+  free(b->n);
+  free(b->r);
+  free(b->ht);
+  free(b->single);
+  free(b);
+}
+
+void gb_set_lh(struct gbuilder *b, uint32_t lh)
+{
+  b->has_lh = true;
+  b->lh = lh;
+}
+
+const char *gb_error(const struct gbuilder *b) { return b->msg; }
+
+int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
+{
+  if (b->err)
+    return b->err;
+  if (b->algo != SONDE_GRAMMAR_CYCLITUR) {
+    for (size_t i = 0; i < n; i++) {
+      append(b, b->S, syms[i], 0);
+      flush_pending(b);
+      if (b->err)
+        return b->err;
+    }
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      uint32_t s = syms[i];
+      if (b->C != NIL && s == b->lh && b->has_lh)
+        close_cycle(b);
+      if (b->C == NIL) {
+        b->C = rule_new(b);
+        if (b->C == NIL)
+          return b->err;
+        b->r[b->C].flags |= R_OPEN;
+      }
+      append(b, b->C, s, 0);
+      flush_pending(b);
+      if (b->err)
+        return b->err;
+    }
+  }
+  b->input_len += n;
+  return b->err;
+}
+
+int gb_freeze(struct gbuilder *b, struct sonde_grammar *gr)
+{
+  if (b->algo == SONDE_GRAMMAR_CYCLITUR && b->C != NIL) {
+    close_cycle(b);
+    flush_pending(b);
+  }
+  if (b->err)
+    return b->err;
+  if (b->limit_hit) {
+    snprintf(b->msg, sizeof b->msg, "a repetition exponent exceeds 2^31-1");
+    return b->err = SONDE_E_LIMIT;
+  }
+  /* Number the rules breadth-first from S. */
+  uint32_t *id = malloc((size_t)(b->rused ? b->rused : 1) * sizeof *id);
+  uint32_t *order = malloc((size_t)(b->rused ? b->rused : 1) * sizeof *order);
+  if (!id || !order) {
+    free(id);
+    free(order);
+    return b->err = SONDE_E_NOMEM;
+  }
+  for (uint32_t i = 0; i < b->rused; i++)
+    id[i] = NIL;
+  size_t nr = 0, nelem = 0;
+  id[b->S] = 0;
+  order[nr++] = b->S;
+  for (size_t k = 0; k < nr; k++) {
+    uint32_t g = b->r[order[k]].guard;
+    for (uint32_t x = N[g].next; x != g; x = N[x].next) {
+      nelem++;
+      if (is_nt(b, x) && id[N[x].sym] == NIL) {
+        id[N[x].sym] = (uint32_t)nr;
+        order[nr++] = N[x].sym;
+      }
+    }
+  }
+  gr->nrules = nr;
+  gr->off = malloc((nr + 1) * sizeof *gr->off);
+  gr->elems = malloc((nelem ? nelem : 1) * sizeof *gr->elems);
+  gr->is_cycle = calloc(nr, 1);
+  if (!gr->off || !gr->elems || !gr->is_cycle) {
+    free(id);
+    free(order);
+    return b->err = SONDE_E_NOMEM;
+  }
+  size_t e = 0;
+  for (size_t k = 0; k < nr; k++) {
+    uint32_t rs = order[k], g = b->r[rs].guard;
+    gr->off[k] = e;
+    gr->is_cycle[k] = (b->r[rs].flags & R_PINNED) != 0;
+    for (uint32_t x = N[g].next; x != g; x = N[x].next) {
+      struct sonde_grammar_elem *el = &gr->elems[e++];
+      el->is_rule = is_nt(b, x);
+      el->sym = el->is_rule ? id[N[x].sym] : N[x].sym;
+      el->count = count_of(b, x);
+    }
+  }
+  gr->off[nr] = e;
+  gr->input_len = b->input_len;
+  free(id);
+  free(order);
+  return 0;
+}

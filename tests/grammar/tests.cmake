@@ -1,0 +1,2 @@
+# Grammar compression (issue 6): unit tests and CLI tests.
+sonde_unit_test(test_grammar_compress grammar/test_compress.c LIBS sonde_grammar)
