@@ -1,0 +1,15 @@
+# Firmware test programs (firmware/tests/fw_*.c), each built for every core at
+# -O0, -O2 and -Os: fw_<prog>_<core>_<opt>.elf. tests/firmware/tests.cmake
+# runs them on the VM and compares with the same C built for the host.
+include(${CMAKE_CURRENT_LIST_DIR}/tests/fwtests_list.cmake)
+foreach(prog ${SONDE_FWTEST_PROGRAMS})
+  foreach(cm ${SONDE_FWTEST_CORES})
+    string(REPLACE ":" ";" cm ${cm})
+    list(GET cm 0 core)
+    list(GET cm 1 mach)
+    foreach(opt ${SONDE_FWTEST_OPTS})
+      sonde_firmware(fw_${prog}_${core}_${opt} SOURCES tests/fw_${prog}.c
+                     CORE ${core} MACHINE ${mach} OPT -${opt} SEMIHOSTING LIBS -lm)
+    endforeach()
+  endforeach()
+endforeach()
