@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct sonde_vm;
+struct vm_device_ops;
 
 /* Exception numbers, ARMv7-M ARM B1.5.2. */
 enum vm_exc {
@@ -31,24 +32,80 @@ enum vm_fault {
   VM_FAULT_BKPT,        /* BKPT with no debugger: HardFault (HFSR.DEBUGEVT) */
 };
 
-/* State of the system side (sys.c and friends). */
+/* A timed event of the system side (SysTick, demo timers): `fire` runs at the
+ * first instruction boundary with cycles >= due; it may re-arm itself. */
+typedef void (*vm_timer_fn)(struct sonde_vm *vm, void *ctx);
+struct vm_sys_timer {
+  uint64_t due; /* UINT64_MAX: off */
+  vm_timer_fn fire;
+  void *ctx;
+};
+#define VM_SYS_MAX_TIMERS 12
+
+/* State of the system side (exception.c, nvic.c, scb.c, systick.c). The
+ * bitmaps are indexed by exception number (IRQ n is exception 16 + n). */
 struct vm_sys {
   /* NVIC */
   uint32_t nvic_enabled[VM_MAX_EXC / 32 + 1];
   uint32_t nvic_pending[VM_MAX_EXC / 32 + 1];
   uint32_t nvic_active[VM_MAX_EXC / 32 + 1];
+  uint32_t irq_level[VM_MAX_EXC / 32 + 1]; /* level-sensitive lines held high */
   uint8_t priority[VM_MAX_EXC]; /* programmed priority of each exception */
   unsigned num_irqs;
   unsigned prio_bits;           /* implemented priority bits (3 on CC2650, 4 on most) */
+  unsigned nactive;             /* number of active exceptions */
   /* SCB */
   uint32_t vtor, aircr, scr, ccr, shcsr, cfsr, hfsr, mmfar, bfar, cpacr, fpccr, fpcar, fpdscr;
-  /* SysTick */
+  uint32_t cpuid, actlr, dfsr, afsr;
+  /* SysTick (ARMv7-M ARM B3.3): counter value derived from cycles */
   uint32_t syst_csr, syst_rvr;
-  uint64_t syst_base_cycle; /* cycle at which the counter last reloaded */
+  uint64_t syst_base_cycle; /* cycle at which the counter next reaches 0 (enabled) */
+  uint32_t syst_cvr;        /* counter value while disabled */
+  int syst_timer;           /* index in timers[] */
   bool event_register;      /* WFE/SEV event register */
   uint64_t exceptions_taken;
   uint64_t sleep_cycles;
+  /* Timed events. */
+  struct vm_sys_timer timers[VM_SYS_MAX_TIMERS];
+  unsigned ntimers;
+  /* Sleep and reset. */
+  bool sleep_wfe;            /* sleeping in WFE (else WFI) */
+  bool sleep_on_exit;        /* asleep after an exception return (SCR.SLEEPONEXIT) */
+  uint32_t sleep_exc_return; /* EXC_RETURN to tail-chain from when woken */
+  bool reset_request;        /* AIRCR.SYSRESETREQ/VECTRESET: reset at the next boundary */
+  bool stack_fault;          /* a stacking/unstacking bus error is being handled */
+  /* Semihosting state. */
+  int semi_errno;
+  /* Registers at 0xE000EDF0..0xE000EDFF (DHCSR, DCRSR, DCRDR, DEMCR) and other
+   * debug registers inside the SCS belong to the debug blocks: when set, SCS
+   * accesses there go to these ops with the offset from 0xE000E000. */
+  const struct vm_device_ops *debug_ops;
+  void *debug_ctx;
 };
+
+/* Core-dependent feature gates (features.c): has_v7m, has_dsp, has_fpu, has_v8m. */
+void vm_features_init(struct sonde_vm *vm);
+/* Set up the system side for the machine (num_irqs, prio_bits, CPUID) and map
+ * the System Control Space (0xE000E000..0xE000EFFF) on the bus. */
+int vm_sys_init(struct sonde_vm *vm, unsigned num_irqs, unsigned prio_bits);
+
+/* Timed events: add returns an id (or -1 when full); set arms it at absolute
+ * cycle `due` (UINT64_MAX disarms) and keeps vm->event_cycle exact. */
+int vm_sys_timer_add(struct sonde_vm *vm, vm_timer_fn fire, void *ctx);
+void vm_sys_timer_set(struct sonde_vm *vm, int id, uint64_t due);
+/* Recompute vm->event_cycle = min(next timer, max_cycles). */
+void vm_sys_update_event(struct sonde_vm *vm);
+
+/* Interrupt lines of peripherals (irq = 0..num_irqs-1). A pulse sets the
+ * pending bit; a level held high re-pends the interrupt when it is cleared or
+ * its handler returns, as the NVIC does for level-sensitive interrupts. */
+void vm_irq_pulse(struct sonde_vm *vm, unsigned irq);
+void vm_irq_set_level(struct sonde_vm *vm, unsigned irq, bool high);
+/* Make exception `exc` pending (NMI, PendSV, SysTick, IRQs). */
+void vm_exc_set_pending(struct sonde_vm *vm, unsigned exc);
+
+/* Cycle costs of the exception model (exception.c; documented in docs/vm.md). */
+unsigned vm_exc_entry_cycles(const struct sonde_vm *vm);
 
 /* Reset the system side; on power_on also clear non-retained memory. Loads SP
  * and PC from the vector table (via vm_cpu_*). */

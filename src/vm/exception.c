@@ -1,0 +1,674 @@
+/* The exception model of the virtual Cortex-M: entry (stacking, late
+ * arrival), return (EXC_RETURN forms, unstacking, tail-chaining, sleep-on-
+ * exit), synchronous faults and their escalation to HardFault, lockup, SVC,
+ * WFI/WFE/SEV, lazy FP state preservation, system reset and the service call
+ * the CPU makes at instruction boundaries.
+ * ARMv7-M ARM B1.5.6 (entry, PushStack), B1.5.7 (stack alignment), B1.5.8
+ * (return, PopStack), B1.5.9 (integrity checks), B1.5.12 (late arrival,
+ * tail-chaining), B1.5.15 (lockup), B1.5.17 (WFI/WFE); ARMv6-M ARM B1.5;
+ * Cortex-M3/M4 TRM "Exception model" for the cycle counts (docs/vm.md).
+ *
+ * Timing invariant: everything the system side does happens at an
+ * instruction boundary, at vm->cpu.cycles. vm->event_cycle is the earliest
+ * cycle at which a timed event is due (or the run's cycle limit), so the CPU
+ * calls vm_sys_service() exactly at the first boundary at or after it;
+ * vm->attention has VM_ATTN_EXCEPTION set whenever an exception can be taken
+ * now, the core sleeps, or a reset is requested. */
+#include "nvic.h"
+#include "periph.h"
+#include "vm_internal.h"
+
+/* CFSR bits (ARMv7-M ARM B3.2.15). */
+#define CFSR_IBUSERR (1u << 8)
+#define CFSR_PRECISERR (1u << 9)
+#define CFSR_UNSTKERR (1u << 11)
+#define CFSR_STKERR (1u << 12)
+#define CFSR_LSPERR (1u << 13)
+#define CFSR_BFARVALID (1u << 15)
+#define CFSR_UNDEFINSTR (1u << 16)
+#define CFSR_INVSTATE (1u << 17)
+#define CFSR_INVPC (1u << 18)
+#define CFSR_NOCP (1u << 19)
+#define CFSR_UNALIGNED (1u << 24)
+#define CFSR_DIVBYZERO (1u << 25)
+#define HFSR_VECTTBL (1u << 1)
+#define HFSR_FORCED (1u << 30)
+#define HFSR_DEBUGEVT (1u << 31)
+#define CCR_NONBASETHRDENA (1u << 0)
+#define CCR_STKALIGN (1u << 9)
+#define SCR_SLEEPONEXIT (1u << 1)
+#define CONTROL_NPRIV 1u
+#define CONTROL_SPSEL 2u
+#define CONTROL_FPCA 4u
+#define FPCCR_LSPACT (1u << 0)
+#define FPCCR_USER (1u << 1)
+#define FPCCR_THREAD (1u << 3)
+#define FPCCR_HFRDY (1u << 4)
+#define FPCCR_MMRDY (1u << 5)
+#define FPCCR_BFRDY (1u << 6)
+#define FPCCR_LSPEN (1u << 30)
+#define FPCCR_ASPEN (1u << 31)
+#define LOCKUP_PC 0xEFFFFFFEu
+
+/* Cycle costs (Cortex-M3/M4 TRM, Cortex-M0+ TRM; see docs/vm.md). Wait
+ * states of the stack memory and of the vector fetch come on top. */
+#define ENTRY_CYCLES_V7 12u
+#define ENTRY_CYCLES_V6 15u
+#define EXIT_CYCLES_V7 10u
+#define EXIT_CYCLES_V6 13u
+#define TAILCHAIN_CYCLES 6u
+#define FP_FRAME_CYCLES 17u /* s0-s15 + FPSCR, one cycle per word */
+
+unsigned vm_exc_entry_cycles(const struct sonde_vm *vm)
+{
+  return vm->has_v7m ? ENTRY_CYCLES_V7 : ENTRY_CYCLES_V6;
+}
+
+static unsigned exit_cycles(const struct sonde_vm *vm)
+{
+  return vm->has_v7m ? EXIT_CYCLES_V7 : EXIT_CYCLES_V6;
+}
+
+/* The local exclusive monitor is cleared on exception entry and return
+ * (ARMv7-M ARM A3.4.4). */
+static void clear_exclusive(struct sonde_vm *vm)
+{
+  vm_cpu_clear_exclusive(vm);
+}
+
+static void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
+{
+  if (vm->hooked && vm->hooks.exception)
+    vm->hooks.exception(vm->hooks.ctx, vm->cpu.cycles, ev, exc);
+}
+
+/* ---- timed events ---------------------------------------------------------- */
+
+int vm_sys_timer_add(struct sonde_vm *vm, vm_timer_fn fire, void *ctx)
+{
+  struct vm_sys *s = &vm->sys;
+  if (s->ntimers >= VM_SYS_MAX_TIMERS)
+    return -1;
+  struct vm_sys_timer *t = &s->timers[s->ntimers];
+  t->due = UINT64_MAX;
+  t->fire = fire;
+  t->ctx = ctx;
+  return (int)s->ntimers++;
+}
+
+void vm_sys_update_event(struct sonde_vm *vm)
+{
+  uint64_t e = vm->max_cycles;
+  for (unsigned i = 0; i < vm->sys.ntimers; i++)
+    if (vm->sys.timers[i].due < e)
+      e = vm->sys.timers[i].due;
+  vm->event_cycle = e;
+}
+
+void vm_sys_timer_set(struct sonde_vm *vm, int id, uint64_t due)
+{
+  if (id < 0 || (unsigned)id >= vm->sys.ntimers)
+    return;
+  vm->sys.timers[id].due = due;
+  vm_sys_update_event(vm);
+}
+
+static uint64_t next_timer_due(const struct sonde_vm *vm)
+{
+  uint64_t e = UINT64_MAX;
+  for (unsigned i = 0; i < vm->sys.ntimers; i++)
+    if (vm->sys.timers[i].due < e)
+      e = vm->sys.timers[i].due;
+  return e;
+}
+
+/* Fire every timed event due at or before `upto`, earliest first. */
+static void fire_due(struct sonde_vm *vm, uint64_t upto)
+{
+  for (;;) {
+    struct vm_sys_timer *best = NULL;
+    for (unsigned i = 0; i < vm->sys.ntimers; i++) {
+      struct vm_sys_timer *t = &vm->sys.timers[i];
+      if (t->due <= upto && (!best || t->due < best->due))
+        best = t;
+    }
+    if (!best)
+      break;
+    best->due = UINT64_MAX;
+    best->fire(vm, best->ctx);
+  }
+  vm_sys_update_event(vm);
+}
+
+/* ---- attention ------------------------------------------------------------- */
+
+void vm_exc_update(struct sonde_vm *vm)
+{
+  if (vm->sys.reset_request || vm->cpu.sleeping || vm_nvic_takeable(vm))
+    vm->attention |= VM_ATTN_EXCEPTION;
+  else
+    vm->attention &= ~(uint32_t)VM_ATTN_EXCEPTION;
+}
+
+void vm_exc_mask_changed(struct sonde_vm *vm)
+{
+  vm_exc_update(vm);
+}
+
+int vm_exc_execution_priority(const struct sonde_vm *vm)
+{
+  return vm_nvic_execution_priority(vm, false);
+}
+
+/* ---- lockup and faults ----------------------------------------------------- */
+
+static void lockup(struct sonde_vm *vm)
+{
+  vm->cpu.locked_up = true;
+  vm->cpu.sleeping = false;
+  vm->cpu.r[15] = LOCKUP_PC;
+  vm_request_stop(vm, SONDE_VM_STOP_LOCKUP);
+}
+
+/* Pend fault exception `exc` (BusFault/UsageFault/MemManage/HardFault) raised
+ * now, escalating to HardFault when it is disabled or cannot preempt, and
+ * locking up when not even HardFault can (B1.5.15). */
+static void raise_fault(struct sonde_vm *vm, unsigned exc, uint32_t hfsr_bits)
+{
+  struct vm_sys *s = &vm->sys;
+  int exec_prio = vm_nvic_execution_priority(vm, false);
+  if (exc != VM_EXC_HARDFAULT) {
+    if (!vm_nvic_is_enabled(vm, exc) ||
+        vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc)) >= exec_prio) {
+      exc = VM_EXC_HARDFAULT;
+      hfsr_bits |= HFSR_FORCED;
+    }
+  }
+  if (exc == VM_EXC_HARDFAULT) {
+    if (vm->has_v7m)
+      s->hfsr |= hfsr_bits;
+    if (exec_prio <= -1) {
+      lockup(vm);
+      return;
+    }
+  }
+  vm_nvic_set_pending(vm, exc, true);
+  vm_exc_update(vm);
+}
+
+void vm_fault(struct sonde_vm *vm, enum vm_fault fault, uint32_t addr)
+{
+  struct vm_sys *s = &vm->sys;
+  unsigned exc = VM_EXC_USAGEFAULT;
+  uint32_t hfsr = 0;
+  switch (fault) {
+  case VM_FAULT_UNDEFINSTR: s->cfsr |= CFSR_UNDEFINSTR; break;
+  case VM_FAULT_INVSTATE: s->cfsr |= CFSR_INVSTATE; break;
+  case VM_FAULT_INVPC: s->cfsr |= CFSR_INVPC; break;
+  case VM_FAULT_NOCP: s->cfsr |= CFSR_NOCP; break;
+  case VM_FAULT_UNALIGNED: s->cfsr |= CFSR_UNALIGNED; break;
+  case VM_FAULT_DIVBYZERO: s->cfsr |= CFSR_DIVBYZERO; break;
+  case VM_FAULT_IBUSERR:
+    s->cfsr |= CFSR_IBUSERR;
+    exc = VM_EXC_BUSFAULT;
+    break;
+  case VM_FAULT_PRECISERR:
+    s->cfsr |= CFSR_PRECISERR | CFSR_BFARVALID;
+    s->bfar = addr;
+    exc = VM_EXC_BUSFAULT;
+    break;
+  case VM_FAULT_BKPT:
+    exc = VM_EXC_HARDFAULT;
+    hfsr = HFSR_DEBUGEVT;
+    break;
+  }
+  if (!vm->has_v7m) { /* ARMv6-M: every fault is a HardFault, no status registers */
+    s->cfsr = 0;
+    s->bfar = 0;
+    exc = VM_EXC_HARDFAULT;
+  }
+  raise_fault(vm, exc, hfsr);
+}
+
+void vm_svc(struct sonde_vm *vm)
+{
+  /* SVC must be taken at once; when it cannot preempt it escalates. */
+  if (vm_nvic_group_priority(vm, vm_nvic_priority(vm, VM_EXC_SVCALL)) >=
+      vm_nvic_execution_priority(vm, false)) {
+    raise_fault(vm, VM_EXC_HARDFAULT, HFSR_FORCED);
+    return;
+  }
+  vm_nvic_set_pending(vm, VM_EXC_SVCALL, true);
+  vm_exc_update(vm);
+}
+
+/* ---- stacking -------------------------------------------------------------- */
+
+struct stacker {
+  struct sonde_vm *vm;
+  bool error;
+};
+
+static void push_word(struct stacker *st, uint32_t addr, uint32_t v)
+{
+  if (vm_bus_write(st->vm, &st->vm->bus, addr, 4, v) != VM_BUS_OK)
+    st->error = true;
+}
+
+static uint32_t pop_word(struct stacker *st, uint32_t addr)
+{
+  uint32_t v = 0;
+  if (vm_bus_read(st->vm, &st->vm->bus, addr, 4, &v) != VM_BUS_OK)
+    st->error = true;
+  return v;
+}
+
+/* A stacking or unstacking bus error: a derived BusFault (B1.5.6). */
+static void stack_error(struct sonde_vm *vm, uint32_t cfsr_bit)
+{
+  if (vm->has_v7m)
+    vm->sys.cfsr |= cfsr_bit;
+  raise_fault(vm, vm->has_v7m ? VM_EXC_BUSFAULT : VM_EXC_HARDFAULT, 0);
+}
+
+/* PushStack(): the frame of the current context onto its stack. Returns the
+ * EXC_RETURN value for LR and adds the extra cycles to *extra. */
+static uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra)
+{
+  struct vm_cpu *c = &vm->cpu;
+  struct vm_sys *s = &vm->sys;
+  bool thread = c->ipsr == 0;
+  bool psp = thread && (c->control & CONTROL_SPSEL);
+  bool fp = vm->has_fpu && (c->control & CONTROL_FPCA);
+  uint32_t framesize = fp ? 0x68 : 0x20;
+  bool force8 = fp || (s->ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
+  uint32_t sp = c->r[13];
+  uint32_t align = force8 ? (sp >> 2) & 1 : 0;
+  uint32_t frame = (sp - framesize) & ~(force8 ? 4u : 0u);
+  uint32_t xpsr = (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9);
+  struct stacker st = {vm, false};
+  static const unsigned regs[6] = {0, 1, 2, 3, 12, 14};
+  for (unsigned i = 0; i < 6; i++)
+    push_word(&st, frame + 4 * i, c->r[regs[i]]);
+  push_word(&st, frame + 0x18, c->r[15]);
+  push_word(&st, frame + 0x1C, xpsr);
+  if (fp) {
+    if (s->fpccr & FPCCR_LSPEN) {
+      /* Lazy preservation: space reserved, registers saved by the first FP
+       * instruction of the handler (vm_fp_prepare). */
+      s->fpcar = frame + 0x20;
+      s->fpccr &= ~(FPCCR_USER | FPCCR_THREAD | FPCCR_HFRDY | FPCCR_MMRDY | FPCCR_BFRDY);
+      s->fpccr |= FPCCR_LSPACT | FPCCR_HFRDY;
+      if (thread)
+        s->fpccr |= FPCCR_THREAD;
+      if (thread && (c->control & CONTROL_NPRIV))
+        s->fpccr |= FPCCR_USER;
+      if (vm_nvic_is_enabled(vm, VM_EXC_MEMMANAGE))
+        s->fpccr |= FPCCR_MMRDY;
+      if (vm_nvic_is_enabled(vm, VM_EXC_BUSFAULT))
+        s->fpccr |= FPCCR_BFRDY;
+    } else {
+      for (unsigned i = 0; i < 16; i++)
+        push_word(&st, frame + 0x20 + 4 * i, c->s[i]);
+      push_word(&st, frame + 0x60, c->fpscr);
+      push_word(&st, frame + 0x64, 0);
+      *extra += FP_FRAME_CYCLES;
+    }
+  }
+  c->r[13] = frame;
+  if (st.error)
+    stack_error(vm, CFSR_STKERR);
+  uint32_t lr = 0xFFFFFFE1u | (fp ? 0 : 0x10) | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
+  return lr;
+}
+
+/* ExceptionTaken(): jump to the handler of `exc` with LR = exc_return. */
+static void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
+{
+  struct vm_cpu *c = &vm->cpu;
+  struct vm_sys *s = &vm->sys;
+  uint32_t vector = 0;
+  if (vm_bus_read(vm, &vm->bus, s->vtor + 4 * exc, 4, &vector) != VM_BUS_OK) {
+    /* Vector fetch failed: HardFault (VECTTBL), or lockup from HardFault/NMI. */
+    if (exc == VM_EXC_HARDFAULT || exc == VM_EXC_NMI) {
+      lockup(vm);
+      return;
+    }
+    if (vm->has_v7m)
+      s->hfsr |= HFSR_VECTTBL;
+    vm_nvic_set_pending(vm, exc, false);
+    vm_nvic_set_pending(vm, VM_EXC_HARDFAULT, true);
+    exc = VM_EXC_HARDFAULT;
+    if (vm_bus_read(vm, &vm->bus, s->vtor + 4 * exc, 4, &vector) != VM_BUS_OK) {
+      lockup(vm);
+      return;
+    }
+  }
+  vm_nvic_set_pending(vm, exc, false);
+  vm_nvic_set_active(vm, exc, true);
+  /* SPSEL first: in Thread mode that moves the active SP to MSP, which
+   * Handler mode then keeps. */
+  vm_cpu_set_control(vm, c->control & ~(CONTROL_SPSEL | CONTROL_FPCA));
+  vm_cpu_set_ipsr(vm, exc);
+  vm_cpu_set_xpsr(vm, vm_cpu_get_xpsr(vm) & ~0x0600FC00u); /* IT state cleared */
+  c->r[14] = exc_return;
+  vm_cpu_branch(vm, vector);
+  s->exceptions_taken++;
+  s->event_register = true;
+  clear_exclusive(vm);
+}
+
+/* Entry into `exc` from the current context, with late arrival: an exception
+ * of higher priority that becomes pending during the stacking is taken
+ * instead (its vector is fetched; `exc` stays pending). */
+static void exception_entry(struct sonde_vm *vm, unsigned exc)
+{
+  struct vm_bus *bus = &vm->bus;
+  uint64_t stalls = bus->stall_cycles;
+  uint32_t extra = 0;
+  uint32_t lr = push_stack(vm, &extra);
+  uint64_t start = vm->cpu.cycles;
+  uint64_t end = start + vm_exc_entry_cycles(vm) + extra;
+  /* Timed events during the stacking, then the highest pending exception. */
+  fire_due(vm, end - 1);
+  int prio;
+  unsigned late = vm_nvic_highest_pending(vm, &prio);
+  if (late && late != exc &&
+      vm_nvic_group_priority(vm, prio) <
+          vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc)) &&
+      vm_nvic_group_priority(vm, prio) < vm_nvic_execution_priority(vm, false))
+    exc = late;
+  exception_taken(vm, exc, lr);
+  end += bus->stall_cycles - stalls;
+  bus->stall_cycles = stalls;
+  vm->cpu.cycles = end;
+  hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
+}
+
+/* Tail-chain from a returning handler straight into `exc`: no unstacking and
+ * stacking; the frame and EXC_RETURN stay. */
+static void tail_chain(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
+{
+  struct vm_bus *bus = &vm->bus;
+  uint64_t stalls = bus->stall_cycles;
+  exception_taken(vm, exc, exc_return);
+  vm->cpu.cycles += TAILCHAIN_CYCLES + (bus->stall_cycles - stalls);
+  bus->stall_cycles = stalls;
+  hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
+}
+
+/* PopStack() and the return to the context EXC_RETURN names. */
+static void pop_stack(struct sonde_vm *vm, uint32_t exc_return)
+{
+  struct vm_cpu *c = &vm->cpu;
+  struct vm_sys *s = &vm->sys;
+  struct vm_bus *bus = &vm->bus;
+  uint64_t stalls = bus->stall_cycles;
+  bool thread = exc_return & 8;
+  bool psp = thread && (exc_return & 4);
+  bool fp = !(exc_return & 0x10);
+  uint32_t extra = 0;
+  uint32_t frame = vm_cpu_get_sp(vm, psp);
+  struct stacker st = {vm, false};
+  uint32_t r[8];
+  for (unsigned i = 0; i < 8; i++)
+    r[i] = pop_word(&st, frame + 4 * i);
+  if (fp) {
+    if (s->fpccr & FPCCR_LSPACT) {
+      s->fpccr &= ~FPCCR_LSPACT; /* never saved: the registers still hold the context */
+    } else {
+      for (unsigned i = 0; i < 16; i++)
+        c->s[i] = pop_word(&st, frame + 0x20 + 4 * i);
+      c->fpscr = pop_word(&st, frame + 0x60);
+      extra += FP_FRAME_CYCLES;
+    }
+  }
+  uint32_t framesize = fp ? 0x68 : 0x20;
+  bool force8 = fp || (s->ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
+  uint32_t newsp = frame + framesize + ((force8 && (r[7] & (1u << 9))) ? 4 : 0);
+  /* Mode and stack first, then the registers of the frame. */
+  vm_cpu_set_ipsr(vm, thread ? 0 : (r[7] & 0x1FF));
+  uint32_t control = c->control & ~(CONTROL_SPSEL | CONTROL_FPCA);
+  if (psp)
+    control |= CONTROL_SPSEL;
+  if (fp && vm->has_fpu)
+    control |= CONTROL_FPCA;
+  vm_cpu_set_control(vm, control);
+  vm_cpu_set_sp(vm, psp, newsp);
+  c->r[0] = r[0];
+  c->r[1] = r[1];
+  c->r[2] = r[2];
+  c->r[3] = r[3];
+  c->r[12] = r[4];
+  c->r[14] = r[5];
+  vm_cpu_set_xpsr(vm, (r[7] & ~(1u << 9) & ~0x1FFu) | c->ipsr);
+  vm_cpu_branch(vm, (r[6] & ~1u) | ((r[7] >> 24) & 1));
+  if (st.error)
+    stack_error(vm, CFSR_UNSTKERR);
+  c->cycles += exit_cycles(vm) + extra + (bus->stall_cycles - stalls);
+  bus->stall_cycles = stalls;
+  s->event_register = true;
+  hook_exc(vm, SONDE_VM_EXC_RETURN, c->ipsr);
+}
+
+static bool exc_return_valid(const struct sonde_vm *vm, uint32_t v)
+{
+  if ((v & 0xFFFFFFE0u) != 0xFFFFFFE0u)
+    return false;
+  if (!(v & 0x10) && !vm->has_fpu)
+    return false;
+  unsigned low = v & 0xF;
+  return low == 0x1 || low == 0x9 || low == 0xD;
+}
+
+void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
+{
+  struct vm_cpu *c = &vm->cpu;
+  struct vm_sys *s = &vm->sys;
+  unsigned exc = c->ipsr;
+  if (!exc || !exc_return_valid(vm, exc_return) || !vm_nvic_is_active(vm, exc)) {
+    /* Integrity check failed (B1.5.9): INVPC, stacking the EXC_RETURN value. */
+    vm_cpu_branch(vm, exc_return);
+    vm_fault(vm, VM_FAULT_INVPC, 0);
+    return;
+  }
+  if ((exc_return & 8) && s->nactive > 1 && !(s->ccr & CCR_NONBASETHRDENA)) {
+    vm_cpu_branch(vm, exc_return);
+    vm_fault(vm, VM_FAULT_INVPC, 0);
+    return;
+  }
+  vm_nvic_set_active(vm, exc, false);
+  if (exc != VM_EXC_NMI)
+    c->faultmask = 0;
+  vm_nvic_repend_level(vm, exc);
+  hook_exc(vm, SONDE_VM_EXC_EXIT, exc);
+  clear_exclusive(vm);
+  unsigned next = vm_nvic_takeable(vm);
+  if (next) {
+    tail_chain(vm, next, exc_return);
+  } else if ((exc_return & 8) && (s->scr & SCR_SLEEPONEXIT)) {
+    /* Sleep-on-exit: stay stacked and sleep; a wake-up tail-chains. */
+    vm_cpu_set_ipsr(vm, 0);
+    s->sleep_on_exit = true;
+    s->sleep_exc_return = exc_return;
+    s->sleep_wfe = false;
+    c->sleeping = true;
+  } else {
+    pop_stack(vm, exc_return);
+  }
+  vm_exc_update(vm);
+}
+
+/* ---- sleep --------------------------------------------------------------- */
+
+/* B1.5.17: WFI wakes on an exception that would preempt were PRIMASK clear;
+ * WFE also on the event register. */
+static bool wake_condition(struct sonde_vm *vm)
+{
+  int prio;
+  unsigned exc = vm_nvic_highest_pending(vm, &prio);
+  if (exc && vm_nvic_group_priority(vm, prio) < vm_nvic_execution_priority(vm, true))
+    return true;
+  if (vm->sys.sleep_wfe && vm->sys.event_register) {
+    vm->sys.event_register = false;
+    return true;
+  }
+  return false;
+}
+
+void vm_wait(struct sonde_vm *vm, bool wfe)
+{
+  if (wfe && vm->sys.event_register) {
+    vm->sys.event_register = false;
+    return;
+  }
+  vm->sys.sleep_wfe = wfe;
+  if (wake_condition(vm))
+    return;
+  vm->cpu.sleeping = true;
+  vm->attention |= VM_ATTN_EXCEPTION;
+}
+
+void vm_sev(struct sonde_vm *vm)
+{
+  vm->sys.event_register = true;
+}
+
+/* ---- FP ------------------------------------------------------------------ */
+
+bool vm_fp_prepare(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  struct vm_cpu *c = &vm->cpu;
+  unsigned cp10 = (s->cpacr >> 20) & 3;
+  bool priv = c->ipsr || !(c->control & CONTROL_NPRIV);
+  if (!vm->has_fpu || cp10 == 0 || cp10 == 2 || (cp10 == 1 && !priv)) {
+    vm_fault(vm, VM_FAULT_NOCP, 0);
+    return false;
+  }
+  if (s->fpccr & FPCCR_LSPACT) {
+    /* Deferred save of the interrupted context's s0-s15 and FPSCR. */
+    struct stacker st = {vm, false};
+    for (unsigned i = 0; i < 16; i++)
+      push_word(&st, s->fpcar + 4 * i, c->s[i]);
+    push_word(&st, s->fpcar + 0x40, c->fpscr);
+    s->fpccr &= ~FPCCR_LSPACT;
+    vm->bus.stall_cycles += FP_FRAME_CYCLES; /* charged to this instruction */
+    if (st.error && vm->has_v7m) {
+      s->cfsr |= CFSR_LSPERR;
+      raise_fault(vm, VM_EXC_BUSFAULT, 0);
+    }
+  }
+  if ((s->fpccr & FPCCR_ASPEN) && !(c->control & CONTROL_FPCA)) {
+    /* A new FP context: default FPSCR from FPDSCR. */
+    c->fpscr = (c->fpscr & ~0x07C00000u) | (s->fpdscr & 0x07C00000u);
+    vm_cpu_set_control(vm, c->control | CONTROL_FPCA);
+  }
+  return true;
+}
+
+/* ---- reset ----------------------------------------------------------------- */
+
+void vm_sys_reset(struct sonde_vm *vm, bool power_on)
+{
+  struct vm_sys *s = &vm->sys;
+  struct vm_cpu *c = &vm->cpu;
+  uint64_t cycles = c->cycles, instret = c->instret;
+  vm_cpu_reset(vm);
+  if (!power_on) { /* cycles count from power-on; a system reset keeps them */
+    c->cycles = cycles;
+    c->instret = instret;
+    vm_bus_clear(&vm->bus, false);
+  }
+  for (unsigned i = 0; i <= VM_MAX_EXC / 32; i++) {
+    s->nvic_enabled[i] = s->nvic_pending[i] = s->nvic_active[i] = s->irq_level[i] = 0;
+  }
+  memset(s->priority, 0, sizeof s->priority);
+  s->nactive = 0;
+  s->vtor = s->aircr = s->scr = s->shcsr = s->cfsr = s->hfsr = s->mmfar = s->bfar = 0;
+  s->cpacr = s->fpcar = s->fpdscr = s->actlr = s->dfsr = s->afsr = 0;
+  s->fpccr = vm->has_fpu ? (FPCCR_ASPEN | FPCCR_LSPEN) : 0;
+  if (!vm->has_v7m)
+    s->ccr = CCR_STKALIGN | (1u << 3); /* ARMv6-M: fixed */
+  else
+    s->ccr = CCR_STKALIGN;
+  s->event_register = false;
+  s->sleep_on_exit = false;
+  s->reset_request = false;
+  for (unsigned i = 0; i < s->ntimers; i++)
+    s->timers[i].due = UINT64_MAX;
+  vm_systick_reset(vm);
+  vm_periph_reset_all(vm);
+  c->sleeping = false;
+  c->locked_up = false;
+  uint32_t sp = 0, pc = 0;
+  vm_bus_debug_read(vm, &vm->bus, s->vtor, &sp, 4);
+  vm_bus_debug_read(vm, &vm->bus, s->vtor + 4, &pc, 4);
+  c->primask = c->faultmask = c->basepri = 0;
+  vm_cpu_set_ipsr(vm, 0);
+  vm_cpu_set_control(vm, 0);
+  vm_cpu_set_sp(vm, false, sp & ~3u);
+  c->r[14] = 0xFFFFFFFFu;
+  vm_cpu_branch(vm, pc);
+  vm_sys_update_event(vm);
+  vm->attention &= ~(uint32_t)VM_ATTN_EXCEPTION;
+}
+
+/* ---- the service call -------------------------------------------------------- */
+
+bool vm_sys_service(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  struct vm_cpu *c = &vm->cpu;
+  if (vm->attention & VM_ATTN_STOP)
+    return true;
+  if (s->reset_request)
+    vm_sys_reset(vm, false);
+  if (c->locked_up) {
+    vm_request_stop(vm, SONDE_VM_STOP_LOCKUP);
+    return true;
+  }
+  fire_due(vm, c->cycles);
+  while (c->sleeping) {
+    if (wake_condition(vm)) {
+      c->sleeping = false;
+      break;
+    }
+    uint64_t next = next_timer_due(vm);
+    if (c->cycles >= vm->max_cycles) {
+      vm_request_stop(vm, SONDE_VM_STOP_CYCLE_LIMIT);
+      return true;
+    }
+    if (next == UINT64_MAX && vm->max_cycles == UINT64_MAX) {
+      /* Asleep with nothing that could ever wake the core. */
+      vm_request_stop(vm, SONDE_VM_STOP_HALT);
+      return true;
+    }
+    if (next > vm->max_cycles)
+      next = vm->max_cycles;
+    if (next > c->cycles) {
+      s->sleep_cycles += next - c->cycles;
+      c->cycles = next;
+    }
+    fire_due(vm, c->cycles);
+  }
+  if (c->cycles >= vm->max_cycles) {
+    vm_request_stop(vm, SONDE_VM_STOP_CYCLE_LIMIT);
+    return true;
+  }
+  if (s->sleep_on_exit) {
+    s->sleep_on_exit = false;
+    unsigned exc = vm_nvic_takeable(vm);
+    if (exc)
+      tail_chain(vm, exc, s->sleep_exc_return);
+    else
+      pop_stack(vm, s->sleep_exc_return);
+  } else {
+    unsigned exc = vm_nvic_takeable(vm);
+    if (exc)
+      exception_entry(vm, exc);
+  }
+  vm_sys_update_event(vm);
+  vm_exc_update(vm);
+  return (vm->attention & VM_ATTN_STOP) != 0;
+}

@@ -1,0 +1,57 @@
+/* Machine descriptions: the parsed form of the text format in docs/vm.md
+ * ("Machines") and of the built-ins (machine.c, machine_builtin.c). Read by
+ * vm.c when it builds a VM. */
+#ifndef SONDE_VM_MACHINE_H
+#define SONDE_VM_MACHINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sonde/vm.h"
+
+#define VM_MACHINE_MAX_MEM 12
+#define VM_MACHINE_MAX_PERIPH 8
+
+enum vm_periph_type {
+  VM_PERIPH_UART,
+  VM_PERIPH_GPIO,
+  VM_PERIPH_TIMER,
+  VM_PERIPH_DELAY,
+};
+
+struct vm_machine_mem {
+  char name[24];
+  uint32_t base, size;
+  unsigned wait_read, wait_write;
+  uint32_t flags; /* VM_REGION_* */
+};
+
+struct vm_machine_periph {
+  enum vm_periph_type type;
+  uint32_t base;
+  int irq;          /* -1: none */
+  uint32_t baud;    /* uart: 0 = transmit instantly */
+  char rx[128];     /* uart: bytes the RX register returns, then nothing */
+  unsigned rx_len;
+};
+
+struct sonde_machine {
+  char name[64];
+  enum sonde_vm_core core;
+  uint64_t clock_hz;
+  unsigned num_irqs, prio_bits;
+  struct vm_machine_mem mem[VM_MACHINE_MAX_MEM];
+  unsigned nmem;
+  struct vm_machine_periph periph[VM_MACHINE_MAX_PERIPH];
+  unsigned nperiph;
+  /* Reserved for the debug blocks and power model (parsed, kept, not used yet). */
+  uint32_t swo_baud;
+  bool has_mtb;
+  uint32_t mtb_base, mtb_size;
+  uint32_t power_run_ua, power_sleep_ua; /* microamps */
+};
+
+/* Text of the built-in machine `name`, or NULL (machine_builtin.c). */
+const char *vm_machine_builtin_text(const char *name);
+
+#endif

@@ -1,0 +1,81 @@
+/* The built-in machines, written in the machine text format (docs/vm.md) so
+ * that `sonde` can print them as examples and they go through the same
+ * parser as user files. The demo peripherals sit at the same addresses on
+ * every machine (firmware/include/vm_periph.h), in a range no built-in uses. */
+#include <string.h>
+
+#include "machine.h"
+
+#define DEMO_PERIPHERALS                    \
+  "peripheral uart  0x400F0000 irq=0\n"     \
+  "peripheral gpio  0x400F1000\n"           \
+  "peripheral timer 0x400F2000 irq=1\n"     \
+  "peripheral delay 0x400F3000 irq=2\n"
+
+static const struct {
+  const char *name;
+  const char *text;
+} builtins[] = {
+  {"cm3",
+   "# Generic Cortex-M3 (r2p1) microcontroller.\n"
+   "machine cm3\n"
+   "core m3\n"
+   "clock 48MHz\n"
+   "nvic irqs=64 prio-bits=3\n"
+   "memory flash 0x00000000 512K access=rx\n"
+   "memory sram  0x20000000 128K access=rwx retain\n"
+   DEMO_PERIPHERALS
+   "swo-baud 2000000\n"},
+  {"cc2650",
+   "# TI CC2650 (SimpleLink CC26xx): Cortex-M3 at 48 MHz. Flash runs through\n"
+   "# the cache, modelled as zero wait states. The TI peripherals are not\n"
+   "# modelled; the demo peripherals are.\n"
+   "machine cc2650\n"
+   "core m3\n"
+   "clock 48MHz\n"
+   "nvic irqs=34 prio-bits=3\n"
+   "memory flash 0x00000000 128K access=rx\n"
+   "memory gpram 0x11000000 8K access=rwx retain\n"
+   "memory sram  0x20000000 20K access=rwx retain\n"
+   DEMO_PERIPHERALS
+   "swo-baud 4000000\n"},
+  {"cm4f",
+   "# Generic Cortex-M4F (r0p1) with FPv4-SP.\n"
+   "machine cm4f\n"
+   "core m4f\n"
+   "clock 64MHz\n"
+   "nvic irqs=64 prio-bits=4\n"
+   "memory flash 0x00000000 1M access=rx\n"
+   "memory sram  0x20000000 256K access=rwx retain\n"
+   DEMO_PERIPHERALS
+   "swo-baud 2000000\n"},
+  {"cm33",
+   "# Generic Cortex-M33 (no TrustZone) with DSP, FPv5-SP and an MTB.\n"
+   "machine cm33\n"
+   "core m33\n"
+   "clock 64MHz\n"
+   "nvic irqs=64 prio-bits=3\n"
+   "memory flash 0x00000000 1M access=rx\n"
+   "memory sram  0x20000000 256K access=rwx retain\n"
+   DEMO_PERIPHERALS
+   "swo-baud 2000000\n"
+   "mtb 0x20040000 4K\n"},
+  {"cm0plus",
+   "# Generic Cortex-M0+ with an MTB.\n"
+   "machine cm0plus\n"
+   "core m0plus\n"
+   "clock 48MHz\n"
+   "nvic irqs=32 prio-bits=2\n"
+   "memory flash 0x00000000 256K access=rx\n"
+   "memory sram  0x20000000 32K access=rwx retain\n"
+   DEMO_PERIPHERALS
+   "mtb 0x20008000 4K\n"},
+};
+
+const char *vm_machine_builtin_text(const char *name)
+{
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+    if (strcmp(builtins[i].name, name) == 0)
+      return builtins[i].text;
+  return NULL;
+}
