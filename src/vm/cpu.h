@@ -7,7 +7,28 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "decode.h"
+
 struct sonde_vm;
+
+/* Per-core cycle parameters (timing.c, docs/vm.md "CPU and cycle model"). */
+struct vm_timing {
+  uint8_t refill;      /* P: pipeline refill after a taken branch (zero wait states) */
+  uint8_t mul, mla;    /* MUL; MLA/MLS */
+  uint8_t sysreg;      /* MRS/MSR */
+  uint8_t barrier;     /* DSB/DMB */
+  bool ls_pipeline;    /* neighbouring single loads/stores pipeline (M3/M4/M33) */
+  bool long_mul_fast;  /* UMULL & co. in one cycle (M4, M33); else early termination (M3) */
+  uint8_t bl_extra;    /* extra cycle of BL (Cortex-M0+: 3 cycles) */
+  int core;            /* 1 + enum sonde_vm_core the parameters are for; 0: not set up */
+};
+
+/* Decode cache: direct-mapped by halfword address (exec.c). */
+#define VM_ICACHE_SIZE 32768u
+struct vm_icache_entry {
+  uint32_t tag; /* pc | 1, 0 = empty */
+  struct vm_insn insn;
+};
 
 /* Architectural state, ARMv7-M ARM B1.4. */
 struct vm_cpu {
@@ -23,6 +44,15 @@ struct vm_cpu {
   uint64_t instret;      /* retired instructions */
   bool sleeping;         /* in WFI/WFE */
   bool locked_up;
+  /* --- owned by the CPU files; others use the functions below --- */
+  uint8_t itstate;       /* IT[7:0] (mirrored into epsr bits 26:25, 15:10) */
+  bool excl_valid;       /* local exclusive monitor open (A3.4) */
+  uint32_t excl_addr;
+  uint32_t msplim, psplim; /* ARMv8-M stack limits (no checking yet) */
+  bool ls_pipe;          /* previous instruction was a pipelinable load/store */
+  uint8_t ls_rt;         /* ... and the register it loaded (0xff none) */
+  struct vm_timing t;
+  struct vm_icache_entry icache[VM_ICACHE_SIZE];
 };
 
 /* State access for the exception model and the debugger (cpu.c). */
@@ -37,6 +67,14 @@ void vm_cpu_set_control(struct sonde_vm *vm, uint32_t control);
 /* Continue execution at `addr` (bit 0 is the Thumb bit; cleared = INVSTATE on
  * the next instruction, as the architecture says). */
 void vm_cpu_branch(struct sonde_vm *vm, uint32_t addr);
+
+/* Clear the local exclusive monitor (exception entry and return, A3.4.4). */
+void vm_cpu_clear_exclusive(struct sonde_vm *vm);
+/* Change IPSR (exception entry/return), switching the active SP bank when the
+ * mode changes: Handler mode always uses MSP, Thread mode CONTROL.SPSEL. */
+void vm_cpu_set_ipsr(struct sonde_vm *vm, uint32_t ipsr);
+/* Drop every cached decode (loader writes after the VM ran, reset). */
+void vm_cpu_flush_decode_cache(struct sonde_vm *vm);
 
 /* Run until vm->attention asks to stop or vm_sys_service() says so. Returns 0
  * or a negative SONDE_E_* for a host-side error. */

@@ -1,0 +1,1014 @@
+/* Execution of decoded Thumb instructions (decode.h) with the cycle model
+ * (timing.h), the decode cache and the run loop of the virtual Cortex-M.
+ *
+ * Semantics follow the pseudocode of the ARMv7-M ARM (DDI 0403E) chapter A7
+ * (instruction details) and A2.3 (ALU, shifts: Shift_C, AddWithCarry), B1.4
+ * (special registers), A3.4 (exclusive monitor), A3.2 (alignment); ITSTATE
+ * advance is A7.3.2 (ITAdvance); interworking writes of the PC are A2.3.1
+ * (BranchWritePC, BXWritePC, LoadWritePC, ALUWritePC).
+ *
+ * The executor is instantiated twice from one always-inline function: once
+ * without observation hooks (the fast path pays nothing for them) and once
+ * with them (vm->hooked). */
+#include <stdlib.h>
+
+#include "decode.h"
+#include "exec_ext.h"
+#include "timing.h"
+#include "vm_internal.h"
+
+#define APSR_N (1u << 31)
+#define APSR_Z (1u << 30)
+#define APSR_C (1u << 29)
+#define APSR_V (1u << 28)
+#define APSR_Q (1u << 27)
+#define EPSR_T (1u << 24)
+#define CCR_UNALIGN_TRP (1u << 3)
+#define CCR_DIV_0_TRP (1u << 4)
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static inline uint32_t ror32(uint32_t v, unsigned n)
+{
+  n &= 31;
+  return n ? (v >> n) | (v << (32 - n)) : v;
+}
+
+/* Shift_C, A2.3.2 (amount 0 leaves value and carry; RRX uses carry_in). */
+static inline uint32_t shift_c(uint32_t v, unsigned type, unsigned n, uint32_t cin,
+                               uint32_t *cout)
+{
+  if (n == 0 && type != VM_SH_RRX) {
+    *cout = cin;
+    return v;
+  }
+  switch (type) {
+  case VM_SH_LSL:
+    if (n < 32) { *cout = (v >> (32 - n)) & 1; return v << n; }
+    *cout = n == 32 ? v & 1 : 0;
+    return 0;
+  case VM_SH_LSR:
+    if (n < 32) { *cout = (v >> (n - 1)) & 1; return v >> n; }
+    *cout = n == 32 ? v >> 31 : 0;
+    return 0;
+  case VM_SH_ASR:
+    if (n < 32) { *cout = ((uint32_t)((int32_t)v >> (n - 1))) & 1; return (uint32_t)((int32_t)v >> n); }
+    *cout = v >> 31;
+    return (uint32_t)((int32_t)v >> 31);
+  case VM_SH_ROR: {
+    uint32_t r = ror32(v, n);
+    *cout = r >> 31;
+    return r;
+  }
+  default: /* RRX */
+    *cout = v & 1;
+    return (cin << 31) | (v >> 1);
+  }
+}
+
+/* ConditionPassed, A7.3.1. */
+static inline bool cond_pass(unsigned cond, uint32_t apsr)
+{
+  bool n = apsr >> 31, z = (apsr >> 30) & 1, c = (apsr >> 29) & 1, v = (apsr >> 28) & 1;
+  bool r;
+  switch (cond >> 1) {
+  case 0: r = z; break;
+  case 1: r = c; break;
+  case 2: r = n; break;
+  case 3: r = v; break;
+  case 4: r = c && !z; break;
+  case 5: r = n == v; break;
+  case 6: r = n == v && !z; break;
+  default: return true;
+  }
+  return (cond & 1) ? !r : r;
+}
+
+/* ITAdvance, A7.3.2. */
+static inline uint8_t it_advance(uint8_t it)
+{
+  if ((it & 7) == 0)
+    return 0;
+  return (uint8_t)((it & 0xe0) | ((it << 1) & 0x1f));
+}
+
+static inline void it_store(struct vm_cpu *c, uint8_t it)
+{
+  c->itstate = it;
+  c->epsr = (c->epsr & ~0x0600fc00u) | ((uint32_t)(it & 3) << 25) | ((uint32_t)(it >> 2) << 10);
+}
+
+static inline bool is_privileged(const struct sonde_vm *vm)
+{
+  return vm->cpu.ipsr != 0 || !(vm->cpu.control & 1);
+}
+
+static inline bool is_exc_return(const struct sonde_vm *vm, uint32_t v)
+{
+  if (!vm->cpu.ipsr)
+    return false;
+  return vm->has_v8m ? (v >> 24) == 0xff : (v >> 28) == 0xf;
+}
+
+/* Data transfers of one instruction, reported after it retires. */
+struct vm_txlog {
+  unsigned n;
+  struct { uint32_t addr, value; uint8_t size, write; } t[20];
+};
+
+struct vm_exec_ctx {
+  uint32_t next;      /* address of the next instruction */
+  uint32_t cycles;    /* cycles of this instruction (without bus wait states) */
+  uint32_t exc_ret;   /* EXC_RETURN written to the PC (0 if none) */
+  uint8_t post;       /* action after retiring: 1 SVC, 2 WFI, 3 WFE, 4 SEV */
+  bool branched;
+  struct vm_txlog tx;
+};
+
+/* Fetch wait states charged on a pipeline refill: the target region's read
+ * wait states (docs/vm.md, "CPU and cycle model"). */
+static inline uint32_t refill_cycles(const struct sonde_vm *vm, uint32_t target)
+{
+  return vm->cpu.t.refill + vm->bus.page[target >> VM_PAGE_SHIFT].wait_read;
+}
+
+static bool mem_read(struct sonde_vm *vm, struct vm_exec_ctx *x, uint32_t addr, unsigned size,
+                     uint32_t *out, bool hooked)
+{
+  if (vm_bus_read(vm, &vm->bus, addr, size, out) != VM_BUS_OK) {
+    vm_fault(vm, VM_FAULT_PRECISERR, addr);
+    return false;
+  }
+  if (hooked && x->tx.n < 20) {
+    x->tx.t[x->tx.n].addr = addr;
+    x->tx.t[x->tx.n].value = *out;
+    x->tx.t[x->tx.n].size = (uint8_t)size;
+    x->tx.t[x->tx.n].write = 0;
+    x->tx.n++;
+  }
+  return true;
+}
+
+static bool mem_write(struct sonde_vm *vm, struct vm_exec_ctx *x, uint32_t addr, unsigned size,
+                      uint32_t value, bool hooked)
+{
+  if (vm_bus_write(vm, &vm->bus, addr, size, value) != VM_BUS_OK) {
+    vm_fault(vm, VM_FAULT_PRECISERR, addr);
+    return false;
+  }
+  if (hooked && x->tx.n < 20) {
+    x->tx.t[x->tx.n].addr = addr;
+    x->tx.t[x->tx.n].value = size == 4 ? value : value & ((1u << (size * 8)) - 1);
+    x->tx.t[x->tx.n].size = (uint8_t)size;
+    x->tx.t[x->tx.n].write = 1;
+    x->tx.n++;
+  }
+  return true;
+}
+
+/* Alignment for LDR/STR/LDRH/STRH (A3.2.1): unaligned is allowed on ARMv7-M
+ * unless CCR.UNALIGN_TRP; ARMv6-M always faults. */
+static inline bool align_ok(struct sonde_vm *vm, uint32_t addr, unsigned size)
+{
+  if (VM_LIKELY(!(addr & (size - 1))))
+    return true;
+  if (vm->has_v7m && !(vm->sys.ccr & CCR_UNALIGN_TRP))
+    return true;
+  vm_fault(vm, VM_FAULT_UNALIGNED, addr);
+  return false;
+}
+
+static inline bool align_strict(struct sonde_vm *vm, uint32_t addr, unsigned size)
+{
+  if (VM_LIKELY(!(addr & (size - 1))))
+    return true;
+  vm_fault(vm, VM_FAULT_UNALIGNED, addr);
+  return false;
+}
+
+/* BXWritePC / LoadWritePC (A2.3.1): EXC_RETURN in Handler mode, or bit 0
+ * selecting the (only) Thumb state; bit 0 clear faults INVSTATE on the next
+ * instruction. */
+static inline void bx_write(struct sonde_vm *vm, struct vm_exec_ctx *x, uint32_t v)
+{
+  x->branched = true;
+  if (is_exc_return(vm, v)) {
+    x->exc_ret = v;
+    x->next = v;
+    return;
+  }
+  if (!(v & 1))
+    vm->cpu.epsr &= ~EPSR_T;
+  x->next = v & ~1u;
+}
+
+static inline void branch_write(struct vm_exec_ctx *x, uint32_t v)
+{
+  x->branched = true;
+  x->next = v & ~1u;
+}
+
+static inline uint32_t sig_bits_u(uint32_t v)
+{
+  return v ? 32 - (uint32_t)__builtin_clz(v) : 0;
+}
+
+static inline uint32_t sig_bits_s(uint32_t v)
+{
+  uint32_t m = (int32_t)v < 0 ? ~v : v;
+  return sig_bits_u(m) + 1;
+}
+
+/* ---- MRS / MSR / CPS, B5.2 ------------------------------------------------ */
+
+static uint32_t prio_mask(const struct sonde_vm *vm)
+{
+  unsigned bits = vm->sys.prio_bits ? vm->sys.prio_bits : 8;
+  return (0xffu << (8 - bits)) & 0xffu;
+}
+
+static uint32_t do_mrs(struct sonde_vm *vm, unsigned sysm)
+{
+  const struct vm_cpu *c = &vm->cpu;
+  uint32_t v = 0;
+  switch (sysm >> 3) {
+  case 0:
+    if (sysm & 1)
+      v |= c->ipsr & 0x1ff;
+    if (!(sysm & 4))
+      v |= c->apsr & (vm->has_dsp ? 0xf80f0000u : 0xf8000000u);
+    return v;
+  case 1:
+    if (!is_privileged(vm))
+      return 0;
+    switch (sysm & 7) {
+    case 0: return vm_cpu_get_sp(vm, false);
+    case 1: return vm_cpu_get_sp(vm, true);
+    case 2: return vm->has_v8m ? c->msplim : 0;
+    case 3: return vm->has_v8m ? c->psplim : 0;
+    }
+    return 0;
+  case 2:
+    switch (sysm & 7) {
+    case 0: return c->primask & 1;
+    case 1: case 2: return vm->has_v7m ? c->basepri & 0xff : 0;
+    case 3: return vm->has_v7m ? c->faultmask & 1 : 0;
+    case 4: return c->control & (vm->has_fpu ? 7u : 3u);
+    }
+    return 0;
+  }
+  return 0;
+}
+
+static void do_msr(struct sonde_vm *vm, unsigned sysm, unsigned mask, uint32_t v)
+{
+  struct vm_cpu *c = &vm->cpu;
+  switch (sysm >> 3) {
+  case 0:
+    if (sysm & 4)
+      return;
+    if (mask & 2)
+      c->apsr = (c->apsr & ~0xf8000000u) | (v & 0xf8000000u);
+    if ((mask & 1) && vm->has_dsp)
+      c->apsr = (c->apsr & ~0x000f0000u) | (v & 0x000f0000u);
+    return;
+  case 1:
+    if (!is_privileged(vm))
+      return;
+    switch (sysm & 7) {
+    case 0: vm_cpu_set_sp(vm, false, v & ~3u); break;
+    case 1: vm_cpu_set_sp(vm, true, v & ~3u); break;
+    case 2: if (vm->has_v8m) c->msplim = v & ~7u; break;
+    case 3: if (vm->has_v8m) c->psplim = v & ~7u; break;
+    }
+    return;
+  case 2:
+    if (!is_privileged(vm))
+      return;
+    switch (sysm & 7) {
+    case 0: c->primask = v & 1; vm_exc_mask_changed(vm); break;
+    case 1:
+      if (vm->has_v7m) { c->basepri = v & prio_mask(vm); vm_exc_mask_changed(vm); }
+      break;
+    case 2: {
+      uint32_t nv = v & prio_mask(vm);
+      if (vm->has_v7m && nv && (nv < c->basepri || !c->basepri)) {
+        c->basepri = nv;
+        vm_exc_mask_changed(vm);
+      }
+      break;
+    }
+    case 3:
+      if (vm->has_v7m && vm_exc_execution_priority(vm) > -1) {
+        c->faultmask = v & 1;
+        vm_exc_mask_changed(vm);
+      }
+      break;
+    case 4: {
+      uint32_t nc = c->control;
+      nc = (nc & ~1u) | (v & 1);
+      if (!c->ipsr)
+        nc = (nc & ~2u) | (v & 2);
+      if (vm->has_fpu)
+        nc = (nc & ~4u) | (v & 4);
+      vm_cpu_set_control(vm, nc);
+      break;
+    }
+    }
+    return;
+  }
+}
+
+static void do_cps(struct sonde_vm *vm, bool disable, unsigned which)
+{
+  struct vm_cpu *c = &vm->cpu;
+  if (!is_privileged(vm))
+    return;
+  if (which & 2)
+    c->primask = disable;
+  if ((which & 1) && vm->has_v7m) {
+    if (!disable)
+      c->faultmask = 0;
+    else if (vm_exc_execution_priority(vm) > -1)
+      c->faultmask = 1;
+  }
+  vm_exc_mask_changed(vm);
+}
+
+/* ---- the executor ---------------------------------------------------------- */
+
+#define R(n) ((n) == 15 ? pc + 4 : c->r[(n)])
+#define FAULT() goto fault
+
+/* Execute one decoded instruction at c->r[15]. Returns false if it faulted
+ * (state unchanged except what the fault did; the caller charges a cycle). */
+VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bool hooked)
+{
+  struct vm_cpu *c = &vm->cpu;
+  const uint32_t pc = c->r[15];
+  const uint64_t start = c->cycles;
+  struct vm_exec_ctx x;
+  x.next = pc + in->len;
+  x.cycles = 1;
+  x.exc_ret = 0;
+  x.post = 0;
+  x.branched = false;
+  if (hooked)
+    x.tx.n = 0;
+  bool ls_pipe = false;
+  uint8_t ls_rt = VM_NOREG;
+
+  const uint8_t it = c->itstate;
+  if (VM_UNLIKELY(it)) {
+    if (in->op != VM_OP_BKPT && !cond_pass(it >> 4, c->apsr)) {
+      it_store(c, it_advance(it));
+      goto retire;
+    }
+    it_store(c, it_advance(it));
+  }
+
+  uint32_t apsr = c->apsr;
+  const bool setflags = (in->flags & VM_F_S) || ((in->flags & VM_F_S_NOTIT) && !it);
+  uint32_t a, b, res, carry = (apsr >> 29) & 1, ovf = (apsr >> 28) & 1;
+
+  switch ((enum vm_op)in->op) {
+  case VM_OP_DP_I:
+    b = in->imm;
+    if (in->flags & VM_F_IMMC)
+      carry = (in->flags & VM_F_IMMC_1) ? 1 : 0;
+    goto alu;
+  case VM_OP_DP_R:
+    b = shift_c(R(in->rm), in->sh_type, in->sh_n, carry, &carry);
+  alu:
+    a = in->rn == VM_NOREG ? 0 : R(in->rn);
+    switch (in->sub) {
+    case VM_ALU_AND: case VM_ALU_TST: res = a & b; break;
+    case VM_ALU_EOR: case VM_ALU_TEQ: res = a ^ b; break;
+    case VM_ALU_ORR: res = a | b; break;
+    case VM_ALU_ORN: res = a | ~b; break;
+    case VM_ALU_BIC: res = a & ~b; break;
+    case VM_ALU_MOV: res = b; break;
+    case VM_ALU_MVN: res = ~b; break;
+    case VM_ALU_ADD: case VM_ALU_CMN: goto add0;
+    case VM_ALU_ADC: {
+      uint64_t u = (uint64_t)a + b + carry;
+      res = (uint32_t)u;
+      carry = (uint32_t)(u >> 32);
+      ovf = ((~(a ^ b) & (a ^ res)) >> 31) & 1;
+      goto arith;
+    }
+    case VM_ALU_SUB: case VM_ALU_CMP: b = ~b; goto add1;
+    case VM_ALU_SBC: {
+      uint64_t u = (uint64_t)a + (uint32_t)~b + carry;
+      b = ~b;
+      res = (uint32_t)u;
+      carry = (uint32_t)(u >> 32);
+      ovf = ((~(a ^ b) & (a ^ res)) >> 31) & 1;
+      goto arith;
+    }
+    case VM_ALU_RSB: { uint32_t t = a; a = b; b = ~t; goto add1; }
+    default: res = 0; break;
+    }
+    /* logical */
+    if (setflags)
+      c->apsr = (apsr & 0x0fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29) |
+                (apsr & APSR_V);
+    goto dp_write;
+  add0: {
+      uint64_t u = (uint64_t)a + b;
+      res = (uint32_t)u;
+      carry = (uint32_t)(u >> 32);
+      ovf = ((~(a ^ b) & (a ^ res)) >> 31) & 1;
+      goto arith;
+    }
+  add1: {
+      uint64_t u = (uint64_t)a + b + 1;
+      res = (uint32_t)u;
+      carry = (uint32_t)(u >> 32);
+      ovf = ((~(a ^ b) & (a ^ res)) >> 31) & 1;
+    }
+  arith:
+    if (setflags)
+      c->apsr = (apsr & 0x0fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29) |
+                (ovf << 28);
+  dp_write:
+    if (in->sub >= VM_ALU_TST && (in->sub == VM_ALU_TST || in->sub == VM_ALU_TEQ ||
+                                  in->sub == VM_ALU_CMP || in->sub == VM_ALU_CMN))
+      break;
+    if (VM_UNLIKELY(in->rd == 15)) {
+      branch_write(&x, res);
+      x.cycles += refill_cycles(vm, x.next);
+    } else {
+      c->r[in->rd] = res;
+    }
+    break;
+
+  case VM_OP_DP_RSR:
+    res = shift_c(c->r[in->rn], in->sh_type, c->r[in->rm] & 0xff, carry, &carry);
+    c->r[in->rd] = res;
+    if (setflags)
+      c->apsr = (apsr & 0x1fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29);
+    break;
+
+  case VM_OP_ADR:
+    c->r[in->rd] = ((pc + 4) & ~3u) + in->imm;
+    break;
+  case VM_OP_MOVT:
+    c->r[in->rd] = (c->r[in->rd] & 0xffff) | (in->imm << 16);
+    break;
+
+  case VM_OP_MUL:
+    res = c->r[in->rn] * c->r[in->rm];
+    c->r[in->rd] = res;
+    if (setflags)
+      c->apsr = (apsr & 0x3fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z);
+    x.cycles = c->t.mul;
+    break;
+  case VM_OP_MLA:
+    c->r[in->rd] = c->r[in->ra] + c->r[in->rn] * c->r[in->rm];
+    x.cycles = c->t.mla;
+    break;
+  case VM_OP_MLS:
+    c->r[in->rd] = c->r[in->ra] - c->r[in->rn] * c->r[in->rm];
+    x.cycles = c->t.mla;
+    break;
+  case VM_OP_UMULL: case VM_OP_UMLAL: {
+    uint32_t rn = c->r[in->rn], rm = c->r[in->rm];
+    uint64_t r = (uint64_t)rn * rm;
+    if (in->op == VM_OP_UMLAL)
+      r += ((uint64_t)c->r[in->ra] << 32) | c->r[in->rd];
+    c->r[in->rd] = (uint32_t)r;
+    c->r[in->ra] = (uint32_t)(r >> 32);
+    x.cycles = vm_timing_mull(&c->t, sig_bits_u(rn > rm ? rm : rn), in->op == VM_OP_UMLAL);
+    break;
+  }
+  case VM_OP_SMULL: case VM_OP_SMLAL: {
+    uint32_t rn = c->r[in->rn], rm = c->r[in->rm];
+    int64_t r = (int64_t)(int32_t)rn * (int32_t)rm;
+    if (in->op == VM_OP_SMLAL)
+      r = (int64_t)((uint64_t)r + (((uint64_t)c->r[in->ra] << 32) | c->r[in->rd]));
+    c->r[in->rd] = (uint32_t)r;
+    c->r[in->ra] = (uint32_t)((uint64_t)r >> 32);
+    uint32_t bn = sig_bits_s(rn), bm = sig_bits_s(rm);
+    x.cycles = vm_timing_mull(&c->t, bn < bm ? bn : bm, in->op == VM_OP_SMLAL);
+    break;
+  }
+  case VM_OP_UDIV: case VM_OP_SDIV: {
+    uint32_t n = c->r[in->rn], m = c->r[in->rm];
+    if (!m) {
+      if (vm->sys.ccr & CCR_DIV_0_TRP) {
+        vm_fault(vm, VM_FAULT_DIVBYZERO, 0);
+        FAULT();
+      }
+      res = 0;
+      x.cycles = vm_timing_div(&c->t, 0, 0);
+    } else if (in->op == VM_OP_UDIV) {
+      res = n / m;
+      x.cycles = vm_timing_div(&c->t, n, m);
+    } else {
+      int32_t sn = (int32_t)n, sm = (int32_t)m;
+      if (sn == INT32_MIN && sm == -1)
+        res = n;
+      else
+        res = (uint32_t)(sn / sm);
+      x.cycles = vm_timing_div(&c->t, sn < 0 ? -n : n, sm < 0 ? -m : m);
+    }
+    c->r[in->rd] = res;
+    break;
+  }
+
+  case VM_OP_SSAT: case VM_OP_USAT: {
+    uint32_t dummy;
+    int64_t v = (int32_t)shift_c(c->r[in->rm], in->sh_type, in->sh_n, 0, &dummy);
+    int64_t lo, hi;
+    if (in->op == VM_OP_SSAT) {
+      hi = ((int64_t)1 << (in->imm - 1)) - 1;
+      lo = -((int64_t)1 << (in->imm - 1));
+    } else {
+      hi = ((int64_t)1 << in->imm) - 1;
+      lo = 0;
+    }
+    if (v > hi) { v = hi; c->apsr |= APSR_Q; }
+    else if (v < lo) { v = lo; c->apsr |= APSR_Q; }
+    c->r[in->rd] = (uint32_t)v;
+    break;
+  }
+  case VM_OP_SBFX: case VM_OP_UBFX: {
+    uint32_t v = c->r[in->rn] >> in->sh_n;
+    unsigned w = in->imm;
+    if (w < 32) {
+      v &= (1u << w) - 1;
+      if (in->op == VM_OP_SBFX && ((v >> (w - 1)) & 1))
+        v |= ~((1u << w) - 1);
+    }
+    c->r[in->rd] = v;
+    break;
+  }
+  case VM_OP_BFI: case VM_OP_BFC: {
+    unsigned lsb = in->sh_n, width = in->imm - lsb + 1;
+    uint32_t mask = (uint32_t)((((uint64_t)1 << width) - 1) << lsb);
+    uint32_t src = in->op == VM_OP_BFI ? c->r[in->rn] << lsb : 0;
+    c->r[in->rd] = (c->r[in->rd] & ~mask) | (src & mask);
+    break;
+  }
+  case VM_OP_CLZ: {
+    uint32_t v = c->r[in->rm];
+    c->r[in->rd] = v ? (uint32_t)__builtin_clz(v) : 32;
+    break;
+  }
+  case VM_OP_RBIT: {
+    uint32_t v = c->r[in->rm];
+    v = ((v >> 1) & 0x55555555u) | ((v & 0x55555555u) << 1);
+    v = ((v >> 2) & 0x33333333u) | ((v & 0x33333333u) << 2);
+    v = ((v >> 4) & 0x0f0f0f0fu) | ((v & 0x0f0f0f0fu) << 4);
+    c->r[in->rd] = __builtin_bswap32(v);
+    break;
+  }
+  case VM_OP_REV: c->r[in->rd] = __builtin_bswap32(c->r[in->rm]); break;
+  case VM_OP_REV16: {
+    uint32_t v = c->r[in->rm];
+    c->r[in->rd] = ((v >> 8) & 0x00ff00ffu) | ((v & 0x00ff00ffu) << 8);
+    break;
+  }
+  case VM_OP_REVSH: {
+    uint32_t v = c->r[in->rm];
+    c->r[in->rd] = (uint32_t)(int32_t)(int16_t)(((v >> 8) & 0xff) | ((v & 0xff) << 8));
+    break;
+  }
+  case VM_OP_EXT: {
+    uint32_t v = ror32(c->r[in->rm], in->sh_n);
+    switch (in->sub) {
+    case VM_EXT_SXTB: v = (uint32_t)(int32_t)(int8_t)v; break;
+    case VM_EXT_SXTH: v = (uint32_t)(int32_t)(int16_t)v; break;
+    case VM_EXT_UXTB: v &= 0xff; break;
+    default: v &= 0xffff; break;
+    }
+    if (in->rn != 15)
+      v += c->r[in->rn];
+    c->r[in->rd] = v;
+    break;
+  }
+
+  case VM_OP_LD: case VM_OP_ST: {
+    uint32_t base = (in->flags & VM_F_LIT) ? (pc + 4) & ~3u : c->r[in->rn];
+    uint32_t off = in->rm != VM_NOREG ? c->r[in->rm] << in->sh_n : in->imm;
+    uint32_t offaddr = (in->flags & VM_F_U) ? base + off : base - off;
+    uint32_t addr = (in->flags & VM_F_P) ? offaddr : base;
+    unsigned size = in->sub & 7;
+    if (!align_ok(vm, addr, size))
+      FAULT();
+    if (in->op == VM_OP_LD) {
+      uint32_t v;
+      if (!mem_read(vm, &x, addr, size, &v, hooked))
+        FAULT();
+      if (in->sub & VM_SZ_SIGNED)
+        v = size == 1 ? (uint32_t)(int32_t)(int8_t)v : (uint32_t)(int32_t)(int16_t)v;
+      if (in->flags & VM_F_W)
+        c->r[in->rn] = offaddr;
+      if (VM_UNLIKELY(in->rd == 15)) {
+        bx_write(vm, &x, v);
+        x.cycles = 2 + refill_cycles(vm, x.next);
+        break;
+      }
+      c->r[in->rd] = v;
+      ls_rt = in->rd;
+    } else {
+      if (!mem_write(vm, &x, addr, size, c->r[in->rd], hooked))
+        FAULT();
+      if (in->flags & VM_F_W)
+        c->r[in->rn] = offaddr;
+    }
+    /* Neighbouring single loads/stores pipeline (Cortex-M3 TRM 18.3). */
+    x.cycles = (c->ls_pipe && c->ls_rt != in->rn && c->ls_rt != in->rm) ? 1 : 2;
+    ls_pipe = c->t.ls_pipeline && !(in->op == VM_OP_ST && in->rm != VM_NOREG);
+    break;
+  }
+
+  case VM_OP_LDM: case VM_OP_STM: {
+    uint32_t list = in->imm, n = (uint32_t)__builtin_popcount(list);
+    uint32_t base = c->r[in->rn];
+    uint32_t addr = in->sub ? base - 4 * n : base;
+    uint32_t vals[16];
+    if (!align_strict(vm, addr, 4))
+      FAULT();
+    if (in->op == VM_OP_LDM) {
+      uint32_t a2 = addr;
+      for (unsigned r = 0; r < 16; r++)
+        if (list & (1u << r)) {
+          if (!mem_read(vm, &x, a2, 4, &vals[r], hooked))
+            FAULT();
+          a2 += 4;
+        }
+      if (in->flags & VM_F_W)
+        c->r[in->rn] = in->sub ? base - 4 * n : base + 4 * n;
+      for (unsigned r = 0; r < 15; r++)
+        if (list & (1u << r))
+          c->r[r] = vals[r];
+      x.cycles = 1 + n;
+      if (list & 0x8000) {
+        bx_write(vm, &x, vals[15]);
+        x.cycles += refill_cycles(vm, x.next);
+      }
+    } else {
+      uint32_t a2 = addr;
+      for (unsigned r = 0; r < 15; r++)
+        if (list & (1u << r)) {
+          if (!mem_write(vm, &x, a2, 4, c->r[r], hooked))
+            FAULT();
+          a2 += 4;
+        }
+      if (in->flags & VM_F_W)
+        c->r[in->rn] = in->sub ? base - 4 * n : base + 4 * n;
+      x.cycles = 1 + n;
+    }
+    break;
+  }
+
+  case VM_OP_LDRD: case VM_OP_STRD: {
+    uint32_t base = (in->flags & VM_F_LIT) ? (pc + 4) & ~3u : c->r[in->rn];
+    uint32_t offaddr = (in->flags & VM_F_U) ? base + in->imm : base - in->imm;
+    uint32_t addr = (in->flags & VM_F_P) ? offaddr : base;
+    if (!align_strict(vm, addr, 4))
+      FAULT();
+    if (in->op == VM_OP_LDRD) {
+      uint32_t v1, v2;
+      if (!mem_read(vm, &x, addr, 4, &v1, hooked) || !mem_read(vm, &x, addr + 4, 4, &v2, hooked))
+        FAULT();
+      if (in->flags & VM_F_W)
+        c->r[in->rn] = offaddr;
+      c->r[in->rd] = v1;
+      c->r[in->ra] = v2;
+    } else {
+      if (!mem_write(vm, &x, addr, 4, c->r[in->rd], hooked) ||
+          !mem_write(vm, &x, addr + 4, 4, c->r[in->ra], hooked))
+        FAULT();
+      if (in->flags & VM_F_W)
+        c->r[in->rn] = offaddr;
+    }
+    x.cycles = 3;
+    break;
+  }
+
+  case VM_OP_LDREX: case VM_OP_LDAEX: case VM_OP_LDA: {
+    uint32_t addr = c->r[in->rn] + in->imm, v;
+    unsigned size = in->sub & 7;
+    if (!align_strict(vm, addr, size) || !mem_read(vm, &x, addr, size, &v, hooked))
+      FAULT();
+    if (in->op != VM_OP_LDA) {
+      c->excl_valid = true;
+      c->excl_addr = addr;
+    }
+    c->r[in->rd] = v;
+    x.cycles = 2;
+    break;
+  }
+  case VM_OP_STREX: case VM_OP_STLEX: {
+    uint32_t addr = c->r[in->rn] + in->imm;
+    unsigned size = in->sub & 7;
+    if (!align_strict(vm, addr, size))
+      FAULT();
+    if (c->excl_valid && c->excl_addr == addr) {
+      if (!mem_write(vm, &x, addr, size, c->r[in->rd], hooked))
+        FAULT();
+      c->r[in->ra] = 0;
+    } else {
+      c->r[in->ra] = 1;
+    }
+    c->excl_valid = false;
+    x.cycles = 2;
+    break;
+  }
+  case VM_OP_STL: {
+    uint32_t addr = c->r[in->rn];
+    unsigned size = in->sub & 7;
+    if (!align_strict(vm, addr, size) || !mem_write(vm, &x, addr, size, c->r[in->rd], hooked))
+      FAULT();
+    x.cycles = 2;
+    break;
+  }
+  case VM_OP_CLREX:
+    c->excl_valid = false;
+    break;
+
+  case VM_OP_TBB: case VM_OP_TBH: {
+    uint32_t idx = c->r[in->rm], base = R(in->rn), v;
+    if (in->op == VM_OP_TBB) {
+      if (!mem_read(vm, &x, base + idx, 1, &v, hooked))
+        FAULT();
+    } else {
+      uint32_t addr = base + 2 * idx;
+      if (!align_ok(vm, addr, 2) || !mem_read(vm, &x, addr, 2, &v, hooked))
+        FAULT();
+    }
+    branch_write(&x, pc + 4 + 2 * v);
+    x.cycles = 2 + refill_cycles(vm, x.next);
+    break;
+  }
+
+  case VM_OP_B:
+    if (in->cond == 14 || cond_pass(in->cond, apsr)) {
+      branch_write(&x, pc + 4 + in->imm);
+      x.cycles = 1 + refill_cycles(vm, x.next);
+    }
+    break;
+  case VM_OP_BL:
+    c->r[14] = x.next | 1;
+    branch_write(&x, pc + 4 + in->imm);
+    x.cycles = 1 + c->t.bl_extra + refill_cycles(vm, x.next);
+    break;
+  case VM_OP_BX:
+    bx_write(vm, &x, R(in->rm));
+    x.cycles = 1 + refill_cycles(vm, x.next);
+    break;
+  case VM_OP_BLX: {
+    uint32_t t = c->r[in->rm];
+    c->r[14] = x.next | 1;
+    x.branched = true;
+    if (!(t & 1))
+      c->epsr &= ~EPSR_T;
+    x.next = t & ~1u;
+    x.cycles = 1 + refill_cycles(vm, x.next);
+    break;
+  }
+  case VM_OP_CBZ: case VM_OP_CBNZ:
+    if ((c->r[in->rn] == 0) == (in->op == VM_OP_CBZ)) {
+      branch_write(&x, pc + 4 + in->imm);
+      x.cycles = 1 + refill_cycles(vm, x.next);
+    }
+    break;
+
+  case VM_OP_MRS:
+    c->r[in->rd] = do_mrs(vm, in->imm);
+    x.cycles = c->t.sysreg;
+    break;
+  case VM_OP_MSR:
+    do_msr(vm, in->imm, in->sub, c->r[in->rn]);
+    x.cycles = c->t.sysreg;
+    break;
+  case VM_OP_CPS:
+    do_cps(vm, in->sub & 1, in->imm);
+    break;
+  case VM_OP_HINT:
+    switch (in->sub) {
+    case VM_HINT_WFI: x.post = 2; break;
+    case VM_HINT_WFE: x.post = 3; break;
+    case VM_HINT_SEV: x.post = 4; break;
+    default: break;
+    }
+    break;
+  case VM_OP_BARRIER:
+    if (in->sub == 2)
+      x.cycles = 1 + refill_cycles(vm, x.next);
+    else
+      x.cycles = c->t.barrier;
+    break;
+  case VM_OP_SVC:
+    x.post = 1;
+    break;
+  case VM_OP_BKPT:
+    if (!vm_bkpt(vm, (uint8_t)in->imm))
+      FAULT();
+    break;
+  case VM_OP_IT:
+    it_store(c, (uint8_t)in->imm);
+    break;
+  case VM_OP_TT:
+    /* No MPU regions and no Security Extension: MREGION invalid; R/RW follow
+     * the default memory map for privileged access (DDI 0553 C2.4.225). */
+    c->r[in->rd] = (1u << 18) | (1u << 19);
+    break;
+
+  case VM_OP_DSP: case VM_OP_FP: {
+    int r = in->op == VM_OP_DSP ? vm_exec_dsp(vm, in->raw) : vm_exec_fp(vm, in->raw);
+    if (r == VM_EXT_UNDEFINED) {
+      vm_fault(vm, VM_FAULT_UNDEFINSTR, 0);
+      FAULT();
+    }
+    if (r < 1)
+      FAULT();
+    x.cycles = (uint32_t)r;
+    break;
+  }
+  case VM_OP_NOCP:
+    vm_fault(vm, VM_FAULT_NOCP, 0);
+    FAULT();
+  case VM_OP_UDF:
+  case VM_OP_UNDEF:
+  default:
+    vm_fault(vm, VM_FAULT_UNDEFINSTR, 0);
+    FAULT();
+  }
+
+retire:
+  c->ls_pipe = ls_pipe;
+  c->ls_rt = ls_rt;
+  x.cycles += (uint32_t)vm_bus_take_stalls(&vm->bus);
+  c->r[15] = x.next;
+  c->cycles = start + x.cycles;
+  c->instret++;
+  if (hooked) {
+    /* Transfer i of an instruction is stamped with cycle start+1+i (its data
+     * phase), clamped to the instruction's last cycle (docs/vm.md). */
+    if (vm->hooks.transfer)
+      for (unsigned i = 0; i < x.tx.n; i++) {
+        uint64_t cy = start + (i + 1 < x.cycles ? i + 1 : x.cycles - 1);
+        vm->hooks.transfer(vm->hooks.ctx, cy, pc, x.tx.t[i].addr, x.tx.t[i].size,
+                           x.tx.t[i].value, x.tx.t[i].write);
+      }
+    if (vm->hooks.retire)
+      vm->hooks.retire(vm->hooks.ctx, pc, start, x.cycles);
+  }
+  if (VM_UNLIKELY(x.exc_ret | x.post)) {
+    if (x.exc_ret)
+      vm_exc_return(vm, x.exc_ret); /* sets the PC from the unstacked frame */
+    switch (x.post) {
+    case 1: vm_svc(vm); break;
+    case 2: vm_wait(vm, false); break;
+    case 3: vm_wait(vm, true); break;
+    case 4: vm_sev(vm); break;
+    }
+  }
+  return true;
+
+fault:
+  it_store(c, it);
+  c->ls_pipe = false;
+  vm_bus_take_stalls(&vm->bus);
+  c->cycles = start + 1;
+  return false;
+}
+
+#undef R
+#undef FAULT
+
+/* ---- decode cache and run loop --------------------------------------------- */
+
+static void features(const struct sonde_vm *vm, struct vm_decode_features *f)
+{
+  f->v7m = vm->has_v7m;
+  f->dsp = vm->has_dsp;
+  f->fpu = vm->has_fpu;
+  f->v8m = vm->has_v8m;
+}
+
+/* Decode the instruction at pc into the cache entry. False: fetch fault. */
+static bool icache_fill(struct sonde_vm *vm, uint32_t pc, struct vm_icache_entry *e)
+{
+  uint32_t avail = 0;
+  const uint8_t *p = vm_bus_code_ptr(&vm->bus, pc, &avail, NULL);
+  if (!p || avail < 2)
+    return false;
+  uint16_t hw1, hw2 = 0;
+  memcpy(&hw1, p, 2);
+  if (vm_thumb_is32(hw1)) {
+    if (avail < 4)
+      return false;
+    memcpy(&hw2, p + 2, 2);
+  }
+  struct vm_decode_features f;
+  features(vm, &f);
+  vm_decode(&f, hw1, hw2, &e->insn);
+  const struct vm_region *r = vm_bus_find_region(&vm->bus, pc);
+  if (r && !(r->flags & VM_REGION_READONLY)) {
+    vm->bus.code_written = vm_cpu_code_written;
+    vm_bus_watch_code(&vm->bus, pc);
+    if (e->insn.len == 4)
+      vm_bus_watch_code(&vm->bus, pc + 2);
+  }
+  e->tag = pc | 1;
+  return true;
+}
+
+VM_INLINE bool step_one(struct sonde_vm *vm, const bool hooked)
+{
+  struct vm_cpu *c = &vm->cpu;
+  uint32_t pc = c->r[15];
+  if (VM_UNLIKELY(!(c->epsr & EPSR_T))) {
+    vm_fault(vm, VM_FAULT_INVSTATE, 0);
+    c->cycles++;
+    return false;
+  }
+  struct vm_icache_entry *e = &c->icache[(pc >> 1) & (VM_ICACHE_SIZE - 1)];
+  if (VM_UNLIKELY(e->tag != (pc | 1))) {
+    if (!icache_fill(vm, pc, e)) {
+      vm_fault(vm, VM_FAULT_IBUSERR, pc);
+      c->cycles++;
+      return false;
+    }
+  }
+  return exec_insn(vm, &e->insn, hooked);
+}
+
+static __attribute__((noinline)) void run_plain(struct sonde_vm *vm)
+{
+  while (VM_LIKELY(!vm->attention && vm->cpu.cycles < vm->event_cycle))
+    step_one(vm, false);
+}
+
+static __attribute__((noinline)) void run_hooked(struct sonde_vm *vm)
+{
+  while (!vm->attention && vm->cpu.cycles < vm->event_cycle && vm->hooked)
+    step_one(vm, true);
+}
+
+static bool needs_service(const struct sonde_vm *vm)
+{
+  return vm->attention || vm->cpu.cycles >= vm->event_cycle || vm->cpu.sleeping ||
+         vm->cpu.locked_up;
+}
+
+int vm_cpu_execute(struct sonde_vm *vm)
+{
+  vm_timing_setup(vm);
+  for (;;) {
+    if (needs_service(vm)) {
+      vm->cpu.ls_pipe = false;
+      if (vm_sys_service(vm))
+        return 0;
+      if (vm->cpu.sleeping || vm->cpu.locked_up)
+        continue;
+    }
+    if (vm->hooked)
+      run_hooked(vm);
+    else
+      run_plain(vm);
+  }
+}
+
+int vm_cpu_step(struct sonde_vm *vm)
+{
+  vm_timing_setup(vm);
+  if (needs_service(vm)) {
+    vm->cpu.ls_pipe = false;
+    if (vm_sys_service(vm))
+      return 0;
+    if (vm->cpu.sleeping || vm->cpu.locked_up)
+      return 0;
+  }
+  if (vm->hooked)
+    step_one(vm, true);
+  else
+    step_one(vm, false);
+  return 0;
+}
+
+void vm_cpu_code_written(struct sonde_vm *vm, uint32_t addr, unsigned size)
+{
+  if (!vm)
+    return;
+  /* A 32-bit instruction starting 2 bytes earlier covers addr too. */
+  uint32_t first = (addr & ~1u) - 2;
+  unsigned n = (size + (addr & 1) + 1) / 2 + 1;
+  for (unsigned i = 0; i < n; i++) {
+    uint32_t a = first + 2 * i;
+    struct vm_icache_entry *e = &vm->cpu.icache[(a >> 1) & (VM_ICACHE_SIZE - 1)];
+    if (e->tag == (a | 1))
+      e->tag = 0;
+  }
+}
+
+void vm_cpu_flush_decode_cache(struct sonde_vm *vm)
+{
+  for (unsigned i = 0; i < VM_ICACHE_SIZE; i++)
+    vm->cpu.icache[i].tag = 0;
+}
