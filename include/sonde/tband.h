@@ -124,6 +124,11 @@ int sonde_tband_decode_file(const char *path, enum sonde_tband_input_format fmt,
                             sonde_tband_evt_cb cb, void *ctx, struct sonde_tband_stats *stats,
                             struct sonde_diag *diag);
 
+/* COBS-decode one frame src[0..n) (without its 0x00 delimiter) into dst
+ * (room for n bytes). Returns the decoded length, or SONDE_E_FORMAT when a
+ * block runs past the end or src holds a zero. */
+long sonde_tband_cobs_decode(const uint8_t *src, size_t n, uint8_t *dst);
+
 /* Field value by name of a decoded event; false when the event has no such field. */
 bool sonde_tband_evt_field(const struct sonde_tband_evt *e, const char *name, uint64_t *val);
 

@@ -83,15 +83,21 @@ static const uint8_t *hex_class(void)
 
 enum sonde_tband_input_format sonde_tband_detect_format(const void *buf, size_t len)
 {
+  /* Binary traces are full of 0x00 frame delimiters, which text never has;
+   * text is hex if nearly all of it is digits and separators (a few stray
+   * characters are reported later, not a reason to read text as binary). */
   const uint8_t *p = buf, *t = hex_class();
   size_t n = len < 4096 ? len : 4096;
-  size_t digits = 0;
+  size_t digits = 0, other = 0;
   for (size_t i = 0; i < n; i++) {
-    if (t[p[i]] == 255)
+    if (p[i] == 0)
       return SONDE_TBAND_BIN;
-    digits += t[p[i]] < 16;
+    if (t[p[i]] == 255)
+      other++;
+    else
+      digits += t[p[i]] < 16;
   }
-  return digits ? SONDE_TBAND_HEX : SONDE_TBAND_BIN;
+  return digits && other * 10 <= n ? SONDE_TBAND_HEX : SONDE_TBAND_BIN;
 }
 
 static void emit_error(struct sonde_tband_dec *d, sonde_tband_evt_cb cb, void *ctx,
@@ -112,15 +118,16 @@ static void emit_error(struct sonde_tband_dec *d, sonde_tband_evt_cb cb, void *c
 
 /* COBS-decode src[0..n) (no delimiter) into dst. Returns the decoded length
  * or -1 with d->msg set. */
-static long cobs_decode(struct sonde_tband_dec *d, const uint8_t *src, size_t n, uint8_t *dst)
+static long cobs_decode(char *msg, size_t msgcap, const uint8_t *src, size_t n, uint8_t *dst)
 {
   size_t i = 0, o = 0;
   while (i < n) {
     unsigned code = src[i++];
     size_t run = code - 1u;
     if (run > n - i) {
-      snprintf(d->msg, sizeof d->msg, "COBS block at frame byte %zu runs past the frame end (%zu > %zu)",
-               i - 1, run, n - i);
+      if (msg)
+        snprintf(msg, msgcap, "COBS block at frame byte %zu runs past the frame end (%zu > %zu)",
+                 i - 1, run, n - i);
       return -1;
     }
     memcpy(dst + o, src + i, run);
@@ -162,6 +169,14 @@ static const char *ftype_name(enum sonde_tband_ftype t)
   case SONDE_TBAND_STR: return "str";
   default: return "u8";
   }
+}
+
+long sonde_tband_cobs_decode(const uint8_t *src, size_t n, uint8_t *dst)
+{
+  if (memchr(src, 0, n))
+    return SONDE_E_FORMAT;
+  long r = cobs_decode(NULL, 0, src, n, dst);
+  return r < 0 ? SONDE_E_FORMAT : r;
 }
 
 static void decode_event(struct sonde_tband_dec *d, const uint8_t *raw, size_t n, uint64_t off,
@@ -268,7 +283,7 @@ static void end_frame(struct sonde_tband_dec *d, sonde_tband_evt_cb cb, void *ct
     snprintf(d->msg, sizeof d->msg, "frame longer than %d bytes", FRAME_MAX);
     emit_error(d, cb, ctx, d->frame_off, (uint32_t)d->flen, SONDE_E_FORMAT);
   } else if (d->flen) {
-    long n = cobs_decode(d, d->frame, d->flen, d->raw);
+    long n = cobs_decode(d->msg, sizeof d->msg, d->frame, d->flen, d->raw);
     if (n < 0)
       emit_error(d, cb, ctx, d->frame_off, (uint32_t)d->flen, SONDE_E_FORMAT);
     else if (n == 0) {
