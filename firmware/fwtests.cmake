@@ -13,3 +13,9 @@ foreach(prog ${SONDE_FWTEST_PROGRAMS})
     endforeach()
   endforeach()
 endforeach()
+
+# The QEMU comparison image (tests/firmware/qemu_compare.sh).
+foreach(opt O0 O2 Os)
+  sonde_firmware(qemu_cmp_m3_${opt} SOURCES tests/qemu_cmp.c CORE m3 MACHINE cm3 OPT -${opt})
+  sonde_firmware(qemu_cmp_m4f_${opt} SOURCES tests/qemu_cmp.c CORE m4f MACHINE cm4f OPT -${opt})
+endforeach()

@@ -31,3 +31,17 @@ if(SONDE_FIRMWARE)
     endforeach()
   endforeach()
 endif()
+
+# The same firmware on QEMU and on the VM: identical instruction sequences.
+if(SONDE_FIRMWARE)
+  foreach(opt O0 O2 Os)
+    add_test(NAME firmware_qemu_cmp_m3_${opt}
+      COMMAND bash ${CMAKE_SOURCE_DIR}/tests/firmware/qemu_compare.sh $<TARGET_FILE:sonde>
+              ${CMAKE_BINARY_DIR}/firmware/qemu_cmp_m3_${opt}.elf mps2-an385 cm3)
+    add_test(NAME firmware_qemu_cmp_m4f_${opt}
+      COMMAND bash ${CMAKE_SOURCE_DIR}/tests/firmware/qemu_compare.sh $<TARGET_FILE:sonde>
+              ${CMAKE_BINARY_DIR}/firmware/qemu_cmp_m4f_${opt}.elf mps2-an386 cm4f)
+    set_tests_properties(firmware_qemu_cmp_m3_${opt} firmware_qemu_cmp_m4f_${opt}
+      PROPERTIES TIMEOUT 120 LABELS "firmware;qemu")
+  endforeach()
+endif()

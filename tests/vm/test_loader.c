@@ -125,7 +125,7 @@ static void e_trunc_phdrs(uint8_t *img, size_t *len) { *len = 100; (void)img; }
 static void e_phoff_far(uint8_t *img, size_t *len) { w32(img + 28, 0xFFFFFFF0); (void)len; }
 static void e_phnum0(uint8_t *img, size_t *len) { w16(img + 44, 0); (void)len; }
 static void e_phentsize(uint8_t *img, size_t *len) { w16(img + 42, 16); (void)len; }
-static void e_seg_file(uint8_t *img, size_t *len) { w32(img + 52 + 64 + 4, 250); (void)len; }
+static void e_seg_file(uint8_t *img, size_t *len) { w32(img + 52 + 64 + 4, 254); (void)len; }
 static void e_filesz(uint8_t *img, size_t *len) { w32(img + 52 + 64 + 16, 13); (void)len; }
 static void e_outside(uint8_t *img, size_t *len) { w32(img + 52 + 64 + 12, 0x30000000); (void)len; }
 static void e_straddle(uint8_t *img, size_t *len)
@@ -156,7 +156,7 @@ static void test_bad_elf(void)
   expect_error("phnum", e_phnum0, SONDE_E_FORMAT, "no program headers");
   expect_error("phentsize", e_phentsize, SONDE_E_FORMAT, "program header size 16");
   expect_error("segment file", e_seg_file, SONDE_E_TRUNCATED,
-               "ELF segment 2 (file bytes 0xfa..0xfe) extends past the end");
+               "ELF segment 2 (file bytes 0xfe..0x102) extends past the end");
   expect_error("filesz", e_filesz, SONDE_E_FORMAT, "p_filesz 0xd above p_memsz 0xc");
   expect_error("outside", e_outside, SONDE_E_RANGE,
                "bad.elf: ELF segment 2 at 0x30000000 (0xc bytes) is outside every memory region");
