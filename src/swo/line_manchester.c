@@ -1,0 +1,165 @@
+/* SWO Manchester line decoding from logic-analyzer samples.
+ *
+ * Implements the TPIU "Manchester encoding" pin protocol (ARM CoreSight
+ * Components TRM DDI 0314, TPIU, Physical pin protocol, Table "Manchester pin
+ * protocol encoding"; TPIU_SPPR = 1): logic 0 = LOW then HIGH, logic 1 = HIGH
+ * then LOW (two half-bit periods), idle LOW; a packet is a start bit (logic
+ * 1), 1..8 bytes LSB first, and a stop: the line held LOW, which is not a
+ * valid symbol.
+ *
+ * Decoding is by edges, re-timed on every mid-bit edge (T = samples per bit,
+ * d = distance from the last mid-bit edge):
+ *
+ *   M_WAIT_LOW --LOW--> M_IDLE --rising edge--> M_START
+ *   M_START   --falling edge at 0.25T..0.75T--> M_BITS (start bit's mid edge)
+ *   M_BITS    edge, no boundary edge yet:  d < 0.25T         glitch, M_IDLE/M_WAIT_LOW
+ *                                          d < 0.75T         bit-boundary edge
+ *                                          d <= 1.25T        mid edge: falling=1, rising=0
+ *             edge after a boundary edge:  0.75T..1.25T      mid edge (value by direction)
+ *             no edge for > 1.25T:         line LOW          end of packet (stop)
+ *                                          line HIGH         invalid symbol, M_WAIT_LOW
+ *   End of packet with bits % 8 != 0: the partial byte is a framing error. */
+#include "line_internal.h"
+
+void swo_manchester_setup(struct sonde_swo_line *l)
+{
+  l->mst = M_WAIT_LOW;
+  l->mbits = 0;
+  l->macc = 0;
+  l->mboundary = false;
+}
+
+static void end_packet(struct sonde_swo_line *l, bool clean, size_t o)
+{
+  if (!clean) {
+    l->st.glitches++;
+    swo_line_report(l, SONDE_SWO_LINE_ERR_GLITCH, l->mpacket, o);
+  } else if (l->mbits % 8 != 0 || l->mbits == 0) {
+    l->st.framing_errors++;
+    swo_line_report(l, SONDE_SWO_LINE_ERR_FRAMING, l->mpacket, o);
+  }
+  l->mbits = 0;
+  l->macc = 0;
+  l->mboundary = false;
+}
+
+size_t swo_manchester_run(struct sonde_swo_line *l, const uint8_t *s, size_t n,
+                          size_t *consumed, uint8_t *out, size_t cap)
+{
+  const unsigned ch = l->ch, inv = l->inv;
+  const uint64_t base = l->pos;
+  const double T = l->spb;
+  const uint64_t q1 = (uint64_t)(0.25 * T), q3 = (uint64_t)(0.75 * T + 0.5),
+                 q5 = (uint64_t)(1.25 * T + 0.5);
+  size_t i = 0, o = 0;
+
+  for (;;) {
+    switch (l->mst) {
+    case M_WAIT_LOW:
+      i = swo_find_level(s, i, n, ch, 0u ^ inv);
+      if (i == n)
+        goto out;
+      l->mst = M_IDLE;
+      /* fall through */
+    case M_IDLE:
+      i = swo_find_level(s, i, n, ch, 1u ^ inv);
+      if (i == n)
+        goto out;
+      l->medge = l->mpacket = base + i;
+      l->mst = M_START;
+      /* fall through */
+    case M_START: {
+      size_t j = swo_find_level(s, i, n, ch, 0u ^ inv);
+      uint64_t lim = l->medge + q3;
+      if (j == n) {
+        if (base + n > lim + 1) { /* HIGH too long for a start bit */
+          l->st.glitches++;
+          swo_line_report(l, SONDE_SWO_LINE_ERR_GLITCH, l->mpacket, o);
+          l->mst = M_WAIT_LOW;
+        }
+        i = n;
+        goto out;
+      }
+      uint64_t d = base + j - l->medge;
+      i = j;
+      if (d < q1 || d > q3 + 1) {
+        l->st.glitches++;
+        swo_line_report(l, SONDE_SWO_LINE_ERR_GLITCH, l->mpacket, o);
+        l->mst = M_IDLE; /* the line is LOW here */
+        continue;
+      }
+      l->st.packets++;
+      l->medge = base + j;
+      l->mlevel = 0;
+      l->mboundary = false;
+      l->mbits = 0;
+      l->macc = 0;
+      l->mst = M_BITS;
+    }
+      /* fall through */
+    case M_BITS:
+      for (;;) {
+        size_t j = swo_find_level(s, i, n, ch, (l->mlevel ^ 1u) ^ inv);
+        uint64_t d = j == n ? (base + n - l->medge) : (base + j - l->medge);
+        if (d > q5) { /* no edge in time: end of packet */
+          bool clean = l->mlevel == 0;
+          end_packet(l, clean, o);
+          l->mst = clean ? M_IDLE : M_WAIT_LOW;
+          const uint64_t r = l->medge + q5 + 1; /* first sample past the timeout */
+          i = r <= base ? 0 : (r - base < n ? (size_t)(r - base) : n);
+          break;
+        }
+        if (j == n) {
+          i = n;
+          goto out;
+        }
+        if (SWO_UNLIKELY(o == cap)) {
+          i = j;
+          goto out;
+        }
+        i = j;
+        l->mlevel ^= 1u;
+        if (!l->mboundary && d < q3) {
+          if (d < q1) { /* too short even for a half bit */
+            end_packet(l, false, o);
+            l->mst = l->mlevel ? M_WAIT_LOW : M_IDLE;
+            break;
+          }
+          l->mboundary = true;
+          continue;
+        }
+        if (l->mboundary && d < q3) { /* two edges inside one bit */
+          end_packet(l, false, o);
+          l->mst = l->mlevel ? M_WAIT_LOW : M_IDLE;
+          break;
+        }
+        /* mid-bit edge: falling (now LOW) = 1, rising = 0 */
+        l->macc |= (l->mlevel ? 0u : 1u) << (l->mbits & 7);
+        l->mbits++;
+        l->medge = base + j;
+        l->mboundary = false;
+        if ((l->mbits & 7) == 0) {
+          out[o++] = (uint8_t)l->macc;
+          l->macc = 0;
+        }
+      }
+      break;
+    }
+  }
+out:
+  *consumed = i;
+  return o;
+}
+
+size_t swo_manchester_finish(struct sonde_swo_line *l, uint8_t *out, size_t cap)
+{
+  (void)out;
+  (void)cap;
+  /* Whole bytes were already output as they completed; a cut packet only
+   * leaves a partial byte, which is reported like any short packet. */
+  if (l->mst == M_BITS) {
+    end_packet(l, l->mlevel == 0, 0);
+    l->mst = M_IDLE;
+  }
+  return 0;
+}
