@@ -1,0 +1,465 @@
+/* Sonde ITM/DWT packet decoder — ARMv7-M ARM Appendix D4 "Debug ITM and DWT
+ * Packet Protocol" (D4.2 packet formats, D4.3 DWT hardware source packets)
+ * and ARMv8-M ARM chapter D1 (same protocol, plus data trace match/address
+ * packets). See include/sonde/itm.h for the model.
+ *
+ * State machine (d->state), one transition function per edge:
+ *
+ *           header byte, whole packet in buffer -> emit (decode_fast)
+ *   IDLE ---- packet cut by end of buffer ------> PEND   (copy to d->pend)
+ *    ^  \---- 0x00 -----------------------------> ZEROS  (count zeros)
+ *    |   \--- reserved header / malformed ------> LOST   (lose)
+ *    |
+ *   PEND ---- packet completes (decode_packet) -> IDLE
+ *        \--- malformed ------------------------> LOST
+ *   ZEROS --- 0x80 after >= 5 zeros (sync) -----> IDLE   (+ SKIP if it was lost)
+ *        \--- anything else --------------------> LOST   (lose unless already lost)
+ *   LOST ---- 0x00 (memchr) --------------------> ZEROS
+ *
+ * Invariants: in IDLE the next byte is a packet header; d->npend < 8 and
+ * d->pend holds the first bytes of one incomplete packet (PEND only);
+ * d->lost is true from a loss until the sync that ends it.
+ *
+ * Hot path: IDLE with whole packets in the buffer. Headers are classified by
+ * the 256-entry itm_hdr_table; source packets (1/2/4-byte payloads, the bulk
+ * of any stream) are decoded inline without touching d->pend. */
+#include "sonde/itm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "itm_table.h"
+
+#if defined(__GNUC__)
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define LIKELY(x) (x)
+#define UNLIKELY(x) (x)
+#endif
+
+enum { ST_IDLE = 0, ST_PEND, ST_ZEROS, ST_LOST };
+
+struct sonde_itm {
+  struct sonde_itm_config cfg;
+  uint64_t offset;      /* stream offset of the next byte fed */
+  uint64_t ts_abs;      /* sum of LTS deltas */
+  uint64_t ts_out;      /* ts stamped on packets (TS_UNKNOWN before any LTS) */
+  uint64_t gts;         /* global timestamp: bits 25:0 from GTS1, 63:26 from GTS2 */
+  uint64_t pend_off;    /* offset of pend[0] */
+  uint64_t zstart;      /* offset of the first zero of the current run */
+  uint64_t zeros;       /* zeros in the current run */
+  uint64_t skip_start;  /* first byte of the current loss */
+  uint32_t page_base;   /* stimulus page * 32 */
+  uint8_t state, npend, lost, skip_why;
+  uint8_t pend[8];
+  struct sonde_itm_stats st;
+};
+
+void sonde_itm_config_init(struct sonde_itm_config *c)
+{
+  c->start_unsynced = false;
+  c->ts_prescale = 1;
+}
+
+size_t sonde_itm_sizeof(void) { return sizeof(struct sonde_itm); }
+
+static void itm_setup(struct sonde_itm *d, const struct sonde_itm_config *cfg)
+{
+  memset(d, 0, sizeof *d);
+  if (cfg)
+    d->cfg = *cfg;
+  else
+    sonde_itm_config_init(&d->cfg);
+  if (!d->cfg.ts_prescale)
+    d->cfg.ts_prescale = 1;
+  d->ts_out = SONDE_ITM_TS_UNKNOWN;
+  if (d->cfg.start_unsynced) {
+    d->state = ST_LOST;
+    d->lost = 1;
+    d->skip_why = SONDE_ITM_SKIP_START;
+  }
+}
+
+struct sonde_itm *sonde_itm_init(void *mem, size_t size, const struct sonde_itm_config *cfg)
+{
+  if (!mem || size < sizeof(struct sonde_itm) || ((uintptr_t)mem & 7))
+    return NULL;
+  itm_setup(mem, cfg);
+  return mem;
+}
+
+struct sonde_itm *sonde_itm_new(const struct sonde_itm_config *cfg)
+{
+  struct sonde_itm *d = malloc(sizeof *d);
+  if (d)
+    itm_setup(d, cfg);
+  return d;
+}
+
+void sonde_itm_free(struct sonde_itm *d) { free(d); }
+
+void sonde_itm_reset(struct sonde_itm *d)
+{
+  if (d) {
+    struct sonde_itm_config c = d->cfg;
+    itm_setup(d, &c);
+  }
+}
+
+const struct sonde_itm_stats *sonde_itm_stats(const struct sonde_itm *d) { return &d->st; }
+bool sonde_itm_synced(const struct sonde_itm *d) { return d && !d->lost; }
+
+/* ---- packet decoding ------------------------------------------------------ */
+
+static inline void put(struct sonde_itm_packet *o, uint64_t off, uint64_t ts, unsigned type,
+                       unsigned size, unsigned port, unsigned flags, uint64_t value)
+{
+  o->offset = off;
+  o->ts = ts;
+  o->value = value;
+  o->port = (uint16_t)port;
+  o->type = (uint8_t)type;
+  o->size = (uint8_t)size;
+  o->flags = (uint8_t)flags;
+  o->reserved[0] = o->reserved[1] = o->reserved[2] = 0;
+}
+
+static inline uint32_t load_le(const uint8_t *p, unsigned size)
+{
+  switch (size) {
+  case 1:
+    return p[0];
+  case 2:
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+  default:
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+  }
+}
+
+/* A source packet (instrumentation or hardware) whose payload is at p+1. */
+static inline void source_packet(struct sonde_itm *d, struct sonde_itm_packet *o, uint64_t off,
+                                 const struct itm_hdr *hi, const uint8_t *p, unsigned size)
+{
+  uint32_t v = load_le(p + 1, size);
+  unsigned type = hi->type, port = hi->port, flags = hi->flags;
+  if (type == SONDE_ITM_SW) {
+    port += d->page_base;
+  } else if (type == SONDE_ITM_EXC) {
+    /* payload byte 0 = ExceptionNumber[7:0]; byte 1: bit 0 = number[8],
+     * bits 5:4 = FN (D4.3.2) */
+    flags = (v >> 12) & 3;
+    v &= 0x1ff;
+  } else if (type == SONDE_ITM_EVCNT) {
+    flags = v & 0x3f;
+  }
+  put(o, off, d->ts_out, type, size, port, flags, v);
+  d->st.packets[type]++;
+}
+
+/* Length of a variable-length packet (header + payload bytes with the
+ * continuation bit C in bit 7): the packet ends at the first byte with C = 0.
+ * Returns the length, 0 if more bytes are needed, -1 if `maxpay` payload
+ * bytes all had C = 1 (malformed). */
+static inline int var_len(const uint8_t *p, size_t avail, unsigned maxpay)
+{
+  for (unsigned i = 1; i <= maxpay; i++) {
+    if (i >= avail)
+      return 0;
+    if (!(p[i] & 0x80))
+      return (int)i + 1;
+  }
+  return -1;
+}
+
+/* Decode one protocol packet (LTS, GTS, extension, overflow) or a source
+ * packet at p (avail bytes). Returns its length (> 0) after writing *o, 0 if
+ * the packet is not complete yet, -1 if it is malformed. Never called for
+ * K_ZERO or K_RES. */
+static int decode_packet(struct sonde_itm *d, const uint8_t *p, size_t avail, uint64_t off,
+                         struct sonde_itm_packet *o)
+{
+  uint8_t h = p[0];
+  const struct itm_hdr *hi = &itm_hdr_table[h];
+  int len;
+  uint64_t v;
+  switch (hi->kind) {
+  case K_SW1: case K_HW1:
+    if (avail < 2)
+      return 0;
+    source_packet(d, o, off, hi, p, 1);
+    return 2;
+  case K_SW2: case K_HW2:
+    if (avail < 3)
+      return 0;
+    source_packet(d, o, off, hi, p, 2);
+    return 3;
+  case K_SW4: case K_HW4:
+    if (avail < 5)
+      return 0;
+    source_packet(d, o, off, hi, p, 4);
+    return 5;
+  case K_OVF:
+    put(o, off, d->ts_out, SONDE_ITM_OVERFLOW, 0, 0, 0, 0);
+    d->st.packets[SONDE_ITM_OVERFLOW]++;
+    return 1;
+  case K_LTS2: /* 0TTT0000: TS[2:0] in bits 6:4, TC implicitly 0 (D4.2.4) */
+    v = (h >> 4) & 7;
+    d->ts_abs += v * d->cfg.ts_prescale;
+    d->ts_out = d->ts_abs;
+    put(o, off, d->ts_out, SONDE_ITM_LTS, 0, 0, SONDE_ITM_LTS2, v);
+    d->st.packets[SONDE_ITM_LTS]++;
+    return 1;
+  case K_LTS1: /* 11TC0000 + 1..4 bytes of TS[6:0], TS[13:7], ... */
+    len = var_len(p, avail, 4);
+    if (len <= 0)
+      return len;
+    v = 0;
+    for (int i = 1; i < len; i++)
+      v |= (uint64_t)(p[i] & 0x7f) << (7 * (i - 1));
+    d->ts_abs += v * d->cfg.ts_prescale;
+    d->ts_out = d->ts_abs;
+    put(o, off, d->ts_out, SONDE_ITM_LTS, (unsigned)len - 1, 0, hi->flags, v);
+    d->st.packets[SONDE_ITM_LTS]++;
+    return len;
+  case K_GTS1: { /* 0x94 + TS[6:0], TS[13:7], TS[20:14], {0 Wrap ClkCh TS[25:21]} */
+    len = var_len(p, avail, 4);
+    if (len <= 0)
+      return len;
+    unsigned flags = 0, bits = 0;
+    v = 0;
+    for (int i = 1; i < len; i++) {
+      if (i == 4) { /* last possible byte: 5 timestamp bits, then ClkCh, Wrap */
+        v |= (uint64_t)(p[i] & 0x1f) << 21;
+        flags = (p[i] & 0x40 ? SONDE_ITM_GTS_WRAP : 0) | (p[i] & 0x20 ? SONDE_ITM_GTS_CLKCH : 0);
+        bits = 26;
+      } else {
+        v |= (uint64_t)(p[i] & 0x7f) << (7 * (i - 1));
+        bits = 7 * (unsigned)i;
+      }
+    }
+    uint64_t mask = (1ull << bits) - 1; /* a short packet updates the low bits only */
+    d->gts = (d->gts & ~mask) | v;
+    put(o, off, d->ts_out, SONDE_ITM_GTS, (unsigned)len - 1, 0, flags, d->gts);
+    d->st.packets[SONDE_ITM_GTS]++;
+    return len;
+  }
+  case K_GTS2: { /* 0xB4 + TS[32:26], TS[39:33], ... (4 bytes: 48-bit, 6: 64-bit) */
+    len = var_len(p, avail, 6);
+    if (len <= 0)
+      return len;
+    v = 0;
+    for (int i = 1; i < len; i++)
+      v |= (uint64_t)(p[i] & 0x7f) << (7 * (i - 1));
+    d->gts = (d->gts & ((1ull << 26) - 1)) | (v << 26);
+    put(o, off, d->ts_out, SONDE_ITM_GTS, (unsigned)len - 1, 0, SONDE_ITM_GTS2, d->gts);
+    d->st.packets[SONDE_ITM_GTS]++;
+    return len;
+  }
+  case K_EXT: { /* C EX[2:0] 1 SH 0 0 + EX[9:3], ... (D4.2.3) */
+    if (h & 0x80) {
+      len = var_len(p, avail, 4);
+      if (len <= 0)
+        return len;
+    } else {
+      len = 1;
+    }
+    v = (h >> 4) & 7;
+    for (int i = 1; i < len; i++)
+      v |= (uint64_t)(p[i] & (i == 4 ? 0xff : 0x7f)) << (3 + 7 * (i - 1));
+    if (!(h & 0x04)) { /* SH = 0: stimulus port page */
+      d->page_base = (uint32_t)v * 32;
+      put(o, off, d->ts_out, SONDE_ITM_PAGE, (unsigned)len - 1, 0, 0, v);
+      d->st.packets[SONDE_ITM_PAGE]++;
+    } else {
+      put(o, off, d->ts_out, SONDE_ITM_EXT, (unsigned)len - 1, 0, 1, v);
+      d->st.packets[SONDE_ITM_EXT]++;
+    }
+    return len;
+  }
+  default:
+    return -1;
+  }
+}
+
+/* Sync lost at stream offset `off`. */
+static void lose(struct sonde_itm *d, uint64_t off, unsigned why)
+{
+  if (!d->lost) {
+    d->lost = 1;
+    d->skip_start = off;
+    d->skip_why = (uint8_t)why;
+  }
+  d->state = ST_LOST;
+}
+
+/* A sync packet ends a run of zeros at `end` (offset of the 0x80). */
+static size_t sync_found(struct sonde_itm *d, struct sonde_itm_packet *o)
+{
+  size_t n = 0;
+  if (d->lost) {
+    uint64_t skipped = d->zstart - d->skip_start;
+    if (skipped) {
+      put(&o[n++], d->skip_start, d->ts_out, SONDE_ITM_SKIP, 0, 0, d->skip_why, skipped);
+      d->st.packets[SONDE_ITM_SKIP]++;
+      d->st.skipped_bytes += skipped;
+      d->st.losses++;
+    }
+    d->lost = 0;
+  }
+  uint64_t size = d->zeros + 1;
+  put(&o[n++], d->zstart, d->ts_out, SONDE_ITM_SYNC, size > 255 ? 255 : (unsigned)size, 0, 0,
+      size);
+  d->st.packets[SONDE_ITM_SYNC]++;
+  d->page_base = 0; /* D4.2.8: page 0 until an extension packet after a sync */
+  d->state = ST_IDLE;
+  return n;
+}
+
+size_t sonde_itm_decode(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *consumed,
+                        struct sonde_itm_packet *out, size_t cap)
+{
+  size_t i = 0, n = 0;
+  const uint64_t base = d->offset;
+  if (cap < 2) {
+    *consumed = 0;
+    return 0;
+  }
+  while (i < len && n + 2 <= cap) {
+    switch (d->state) {
+    case ST_IDLE:
+      /* Hot loop: whole packets in the buffer. */
+      while (LIKELY(i < len && n < cap)) {
+        const uint8_t *p = in + i;
+        const struct itm_hdr *hi = &itm_hdr_table[*p];
+        size_t avail = len - i;
+        unsigned k = hi->kind;
+        if (LIKELY(k >= K_SW1)) {
+          static const uint8_t sz[] = {[K_SW1] = 1, [K_SW2] = 2, [K_SW4] = 4,
+                                       [K_HW1] = 1, [K_HW2] = 2, [K_HW4] = 4};
+          unsigned size = sz[k];
+          if (UNLIKELY(avail < size + 1u))
+            goto to_pend;
+          source_packet(d, &out[n++], base + i, hi, p, size);
+          i += size + 1;
+          continue;
+        }
+        if (UNLIKELY(k == K_ZERO)) {
+          d->state = ST_ZEROS;
+          d->zstart = base + i;
+          d->zeros = 0;
+          break;
+        }
+        if (UNLIKELY(k == K_RES)) {
+          lose(d, base + i, SONDE_ITM_SKIP_HEADER);
+          i++;
+          break;
+        }
+        int r = decode_packet(d, p, avail, base + i, &out[n]);
+        if (r > 0) {
+          n++;
+          i += (size_t)r;
+          continue;
+        }
+        if (r < 0) {
+          lose(d, base + i, SONDE_ITM_SKIP_MALFORMED);
+          i++;
+          break;
+        }
+      to_pend:
+        memcpy(d->pend, p, avail); /* avail < 8: a packet is at most 7 bytes */
+        d->npend = (uint8_t)avail;
+        d->pend_off = base + i;
+        d->state = ST_PEND;
+        i = len;
+        break;
+      }
+      break;
+    case ST_PEND:
+      while (i < len) {
+        d->pend[d->npend++] = in[i++];
+        int r = decode_packet(d, d->pend, d->npend, d->pend_off, &out[n]);
+        if (r > 0) {
+          n++;
+          d->npend = 0;
+          d->state = ST_IDLE;
+          break;
+        }
+        if (r < 0 || d->npend >= 7) {
+          d->npend = 0;
+          lose(d, d->pend_off, SONDE_ITM_SKIP_MALFORMED);
+          break;
+        }
+      }
+      break;
+    case ST_ZEROS:
+      while (i < len) {
+        uint8_t b = in[i];
+        if (b == 0) {
+          d->zeros++;
+          i++;
+          continue;
+        }
+        i++;
+        if (b == 0x80 && d->zeros >= 5) {
+          n += sync_found(d, &out[n]);
+        } else {
+          lose(d, d->zstart, SONDE_ITM_SKIP_SYNC);
+        }
+        break;
+      }
+      break;
+    case ST_LOST: {
+      const uint8_t *z = memchr(in + i, 0, len - i);
+      if (!z) {
+        i = len;
+        break;
+      }
+      i = (size_t)(z - in);
+      d->state = ST_ZEROS;
+      d->zstart = base + i;
+      d->zeros = 0;
+      break;
+    }
+    }
+  }
+  d->offset = base + i;
+  d->st.bytes += i;
+  *consumed = i;
+  return n;
+}
+
+size_t sonde_itm_finish(struct sonde_itm *d, struct sonde_itm_packet *out, size_t cap)
+{
+  if (cap < 1)
+    return 0;
+  uint64_t from = 0;
+  unsigned why = 0;
+  if (d->lost) {
+    from = d->skip_start;
+    why = d->skip_why;
+  } else if (d->state == ST_PEND) {
+    from = d->pend_off;
+    why = SONDE_ITM_SKIP_TRUNCATED;
+  } else if (d->state == ST_ZEROS) {
+    from = d->zstart;
+    why = SONDE_ITM_SKIP_TRUNCATED;
+  } else {
+    return 0;
+  }
+  size_t n = 0;
+  uint64_t skipped = d->offset - from;
+  if (skipped) {
+    put(&out[n++], from, d->ts_out, SONDE_ITM_SKIP, 0, 0, why, skipped);
+    d->st.packets[SONDE_ITM_SKIP]++;
+    d->st.skipped_bytes += skipped;
+    d->st.losses++;
+  }
+  /* what remains is reported; the decoder waits for a sync */
+  d->npend = 0;
+  d->lost = 1;
+  d->skip_start = d->offset;
+  d->skip_why = SONDE_ITM_SKIP_TRUNCATED;
+  d->state = ST_LOST;
+  return n;
+}
