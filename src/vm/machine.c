@@ -23,6 +23,7 @@ struct parser {
   struct sonde_diag *diag;
   struct sonde_machine *m;
   bool seen_core, seen_clock, seen_nvic, seen_name;
+  unsigned periph_line[VM_MACHINE_MAX_PERIPH];
 };
 
 static int perr(struct parser *p, const char *fmt, ...)
@@ -299,7 +300,7 @@ static int parse_periph(struct parser *p, int n, char **t)
     if (pe->base < m->periph[i].base + PERIPH_SIZE && m->periph[i].base < pe->base + PERIPH_SIZE)
       return perr(p, "peripheral %s at 0x%08x overlaps peripheral %s at 0x%08x", t[1], pe->base,
                   periph_names[m->periph[i].type], m->periph[i].base);
-  m->nperiph++;
+  p->periph_line[m->nperiph++] = p->line;
   return 0;
 }
 
@@ -355,8 +356,10 @@ static int parse_line(struct parser *p, char *line)
   if (strcmp(t[0], "power") == 0) {
     for (int i = 1; i < n; i++) {
       char *k, *v;
-      if (!split_kv(t[i], &k, &v) || !parse_num(v, 0, &x) || x > 0xFFFFFFFFu)
+      if (!split_kv(t[i], &k, &v))
         return perr(p, "power: expected run=MICROAMPS sleep=MICROAMPS, got '%s'", t[i]);
+      if (!parse_num(v, 0, &x) || x > 0xFFFFFFFFu)
+        return perr(p, "power: expected run=MICROAMPS sleep=MICROAMPS, got '%s=%s'", k, v);
       if (strcmp(k, "run") == 0)
         m->power_run_ua = (uint32_t)x;
       else if (strcmp(k, "sleep") == 0)
@@ -370,23 +373,31 @@ static int parse_line(struct parser *p, char *line)
                  "peripheral, swo-baud, mtb or power)", t[0]);
 }
 
+/* An error about the whole file (no line). */
+static int ferr(struct parser *p, const char *msg)
+{
+  if (p->diag)
+    return sonde_diag_set(p->diag, SONDE_E_FORMAT, "%s: %s", p->name, msg);
+  return SONDE_E_FORMAT;
+}
+
 static int finish(struct parser *p)
 {
   struct sonde_machine *m = p->m;
   if (!p->seen_core)
-    return perr(p, "no 'core' line");
+    return ferr(p, "no 'core' line");
   if (!p->seen_clock)
-    return perr(p, "no 'clock' line");
+    return ferr(p, "no 'clock' line");
   if (!m->nmem)
-    return perr(p, "no 'memory' line");
+    return ferr(p, "no 'memory' line");
   if (!m->num_irqs)
     m->num_irqs = 32;
   if (!m->prio_bits)
     m->prio_bits = m->core == SONDE_VM_CORE_M0PLUS ? 2 : 3;
   if (m->core == SONDE_VM_CORE_M0PLUS && (m->prio_bits != 2 || m->num_irqs > 32))
-    return perr(p, "nvic: a Cortex-M0+ has prio-bits=2 and at most 32 irqs");
+    return ferr(p, "nvic: a Cortex-M0+ has prio-bits=2 and at most 32 irqs");
   for (unsigned i = 0; i < m->nperiph; i++)
-    if (m->periph[i].irq >= (int)m->num_irqs)
+    if (m->periph[i].irq >= (int)m->num_irqs && (p->line = p->periph_line[i]) != 0)
       return perr(p, "peripheral %s at 0x%08x: irq %d is not below nvic irqs=%u",
                   periph_names[m->periph[i].type], m->periph[i].base, m->periph[i].irq,
                   m->num_irqs);

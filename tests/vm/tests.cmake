@@ -7,3 +7,7 @@ if(NOT TARGET PkgConfig::UNICORN)
   pkg_check_modules(UNICORN REQUIRED IMPORTED_TARGET unicorn)
 endif()
 sonde_unit_test(test_vm_dsp vm/test_dsp.c vm/unicorn_ref.c LIBS sonde_vm PkgConfig::UNICORN)
+
+# System side (H-sys): machine descriptions, NVIC/SCB/SysTick registers,
+# exception model, peripherals, semihosting.
+sonde_unit_test(test_vm_machine vm/test_machine.c LIBS sonde_vm)
