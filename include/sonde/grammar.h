@@ -139,6 +139,26 @@ typedef int (*sonde_grammar_cycle_fn)(void *ctx, uint64_t index, uint64_t pos, u
                                       bool is_rule);
 int sonde_grammar_walk_cycles(struct sonde_grammar *g, sonde_grammar_cycle_fn fn, void *ctx);
 
+/* SVG charts (self-contained, no scripts). labels[i] names cycles[i].
+ * Pie: the share of each cycle among all cycles (the paper's cycle pie chart);
+ * the `max_slices`-1 most frequent get a slice, the rest one "other" slice. */
+int sonde_grammar_svg_pie(FILE *out, const struct sonde_grammar_cycle *cycles, size_t n,
+                          uint64_t total_cycles, const char *const *labels, size_t max_slices,
+                          const char *title);
+/* Cycle in time: one row per cycle (the `max_rows` most frequent), a mark at
+ * every occurrence along the trace (x = cycle index; occurrences closer than
+ * a pixel share it). classes[k] is the index into cycles of occurrence k
+ * (k < total_cycles). `highlight` (an index into cycles, or SIZE_MAX) is drawn
+ * in red and always gets a row. */
+int sonde_grammar_svg_timeline(FILE *out, const struct sonde_grammar_cycle *cycles, size_t n,
+                               const uint32_t *classes, uint64_t total_cycles,
+                               const char *const *labels, size_t max_rows, size_t highlight,
+                               const char *title);
+/* Map every occurrence (in order) to its index in `cycles` (as returned by
+ * sonde_grammar_cycles): *classes is malloc'ed, total_cycles entries. */
+int sonde_grammar_cycle_classes(struct sonde_grammar *g, const struct sonde_grammar_cycle *cycles,
+                                size_t n, uint32_t **classes, uint64_t *total_cycles);
+
 /* ---- reading symbol streams (text lists, CSV traces, Sonde PC traces) --- */
 
 enum sonde_grammar_input_kind {
@@ -166,6 +186,8 @@ struct sonde_grammar_input; /* opaque */
  * with a `val` or `pc` column -> CSV; else a text list. `path` "-" is stdin. */
 int sonde_grammar_input_load(const char *path, const struct sonde_grammar_input_opts *opts,
                              struct sonde_grammar_input **out, struct sonde_diag *diag);
+/* Read a whole file (gzip undone; "-" is stdin) into a malloc'ed buffer. */
+int sonde_grammar_read_file(const char *path, void **data, size_t *len, struct sonde_diag *diag);
 /* The same from memory (name used in messages). */
 int sonde_grammar_input_load_buffer(const void *data, size_t len, const char *name,
                                     const struct sonde_grammar_input_opts *opts,
