@@ -5,3 +5,4 @@
  *   SONDE_COMMAND(name, "one-line summary for `sonde --help`")
  */
 SONDE_COMMAND(run, "run firmware on the virtual Cortex-M and record ground-truth traces")
+SONDE_COMMAND(grammar, "compress traces into grammars (Sequitur, ReSequitur, Cyclitur) and analyse cycles")
