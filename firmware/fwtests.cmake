@@ -19,3 +19,8 @@ foreach(opt O0 O2 Os)
   sonde_firmware(qemu_cmp_m3_${opt} SOURCES tests/qemu_cmp.c CORE m3 MACHINE cm3 OPT -${opt})
   sonde_firmware(qemu_cmp_m4f_${opt} SOURCES tests/qemu_cmp.c CORE m4f MACHINE cm4f OPT -${opt})
 endforeach()
+
+# Images for the `sonde run` CLI tests (tests/cli/run_*.sh).
+sonde_firmware(run_lockup SOURCES tests/run_lockup.c CORE m3 MACHINE cm3 OPT -O1)
+sonde_firmware(run_forever SOURCES tests/run_forever.c CORE m3 MACHINE cm3 OPT -O1)
+sonde_firmware(run_exit_m0plus SOURCES tests/fw_crc32.c CORE m0plus MACHINE cm0plus OPT -O2 SEMIHOSTING)

@@ -93,15 +93,57 @@ __attribute__((noreturn)) void Reset_Handler(void)
 void _init(void) {}
 void _fini(void) {}
 
-void Default_Handler(void)
+static char *put_hex8(char *p, uint32_t v)
+{
+  for (int i = 28; i >= 0; i -= 4)
+    *p++ = "0123456789abcdef"[(v >> i) & 0xF];
+  return p;
+}
+
+/* Report the exception with the PC it interrupted (from the stacked frame)
+ * and, for a fault on ARMv7-M and later, the fault status registers; then
+ * exit with 128 + its number. */
+__attribute__((used, noreturn)) static void default_handler_c(const uint32_t *frame)
 {
   uint32_t ipsr;
   __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
   ipsr &= 0x1FF;
-  char msg[] = "sonde_fw: unhandled exception 000\n";
-  msg[30] = (char)('0' + ipsr / 100);
-  msg[31] = (char)('0' + ipsr / 10 % 10);
-  msg[32] = (char)('0' + ipsr % 10);
+  char msg[128] = "sonde_fw: unhandled exception 000";
+  char *p = msg + 30;
+  *p++ = (char)('0' + ipsr / 100);
+  *p++ = (char)('0' + ipsr / 10 % 10);
+  *p++ = (char)('0' + ipsr % 10);
+  static const char pc[] = " at pc 0x";
+  memcpy(p, pc, sizeof pc - 1);
+  p = put_hex8(p + sizeof pc - 1, frame[6]);
+#if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__)
+  if (ipsr >= 3 && ipsr <= 6) {
+    static const char cfsr[] = ", CFSR 0x", hfsr[] = ", HFSR 0x", bfar[] = ", BFAR 0x";
+    memcpy(p, cfsr, sizeof cfsr - 1);
+    p = put_hex8(p + sizeof cfsr - 1, SCB_CFSR);
+    memcpy(p, hfsr, sizeof hfsr - 1);
+    p = put_hex8(p + sizeof hfsr - 1, SCB_HFSR);
+    memcpy(p, bfar, sizeof bfar - 1);
+    p = put_hex8(p + sizeof bfar - 1, SCB_BFAR);
+  }
+#endif
+  *p++ = '\n';
+  *p = 0;
   sh_write0(msg);
   sonde_exit((int)(128 + ipsr));
+}
+
+/* The frame is on the stack EXC_RETURN bit 2 names (ARMv6-M-compatible code). */
+__attribute__((naked)) void Default_Handler(void)
+{
+  __asm__ volatile("movs r0, #4\n\t"
+                   "mov r1, lr\n\t"
+                   "tst r0, r1\n\t"
+                   "beq 1f\n\t"
+                   "mrs r0, psp\n\t"
+                   "b 2f\n"
+                   "1:\tmrs r0, msp\n"
+                   "2:\tldr r1, =default_handler_c\n\t"
+                   "bx r1\n\t"
+                   ".ltorg");
 }

@@ -43,7 +43,7 @@ static void uart_hex(uint32_t v)
     uart_putc("0123456789abcdef"[(v >> i) & 0xF]);
 }
 
-static void uart_dec(uint32_t v)
+static void uart_udec(uint32_t v)
 {
   char buf[11];
   int n = 0;
@@ -53,6 +53,13 @@ static void uart_dec(uint32_t v)
   } while (v);
   while (n)
     uart_putc(buf[--n]);
+}
+
+static void uart_dec(int32_t v)
+{
+  if (v < 0)
+    uart_putc('-');
+  uart_udec(v < 0 ? 0u - (uint32_t)v : (uint32_t)v);
 }
 
 static uint8_t data[256];
@@ -117,17 +124,17 @@ int main(void)
     int32_t f = filter(samples, 64);
     sort(samples, 64);
     uart_puts("round ");
-    uart_dec(round);
+    uart_udec(round);
     uart_puts(": crc32 ");
     uart_hex(c);
     uart_puts(", filter ");
-    uart_dec((uint32_t)f);
+    uart_dec(f);
     uart_puts(", min ");
-    uart_dec((uint32_t)(samples[0] + 16384));
+    uart_dec(samples[0]);
     uart_puts(", max ");
-    uart_dec((uint32_t)(samples[63] + 16384));
+    uart_dec(samples[63]);
     uart_puts(", ticks ");
-    uart_dec(ticks);
+    uart_udec(ticks);
     uart_putc('\n');
     /* sleep until the next two SysTick interrupts */
     uint32_t t = ticks;
@@ -136,7 +143,7 @@ int main(void)
   }
   SYST_CSR = 0;
   uart_puts("done after ");
-  uart_dec(ticks);
+  uart_udec(ticks);
   uart_puts(" SysTick interrupts\n");
   return 0;
 }

@@ -1,12 +1,522 @@
-/* `sonde run`: placeholder until the VM lands (issue 2). */
+/* `sonde run`: run firmware on the virtual Cortex-M (include/sonde/vm.h) and
+ * record the ground truth: the PC trace (which instruction occupied every
+ * cycle) and the LSU trace (every data transfer), docs/formats.md. Issue 2,
+ * docs/cli.md "sonde run".
+ *
+ * The PC trace is assembled from the VM's observation hooks: `retire` gives
+ * each instruction's first cycle and length; the cycles between two retired
+ * instructions are sleep (WFI/WFE, from the sleep-cycle statistic) and
+ * exception entry / return / tail-chain (from the exception hook). See
+ * pc_gap() for how a gap is divided. The file's cycles are contiguous and sum
+ * to the run's total cycle count (tests/cli/run_trace.sh checks both). */
 #include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sonde/trace.h"
+#include "sonde/vm.h"
+
+#define DEFAULT_MAX_CYCLES 10000000000ull /* 10 G cycles: a runaway guard */
+#define PROGRESS_SLICE_CYCLES 20000000ull
+#define MAX_GAP_EVENTS 16
+
+struct exc_event {
+  uint64_t cycle;
+  enum sonde_vm_exc_event ev;
+  unsigned exc;
+};
+
+struct run_ctx {
+  struct sonde_vm *vm;
+  struct sonde_pctrace_writer *pct;
+  struct sonde_lsutrace_writer *lsu;
+  int err;                     /* first trace write error */
+  /* PC trace assembly */
+  uint64_t next_cycle;         /* first cycle not yet in the trace */
+  bool have_prev;              /* an instruction record is held back ... */
+  uint32_t prev_pc, prev_cycles; /* ... so unexplained stall cycles can join it */
+  uint64_t sleep_seen;         /* sleep_cycles statistic already accounted */
+  struct exc_event ev[MAX_GAP_EVENTS]; /* exception events since the last retire */
+  unsigned nev;
+  uint64_t overlaps;           /* retire hooks that started before next_cycle */
+  /* target output */
+  FILE *uart;
+};
+
+static void note_err(struct run_ctx *c, int rc)
+{
+  if (rc < 0 && !c->err) {
+    c->err = rc;
+    sonde_vm_halt(c->vm);
+  }
+}
+
+static void flush_prev(struct run_ctx *c)
+{
+  if (c->have_prev) {
+    note_err(c, sonde_pctrace_write(c->pct, c->prev_pc, c->prev_cycles));
+    c->have_prev = false;
+  }
+}
+
+static void emit_span(struct run_ctx *c, enum sonde_pctrace_kind kind, unsigned exc, uint64_t n)
+{
+  flush_prev(c);
+  while (n) {
+    uint32_t k = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+    note_err(c, sonde_pctrace_write_span(c->pct, kind, exc, k));
+    n -= k;
+  }
+}
+
+/* Cycles nobody claimed (a stall the VM charged between instructions): they
+ * belong to the instruction before, or are a halted span at the very start. */
+static void emit_unclaimed(struct run_ctx *c, uint64_t n)
+{
+  if (!n)
+    return;
+  if (c->have_prev && (uint64_t)c->prev_cycles + n <= UINT32_MAX)
+    c->prev_cycles += (uint32_t)n;
+  else
+    emit_span(c, SONDE_PCTRACE_HALTED, 0, n);
+}
+
+/* Fill the trace up to cycle `end` (exclusive), where the next instruction or
+ * the end of the run begins. First the sleep cycles counted since the last
+ * instruction (a core sleeps before it wakes into a handler); the rest is
+ * divided at the exception events' cycles, each piece named by the event that
+ * ends it: ... -> ENTER n is the entry into n (a tail-chain if an EXIT came
+ * before it in the same gap), ... -> RETURN is the return from the exception
+ * of the preceding EXIT. A piece after the last event is named by that event. */
+static void pc_gap(struct run_ctx *c, uint64_t end)
+{
+  struct sonde_vm_stats st;
+  sonde_vm_get_stats(c->vm, &st);
+  uint64_t sleep = st.sleep_cycles - c->sleep_seen;
+  c->sleep_seen = st.sleep_cycles;
+  if (end <= c->next_cycle) {
+    c->nev = 0;
+    return;
+  }
+  uint64_t gap = end - c->next_cycle;
+  if (sleep > gap)
+    sleep = gap;
+  if (sleep)
+    emit_span(c, SONDE_PCTRACE_SLEEP, 0, sleep);
+  uint64_t cur = c->next_cycle + sleep;
+  bool exited = false;
+  unsigned exit_exc = 0;
+  enum sonde_pctrace_kind last_kind = SONDE_PCTRACE_INSN;
+  unsigned last_exc = 0;
+  for (unsigned i = 0; i < c->nev; i++) {
+    const struct exc_event *e = &c->ev[i];
+    uint64_t t = e->cycle < cur ? cur : e->cycle > end ? end : e->cycle;
+    enum sonde_pctrace_kind kind = SONDE_PCTRACE_INSN;
+    unsigned exc = e->exc;
+    if (e->ev == SONDE_VM_EXC_ENTER) {
+      kind = exited ? SONDE_PCTRACE_TAIL_CHAIN : SONDE_PCTRACE_EXC_ENTRY;
+      exited = false;
+    } else if (e->ev == SONDE_VM_EXC_EXIT) {
+      exited = true;
+      exit_exc = e->exc;
+      kind = SONDE_PCTRACE_EXC_RETURN; /* only for a piece after it */
+    } else {
+      kind = SONDE_PCTRACE_EXC_RETURN;
+      exc = exit_exc;
+      exited = false;
+    }
+    if (t > cur) {
+      if (e->ev == SONDE_VM_EXC_EXIT)
+        emit_unclaimed(c, t - cur); /* before the return began */
+      else
+        emit_span(c, kind, exc, t - cur);
+      cur = t;
+    }
+    last_kind = kind;
+    last_exc = e->ev == SONDE_VM_EXC_EXIT ? e->exc : exc;
+  }
+  if (end > cur) {
+    if (last_kind == SONDE_PCTRACE_INSN)
+      emit_unclaimed(c, end - cur);
+    else
+      emit_span(c, last_kind, last_exc, end - cur);
+  }
+  c->nev = 0;
+  c->next_cycle = end;
+}
+
+static void on_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
+{
+  struct run_ctx *c = ctx;
+  if (!c->pct)
+    return;
+  if (cycle != c->next_cycle || c->nev)
+    pc_gap(c, cycle);
+  if (cycle < c->next_cycle) {
+    /* overlapping report: keep the file contiguous, count it (a VM bug) */
+    c->overlaps++;
+    uint64_t over = c->next_cycle - cycle;
+    cycles = over >= cycles ? 0 : cycles - (uint32_t)over;
+    if (!cycles)
+      return;
+  }
+  flush_prev(c);
+  c->have_prev = true;
+  c->prev_pc = pc & ~1u;
+  c->prev_cycles = cycles;
+  c->next_cycle += cycles;
+}
+
+static void on_exception(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc)
+{
+  struct run_ctx *c = ctx;
+  if (!c->pct)
+    return;
+  if (c->nev == MAX_GAP_EVENTS) /* many events with no instruction between: close a piece */
+    pc_gap(c, cycle);
+  c->ev[c->nev++] = (struct exc_event){cycle, ev, exc};
+}
+
+static void on_transfer(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, unsigned size,
+                        uint32_t value, bool write)
+{
+  struct run_ctx *c = ctx;
+  struct sonde_lsutrace_record r = {cycle, pc, addr, value, size, write};
+  note_err(c, sonde_lsutrace_write(c->lsu, &r));
+}
+
+static int on_output(void *ctx, int stream, const void *data, size_t len)
+{
+  struct run_ctx *c = ctx;
+  FILE *f = stream == SONDE_VM_STREAM_STDERR ? stderr
+            : stream >= SONDE_VM_STREAM_UART0 && c->uart ? c->uart
+                                                          : stdout;
+  if (fwrite(data, 1, len, f) != len)
+    return SONDE_E_IO;
+  if (f == stderr || stream >= SONDE_VM_STREAM_UART0)
+    fflush(f); /* interleave target output in order */
+  return 0;
+}
+
+static struct sonde_vm *volatile interrupted_vm;
+static void on_sigint(int sig)
+{
+  (void)sig;
+  if (interrupted_vm)
+    sonde_vm_halt(interrupted_vm);
+}
+
+static void *read_whole_file(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    cli_error("run: cannot open '%s': %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (!buf) {
+      fclose(f);
+      cli_error("run: '%s': out of memory", path);
+      return NULL;
+    }
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap)
+      break;
+    cap *= 2;
+    char *nb = realloc(buf, cap);
+    if (!nb)
+      free(buf);
+    buf = nb;
+  }
+  if (ferror(f)) {
+    cli_error("run: cannot read '%s': %s", path, strerror(errno));
+    free(buf);
+    fclose(f);
+    return NULL;
+  }
+  fclose(f);
+  *len = n;
+  return buf;
+}
+
+static int load_machine(const char *spec, struct sonde_machine **m)
+{
+  int rc = sonde_machine_builtin(spec, m);
+  if (rc == 0)
+    return CLI_OK;
+  FILE *probe = fopen(spec, "rb");
+  if (!probe) {
+    const char *const *names = sonde_machine_builtin_names();
+    fprintf(stderr, "sonde: run: unknown machine '%s' (not a built-in, not a file); built-ins:", spec);
+    for (size_t i = 0; names[i]; i++)
+      fprintf(stderr, " %s", names[i]);
+    fputc('\n', stderr);
+    return CLI_FAIL;
+  }
+  fclose(probe);
+  size_t len;
+  char *text = read_whole_file(spec, &len);
+  if (!text)
+    return CLI_FAIL;
+  struct sonde_diag diag = {{0}};
+  rc = sonde_machine_parse(text, len, spec, m, &diag);
+  free(text);
+  if (rc < 0)
+    return cli_error("run: %s", diag.msg[0] ? diag.msg : sonde_strerror(rc));
+  return CLI_OK;
+}
+
+static const char *stop_name(enum sonde_vm_stop_reason r)
+{
+  switch (r) {
+  case SONDE_VM_STOP_EXIT: return "exit";
+  case SONDE_VM_STOP_CYCLE_LIMIT: return "cycle-limit";
+  case SONDE_VM_STOP_LOCKUP: return "lockup";
+  case SONDE_VM_STOP_BREAKPOINT: return "breakpoint";
+  case SONDE_VM_STOP_HALT: return "interrupted";
+  case SONDE_VM_STOP_ERROR: return "error";
+  }
+  return "?";
+}
 
 int cmd_run(int argc, char **argv)
 {
-  static const struct cli_command_help help = {"sonde run [options] <firmware>", NULL};
-  int n;
-  int rc = cli_parse(argc, argv, NULL, &help, &n);
+  const char *machine_name = "cm3", *trace_pc = NULL, *trace_fmt = "bin", *trace_lsu = NULL,
+             *uart_path = NULL;
+  uint64_t max_cycles = DEFAULT_MAX_CYCLES, base = 0;
+  bool stats = false, json = false, binary = false;
+  const struct cli_opt opts[] = {
+      OPT_GROUP("Target"),
+      OPT_STRING('m', "machine", "<name|file>", &machine_name,
+                 "machine: a built-in (cm3, cc2650, cm4f, cm33, cm0plus) or a machine "
+                 "description file (docs/vm.md); default cm3"),
+      OPT_U64(0, "max-cycles", "<n>", &max_cycles,
+              "stop with an error after <n> core cycles (default 10G; 0 = no limit)"),
+      OPT_FLAG(0, "binary", &binary, "<firmware> is a raw binary image, loaded at --base"),
+      OPT_U64(0, "base", "<addr>", &base, "load address of a --binary image (default 0)"),
+      OPT_STRING(0, "uart", "<file>", &uart_path,
+                 "write the UART's output to <file> instead of stdout"),
+      OPT_GROUP("Ground truth"),
+      OPT_STRING(0, "trace-pc", "<file>", &trace_pc,
+                 "write the PC trace: the instruction (or exception entry/return, sleep) "
+                 "occupying every cycle (docs/formats.md)"),
+      OPT_STRING(0, "trace-format", "<bin|csv>", &trace_fmt,
+                 "format of --trace-pc: bin (SONDEPCT v1, default) or csv (cycle,pc; one row "
+                 "per cycle)"),
+      OPT_STRING(0, "trace-lsu", "<file>", &trace_lsu,
+                 "write every data transfer as CSV (cycle,pc,addr,size,value,rw)"),
+      OPT_GROUP("Statistics"),
+      OPT_FLAG(0, "stats", &stats,
+               "print instructions, cycles, host seconds and MIPS to stderr at the end"),
+      OPT_FLAG(0, "json", &json,
+               "print the statistics as one JSON object on stderr (keys instructions, cycles, "
+               "seconds, mips, exceptions, sleep_cycles, stop, exit_code)"),
+      OPT_END(),
+  };
+  static const struct cli_command_help help = {
+      "sonde run [options] <firmware.elf>\n"
+      "sonde run --binary [--base <addr>] [options] <firmware.bin>",
+      "Run firmware on the virtual Cortex-M until it exits through semihosting\n"
+      "(SYS_EXIT/SYS_EXIT_EXTENDED). Semihosting output goes to stdout/stderr, the\n"
+      "UART's to stdout (or --uart). The exit status is the firmware's exit code;\n"
+      "a lockup, a breakpoint, the cycle limit or an error exits 1 with the PC and\n"
+      "the fault status registers. A '-' for a trace file means stdout."};
+  int nargs;
+  int rc = cli_parse(argc, argv, opts, &help, &nargs);
   if (rc)
     return rc < 0 ? CLI_OK : rc;
-  return cli_error("run: the virtual target is not built yet");
+  if (nargs != 1)
+    return cli_usage_error(&help, nargs ? "expected one firmware file" : "no firmware given");
+  const char *fw_path = argv[0];
+  enum sonde_pctrace_format pc_format;
+  if (!strcmp(trace_fmt, "bin") || !strcmp(trace_fmt, "binary"))
+    pc_format = SONDE_PCTRACE_BINARY;
+  else if (!strcmp(trace_fmt, "csv"))
+    pc_format = SONDE_PCTRACE_CSV;
+  else
+    return cli_usage_error(&help, "--trace-format must be bin or csv, not '%s'", trace_fmt);
+  if (base > UINT32_MAX)
+    return cli_usage_error(&help, "--base must be a 32-bit address");
+  if (base && !binary)
+    return cli_usage_error(&help, "--base needs --binary (an ELF file has its own addresses)");
+  if (max_cycles == 0)
+    max_cycles = UINT64_MAX;
+
+  struct sonde_machine *machine = NULL;
+  struct sonde_vm *vm = NULL;
+  void *image = NULL;
+  FILE *pct_file = NULL, *lsu_file = NULL;
+  struct run_ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  int status = CLI_FAIL;
+
+  if (load_machine(machine_name, &machine) != CLI_OK)
+    goto out;
+  size_t image_len;
+  image = read_whole_file(fw_path, &image_len);
+  if (!image)
+    goto out;
+  rc = sonde_vm_new(machine, &vm);
+  if (rc < 0) {
+    cli_error("run: cannot create the VM: %s", sonde_strerror(rc));
+    goto out;
+  }
+  ctx.vm = vm;
+  rc = binary ? sonde_vm_load_binary(vm, image, image_len, (uint32_t)base)
+              : sonde_vm_load_elf(vm, image, image_len, fw_path);
+  if (rc < 0) {
+    cli_error("run: %s", sonde_vm_error_detail(vm));
+    goto out;
+  }
+  if (uart_path) {
+    ctx.uart = cli_open_output(uart_path, true);
+    if (!ctx.uart)
+      goto out;
+  }
+  sonde_vm_set_output(vm, on_output, &ctx);
+  if (trace_pc) {
+    pct_file = cli_open_output(trace_pc, pc_format == SONDE_PCTRACE_BINARY);
+    if (!pct_file)
+      goto out;
+    rc = sonde_pctrace_writer_new(pct_file, trace_pc, pc_format, sonde_machine_clock_hz(machine),
+                                  0, &ctx.pct);
+    if (rc < 0) {
+      cli_error("run: '%s': %s", trace_pc, sonde_strerror(rc));
+      goto out;
+    }
+  }
+  if (trace_lsu) {
+    lsu_file = cli_open_output(trace_lsu, false);
+    if (!lsu_file)
+      goto out;
+    rc = sonde_lsutrace_writer_new(lsu_file, trace_lsu, &ctx.lsu);
+    if (rc < 0) {
+      cli_error("run: '%s': %s", trace_lsu, sonde_strerror(rc));
+      goto out;
+    }
+  }
+  if (ctx.pct || ctx.lsu) {
+    struct sonde_vm_hooks hooks = {.ctx = &ctx};
+    if (ctx.pct) {
+      hooks.retire = on_retire;
+      hooks.exception = on_exception;
+    }
+    if (ctx.lsu)
+      hooks.transfer = on_transfer;
+    sonde_vm_set_hooks(vm, &hooks);
+  }
+  rc = sonde_vm_reset(vm);
+  if (rc < 0) {
+    cli_error("run: reset failed: %s", sonde_vm_error_detail(vm));
+    goto out;
+  }
+
+  struct cli_progress prog;
+  cli_progress_start(&prog, "running", max_cycles == UINT64_MAX ? 0 : max_cycles);
+  interrupted_vm = vm;
+  void (*old_sigint)(int) = signal(SIGINT, on_sigint);
+  struct sonde_vm_stop stop;
+  memset(&stop, 0, sizeof stop);
+  struct sonde_vm_stats st;
+  double t0 = cli_now_s();
+  for (;;) {
+    uint64_t limit = max_cycles;
+    if (prog.enabled) {
+      sonde_vm_get_stats(vm, &st);
+      if (max_cycles - st.cycles > PROGRESS_SLICE_CYCLES)
+        limit = st.cycles + PROGRESS_SLICE_CYCLES;
+    }
+    rc = sonde_vm_run(vm, limit, &stop);
+    if (rc < 0 && stop.reason != SONDE_VM_STOP_ERROR) {
+      stop.reason = SONDE_VM_STOP_ERROR;
+    }
+    if (stop.reason != SONDE_VM_STOP_CYCLE_LIMIT || limit == max_cycles)
+      break;
+    sonde_vm_get_stats(vm, &st);
+    cli_progress_update(&prog, st.cycles);
+  }
+  double seconds = cli_now_s() - t0;
+  signal(SIGINT, old_sigint);
+  interrupted_vm = NULL;
+  cli_progress_end(&prog);
+  sonde_vm_get_stats(vm, &st);
+  fflush(stdout);
+
+  /* close the PC trace at the run's last cycle */
+  if (ctx.pct) {
+    pc_gap(&ctx, st.cycles);
+    flush_prev(&ctx);
+    note_err(&ctx, sonde_pctrace_writer_finish(ctx.pct));
+    if (ctx.overlaps)
+      cli_warn("run: %llu instructions overlapped the one before in the PC trace",
+               (unsigned long long)ctx.overlaps);
+  }
+  if (ctx.lsu)
+    note_err(&ctx, sonde_lsutrace_writer_finish(ctx.lsu));
+
+  double mips = seconds > 0 ? (double)st.instructions / seconds / 1e6 : 0;
+  if (json) {
+    fprintf(stderr,
+            "{\"instructions\": %llu, \"cycles\": %llu, \"seconds\": %.6f, \"mips\": %.3f, "
+            "\"exceptions\": %llu, \"sleep_cycles\": %llu, \"stop\": \"%s\", \"exit_code\": %d}\n",
+            (unsigned long long)st.instructions, (unsigned long long)st.cycles, seconds, mips,
+            (unsigned long long)st.exceptions, (unsigned long long)st.sleep_cycles,
+            stop_name(stop.reason), stop.reason == SONDE_VM_STOP_EXIT ? stop.exit_code : -1);
+  } else if (stats) {
+    fprintf(stderr,
+            "instructions  %llu\ncycles        %llu\nexceptions    %llu\nsleep cycles  %llu\n"
+            "host seconds  %.3f\nMIPS          %.1f\n",
+            (unsigned long long)st.instructions, (unsigned long long)st.cycles,
+            (unsigned long long)st.exceptions, (unsigned long long)st.sleep_cycles, seconds, mips);
+  }
+
+  if (ctx.err) {
+    const char *detail = ctx.pct && sonde_pctrace_writer_error_detail(ctx.pct)[0]
+                             ? sonde_pctrace_writer_error_detail(ctx.pct)
+                         : ctx.lsu ? sonde_lsutrace_writer_error_detail(ctx.lsu)
+                                   : sonde_strerror(ctx.err);
+    cli_error("run: %s", detail);
+    goto out;
+  }
+  switch (stop.reason) {
+  case SONDE_VM_STOP_EXIT:
+    status = stop.exit_code & 0xFF;
+    break;
+  case SONDE_VM_STOP_CYCLE_LIMIT:
+    cli_error("run: %s: cycle limit of %llu cycles reached at pc 0x%08x (use --max-cycles)",
+              fw_path, (unsigned long long)max_cycles, stop.pc);
+    break;
+  case SONDE_VM_STOP_LOCKUP:
+    cli_error("run: %s: the core locked up at pc 0x%08x (CFSR 0x%08x, HFSR 0x%08x, BFAR 0x%08x, "
+              "MMFAR 0x%08x)", fw_path, stop.pc, stop.cfsr, stop.hfsr, stop.bfar, stop.mmfar);
+    break;
+  case SONDE_VM_STOP_BREAKPOINT:
+    cli_error("run: %s: breakpoint at pc 0x%08x", fw_path, stop.pc);
+    break;
+  case SONDE_VM_STOP_HALT:
+    cli_error("run: %s: interrupted at pc 0x%08x after %llu cycles", fw_path, stop.pc,
+              (unsigned long long)st.cycles);
+    break;
+  case SONDE_VM_STOP_ERROR:
+    cli_error("run: %s: %s", fw_path, sonde_vm_error_detail(vm));
+    break;
+  }
+out:
+  sonde_pctrace_writer_free(ctx.pct);
+  sonde_lsutrace_writer_free(ctx.lsu);
+  if (pct_file && cli_close_output(pct_file, trace_pc) != CLI_OK)
+    status = CLI_FAIL;
+  if (lsu_file && cli_close_output(lsu_file, trace_lsu) != CLI_OK)
+    status = CLI_FAIL;
+  if (ctx.uart && cli_close_output(ctx.uart, uart_path) != CLI_OK)
+    status = CLI_FAIL;
+  sonde_vm_free(vm);
+  sonde_machine_free(machine);
+  free(image);
+  return status;
 }
