@@ -45,3 +45,9 @@ if(SONDE_FIRMWARE)
       PROPERTIES TIMEOUT 120 LABELS "firmware;qemu")
   endforeach()
 endif()
+
+# `sonde run` CLI tests (need the firmware images).
+if(SONDE_FIRMWARE)
+  sonde_cli_test(run_basic LABELS firmware)
+  sonde_cli_test(run_trace LABELS firmware)
+endif()
