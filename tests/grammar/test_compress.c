@@ -142,10 +142,235 @@ static void test_random_properties(void)
   CHECK_EQ_I(bad, 0);
 }
 
+/* Binary file: round trip, and every corruption is rejected with an offset. */
+static void test_binary_roundtrip(void)
+{
+  uint32_t w[64];
+  size_t n;
+  str2w("cabcabcabcabcad", w, &n);
+  struct sonde_grammar *g = build(SONDE_GRAMMAR_CYCLITUR, w, n, 'a');
+  uint8_t *b;
+  size_t len;
+  REQUIRE(sonde_grammar_serialize(g, &b, &len) == 0);
+  CHECK_EQ_MEM(b, "SONDEGRM", 8);
+  /* header 32; S: length 1 + c (2-byte varint 198, count 1) + A^4 (2) + B (2) = 8;
+   * A: 1 + 3 terminals of 3 bytes = 10; B: 1 + 2 * 3 = 7; CRC-32 4 */
+  CHECK_EQ_U(len, 32 + 8 + 10 + 7 + 4);
+  struct sonde_grammar *h = NULL;
+  struct sonde_diag d;
+  REQUIRE(sonde_grammar_parse(b, len, "t.sgr", &h, &d) == 0);
+  CHECK_EQ_U(sonde_grammar_size(h), 11);
+  CHECK_EQ_U(sonde_grammar_input_length(h), 15);
+  CHECK(sonde_grammar_rule_is_cycle(h, 1));
+  CHECK_EQ_U(sonde_grammar_loop_header(h), 'a');
+  CHECK_EQ_STR(print_str(h), print_str(g));
+  CHECK(verify(h, w, n));
+  sonde_grammar_free(h);
+  /* truncations */
+  for (size_t cut = 0; cut < len; cut++) {
+    h = NULL;
+    CHECK(sonde_grammar_parse(b, cut, "t.sgr", &h, &d) < 0);
+    CHECK(h == NULL);
+  }
+  /* every single-bit flip is caught (CRC-32 or validation) */
+  int caught = 0;
+  for (size_t i = 0; i < len * 8; i++) {
+    b[i / 8] ^= (uint8_t)(1u << (i % 8));
+    h = NULL;
+    if (sonde_grammar_parse(b, len, "t.sgr", &h, &d) < 0)
+      caught++;
+    sonde_grammar_free(h);
+    b[i / 8] ^= (uint8_t)(1u << (i % 8));
+  }
+  CHECK_EQ_U(caught, len * 8);
+  b[40] ^= 1;
+  sonde_grammar_parse(b, len, "t.sgr", &h, &d);
+  CHECK_EQ_STR(d.msg, "t.sgr: offset 57: checksum mismatch (file corrupt)");
+  free(b);
+  sonde_grammar_free(g);
+}
+
+static void test_edge_inputs(void)
+{
+  /* empty: S -> (nothing), Size 1 */
+  struct sonde_grammar *g = build(SONDE_GRAMMAR_CYCLITUR, NULL, 0, 'a');
+  CHECK_EQ_U(sonde_grammar_size(g), 1);
+  CHECK_EQ_U(sonde_grammar_rule_count(g), 1);
+  CHECK(sonde_grammar_comp(g) == 0.0);
+  CHECK(verify(g, NULL, 0));
+  sonde_grammar_free(g);
+  /* one symbol */
+  uint32_t one = 7;
+  for (int a = 0; a < 3; a++) {
+    g = build((enum sonde_grammar_algo)a, &one, 1, 7);
+    CHECK_EQ_U(sonde_grammar_size(g), 2);
+    CHECK(verify(g, &one, 1));
+    sonde_grammar_free(g);
+  }
+  /* a long run: ReSequitur keeps it as one element a^n */
+  static uint32_t run[100000];
+  for (size_t i = 0; i < 100000; i++)
+    run[i] = 0xdeadbeef;
+  g = build(SONDE_GRAMMAR_RESEQUITUR, run, 100000, -1);
+  CHECK_EQ_STR(print_str(g), "S -> \xef^100000\n");
+  CHECK_EQ_U(sonde_grammar_size(g), 2);
+  CHECK(verify(g, run, 100000));
+  sonde_grammar_free(g);
+  g = build(SONDE_GRAMMAR_SEQUITUR, run, 100000, -1);
+  CHECK(verify(g, run, 100000));
+  CHECK(sonde_grammar_size(g) < 60); /* log-depth doubling rules */
+  sonde_grammar_free(g);
+  /* loop header absent: one cycle, the whole input */
+  uint32_t w[] = {1, 2, 3, 1, 2, 3};
+  g = build(SONDE_GRAMMAR_CYCLITUR, w, 6, 99);
+  struct sonde_grammar_cycle *c;
+  size_t nc;
+  uint64_t tot;
+  REQUIRE(sonde_grammar_cycles(g, &c, &nc, &tot) == 0);
+  CHECK_EQ_U(tot, 1);
+  CHECK_EQ_U(nc, 1);
+  CHECK_EQ_U(c[0].length, 6);
+  free(c);
+  CHECK(verify(g, w, 6));
+  sonde_grammar_free(g);
+}
+
+/* Huge alphabet: 300 000 distinct 32-bit symbols, then a repeat of them. */
+static void test_huge_alphabet(void)
+{
+  size_t n = 600000;
+  uint32_t *w = malloc(n * sizeof *w);
+  for (size_t i = 0; i < n / 2; i++)
+    w[i] = w[i + n / 2] = (uint32_t)(i * 2654435761u) ^ 0x80000001u;
+  for (int a = 0; a < 3; a++) {
+    struct sonde_grammar *g = build((enum sonde_grammar_algo)a, w, n, (int)(w[1000] & 0x7fffffff));
+    if (a == SONDE_GRAMMAR_CYCLITUR) {
+      sonde_grammar_free(g);
+      g = sonde_grammar_new(SONDE_GRAMMAR_CYCLITUR);
+      sonde_grammar_set_loop_header(g, w[1000]);
+      sonde_grammar_feed(g, w, n);
+      REQUIRE(sonde_grammar_finish(g) == 0);
+    }
+    CHECK(verify(g, w, n));
+    CHECK_EQ_U(sonde_grammar_distinct_terminals(g), n / 2);
+    sonde_grammar_free(g);
+  }
+  free(w);
+}
+
+/* Cycle analysis of the paper's example: cycles c, abc x4, ad. */
+static int pos_collect(void *ctx, uint64_t index, uint64_t pos, uint32_t sym, bool is_rule)
+{
+  char *s = ctx;
+  char b[64];
+  snprintf(b, sizeof b, "%llu@%llu:%s%u ", (unsigned long long)index, (unsigned long long)pos,
+           is_rule ? "R" : "t", sym);
+  strcat(s, b);
+  return 0;
+}
+
+static void test_cycles_paper(void)
+{
+  uint32_t w[64];
+  size_t n;
+  str2w("cabcabcabcabcad", w, &n);
+  struct sonde_grammar *g = build(SONDE_GRAMMAR_CYCLITUR, w, n, 'a');
+  struct sonde_grammar_cycle *c;
+  size_t nc;
+  uint64_t tot;
+  REQUIRE(sonde_grammar_cycles(g, &c, &nc, &tot) == 0);
+  CHECK_EQ_U(tot, 6);
+  REQUIRE(nc == 3);
+  CHECK_EQ_U(c[0].count, 4); /* abc */
+  CHECK_EQ_U(c[0].length, 3);
+  CHECK_EQ_U(c[0].first, 1);
+  CHECK_EQ_U(c[0].first_pos, 1);
+  CHECK_EQ_U(c[0].first_sym, 'a');
+  CHECK_EQ_U(c[1].count, 1); /* c */
+  CHECK(!c[1].is_rule);
+  CHECK_EQ_U(c[2].length, 2); /* ad */
+  CHECK_EQ_U(c[2].first_pos, 13);
+  char s[512] = "";
+  sonde_grammar_walk_cycles(g, pos_collect, s);
+  CHECK_EQ_STR(s, "0@0:t99 1@1:R1 2@4:R1 3@7:R1 4@10:R1 5@13:R2 ");
+  uint32_t *cls;
+  uint64_t t2;
+  REQUIRE(sonde_grammar_cycle_classes(g, c, nc, &cls, &t2) == 0);
+  CHECK_EQ_U(t2, 6);
+  CHECK(cls[0] == 1 && cls[1] == 0 && cls[4] == 0 && cls[5] == 2);
+  /* the same cycles found in another trace hash the same */
+  uint32_t w2[64];
+  size_t n2;
+  str2w("abcadabcx", w2, &n2);
+  struct sonde_grammar *g2 = build(SONDE_GRAMMAR_CYCLITUR, w2, n2, 'a');
+  struct sonde_grammar_cycle *c2;
+  size_t nc2;
+  REQUIRE(sonde_grammar_cycles(g2, &c2, &nc2, &t2) == 0);
+  CHECK_EQ_U(nc2, 3);
+  int common = 0;
+  for (size_t i = 0; i < nc; i++)
+    for (size_t j = 0; j < nc2; j++)
+      common += c[i].hash == c2[j].hash && c[i].length == c2[j].length;
+  CHECK_EQ_I(common, 2); /* abc and ad; c and abcx are not shared */
+  /* SVG output is well-formed enough to start and end right */
+  char *buf = NULL;
+  size_t blen = 0;
+  FILE *f = open_memstream(&buf, &blen);
+  const char *lab[] = {"abc", "c", "ad"};
+  sonde_grammar_svg_pie(f, c, nc, tot, lab, 12, "t<&>");
+  fclose(f);
+  CHECK(strstr(buf, "<svg ") && strstr(buf, "</svg>") && strstr(buf, "t&lt;&amp;&gt;"));
+  CHECK(strstr(buf, "abc — 4 (66.67%)") != NULL);
+  free(buf);
+  f = open_memstream(&buf, &blen);
+  sonde_grammar_svg_timeline(f, c, nc, cls, t2, lab, 20, 2, "x");
+  fclose(f);
+  CHECK(strstr(buf, "#d62728") && strstr(buf, "</svg>"));
+  free(buf);
+  free(cls);
+  free(c);
+  free(c2);
+  sonde_grammar_free(g);
+  sonde_grammar_free(g2);
+}
+
+/* A long cyclic trace: ReSequitur-style exponents make Cyclitur smaller. */
+static void test_cyclic_improvement(void)
+{
+  size_t n = 0, cap = 400000;
+  uint32_t *w = malloc(cap * sizeof *w);
+  for (int it = 0; n < cap - 200; it++) {
+    w[n++] = 0x1000; /* loop header */
+    for (uint32_t k = 0; k < 20; k++)
+      w[n++] = 0x1002 + 2 * k;
+    int reps = 3 + (it % 7 == 0) * 5; /* a busy-wait loop with a varying count */
+    for (int r = 0; r < reps; r++) {
+      w[n++] = 0x2000;
+      w[n++] = 0x2002;
+    }
+    if (it % 5 == 0)
+      for (uint32_t k = 0; k < 30; k++)
+        w[n++] = 0x3000 + 2 * k;
+  }
+  struct sonde_grammar *s = build(SONDE_GRAMMAR_SEQUITUR, w, n, -1);
+  struct sonde_grammar *c = build(SONDE_GRAMMAR_CYCLITUR, w, n, 0x1000);
+  CHECK(verify(s, w, n));
+  CHECK(verify(c, w, n));
+  CHECK(sonde_grammar_size(c) * 100 < sonde_grammar_size(s) * 88);
+  sonde_grammar_free(s);
+  sonde_grammar_free(c);
+  free(w);
+}
+
 int main(void)
 {
   RUN(test_paper_sequitur);
   RUN(test_paper_cyclitur);
   RUN(test_random_properties);
+  RUN(test_binary_roundtrip);
+  RUN(test_edge_inputs);
+  RUN(test_huge_alphabet);
+  RUN(test_cycles_paper);
+  RUN(test_cyclic_improvement);
   return check_summary();
 }
