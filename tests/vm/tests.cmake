@@ -11,3 +11,8 @@ sonde_unit_test(test_vm_dsp vm/test_dsp.c vm/unicorn_ref.c LIBS sonde_vm PkgConf
 # System side (H-sys): machine descriptions, NVIC/SCB/SysTick registers,
 # exception model, peripherals, semihosting.
 sonde_unit_test(test_vm_machine vm/test_machine.c LIBS sonde_vm)
+
+# CPU core (H-cpu): directed tests and the cycle model; differential tests
+# against Unicorn through tests/vm/unicorn_ref.c.
+sonde_unit_test(test_vm_cpu_diff vm/test_cpu_diff.c vm/unicorn_ref.c LIBS sonde_vm PkgConfig::UNICORN)
+sonde_unit_test(test_vm_sys vm/test_sys.c LIBS sonde_vm)
