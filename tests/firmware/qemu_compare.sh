@@ -15,9 +15,15 @@ timeout 60 qemu-system-arm -M "$board" -nographic -monitor none -serial none \
   -semihosting-config enable=on,target=native -icount shift=0 -singlestep \
   -d exec,nochain -D "$tmp/qemu.log" -kernel "$elf" >"$tmp/qemu.out" 2>&1
 qrc=$?
-# "Trace 0: 0x7f.. [00800400/000000f4/00000110/ff020201] sym": the 2nd field is the PC
-awk '/^Trace/ { split($3, f, "/"); s = tolower(f[2]); while (length(s) < 8) s = "0" s; print s }' \
-  "$tmp/qemu.log" >"$tmp/qemu.pc"
+# "Trace 0: 0x7f.. [00800400/000000f4/00000110/ff020201] sym": the 2nd field is the PC.
+# With -icount, an I/O access not at the end of a block makes QEMU re-execute
+# the block ("cpu_io_recompile: rewound execution of TB"): the first, rewound
+# execution did not complete, so its line is dropped; so is a block logged and
+# then not run ("Stopped execution of TB chain before", an exit request).
+awk '/^Trace/ { if (have) print last; split($4, f, "/"); s = tolower(f[2])
+                while (length(s) < 8) s = "0" s; last = s; have = 1; next }
+     /cpu_io_recompile: rewound|Stopped execution of TB chain before/ { have = 0 }
+     END { if (have) print last }' "$tmp/qemu.log" >"$tmp/qemu.pc"
 "$sonde" run --machine "$machine" --trace-pc "$tmp/vm.pct" "$elf" >"$tmp/vm.out" 2>"$tmp/vm.err"
 vrc=$?
 od -An -v -tx4 -w8 -j32 "$tmp/vm.pct" | awk '$1 ~ /[02468ace]$/ { print $1 }' >"$tmp/vm.pc"
