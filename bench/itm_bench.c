@@ -2,7 +2,11 @@
  * mixed software and hardware packets and prints MB/s next to a plain byte
  * scan of the same buffer, measured in the same run. Timing never fails.
  *
- *   bench_itm [MB] [chunk_bytes]
+ *   bench_itm [MB] [chunk_bytes] [mixed|sw32|pc]
+ *
+ * sw32: 32-bit instrumentation writes (as a DMA'd logger emits) with an LTS1
+ * every 8 packets; pc: periodic PC samples (1 in 16 sleeping), each followed
+ * by a 2-byte LTS1.
  *
  * Mix per 100 packets (by count): 40 instrumentation (1/2/4 bytes on 32
  * ports), 15 LTS (format 1 and 2), 15 periodic PC samples (incl. sleep),
@@ -41,8 +45,31 @@ static size_t put_source(uint8_t *p, unsigned id, int hw, unsigned size, uint32_
   return 1 + size;
 }
 
+static int mode; /* 0 mixed, 1 sw32: 32-bit instrumentation writes + LTS1, 2 pc: PC samples + LTS */
+
 static size_t gen_packet(uint8_t *p, uint64_t k)
 {
+  if (mode == 1 && k % 4096) {
+    uint32_t v = rnd();
+    if (v % 8 == 0) {
+      p[0] = 0xc0;
+      p[1] = (uint8_t)(v >> 8) & 0x7f;
+      return 2;
+    }
+    return put_source(p, (v >> 4) & 31, 0, 4, v);
+  }
+  if (mode == 2 && k % 4096) {
+    uint32_t v = rnd();
+    if (k & 1) {
+      p[0] = 0xc0;
+      p[1] = 0x80 | ((v >> 8) & 0x7f);
+      p[2] = (v >> 16) & 0x03;
+      return 3;
+    }
+    if ((v & 0xf) == 0)
+      return put_source(p, 2, 1, 1, 0);
+    return put_source(p, 2, 1, 4, 0x00001000 + (v & 0xfffe));
+  }
   if (k % 4096 == 0) {
     memset(p, 0, 5);
     p[5] = 0x80;
@@ -106,6 +133,10 @@ int main(int argc, char **argv)
 {
   size_t mb = argc > 1 ? strtoul(argv[1], NULL, 10) : 256;
   size_t chunk = argc > 2 ? strtoul(argv[2], NULL, 10) : 0;
+  char chunk_text[32];
+  snprintf(chunk_text, sizeof chunk_text, "%zu bytes", chunk);
+  if (argc > 3)
+    mode = !strcmp(argv[3], "sw32") ? 1 : !strcmp(argv[3], "pc") ? 2 : 0;
   size_t len = mb << 20;
   uint8_t *buf = malloc(len + 16);
   if (!buf) {
@@ -126,7 +157,7 @@ int main(int argc, char **argv)
       hits += buf[i] >> 7;
   double scan_s = (now_s() - t0) / 3;
 
-  enum { CAP = 4096 };
+  enum { CAP = 512 };
   static struct sonde_itm_packet out[CAP];
   double best = 1e9;
   uint64_t packets = 0, sum = 0;
@@ -154,9 +185,10 @@ int main(int argc, char **argv)
     sonde_itm_free(d);
   }
   double mbs = (double)len / 1e6;
-  printf("stream: %zu MiB, %llu packets (%.2f bytes/packet), chunk %s\n", mb,
+  printf("stream: %s, %zu MiB, %llu packets (%.2f bytes/packet), chunk %s\n",
+         mode == 1 ? "sw32" : mode == 2 ? "pc" : "mixed", mb,
          (unsigned long long)packets, (double)len / (double)packets,
-         chunk ? argv[2] : "whole buffer");
+         chunk ? chunk_text : "whole buffer");
   printf("byte scan:  %8.1f MB/s\n", mbs / scan_s);
   printf("itm decode: %8.1f MB/s  (%.1f Mpackets/s)  = %.2fx of byte scan\n", mbs / best,
          (double)packets / best / 1e6, scan_s / best);

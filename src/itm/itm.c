@@ -25,10 +25,16 @@
  * of any stream) are decoded inline without touching d->pend. */
 #include "sonde/itm.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "itm_fast.h"
 #include "itm_table.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the hot loop loads packets as little-endian words"
+#endif
 
 #if defined(__GNUC__)
 #define LIKELY(x) __builtin_expect(!!(x), 1)
@@ -39,6 +45,14 @@
 #endif
 
 enum { ST_IDLE = 0, ST_PEND, ST_ZEROS, ST_LOST };
+
+/* fast_run() stores port, type, size, flags and reserved as one word */
+_Static_assert(offsetof(struct sonde_itm_packet, port) == 24 &&
+                   offsetof(struct sonde_itm_packet, type) == 26 &&
+                   offsetof(struct sonde_itm_packet, size) == 27 &&
+                   offsetof(struct sonde_itm_packet, flags) == 28 &&
+                   sizeof(struct sonde_itm_packet) == 32,
+               "packet layout");
 
 struct sonde_itm {
   struct sonde_itm_config cfg;
@@ -268,7 +282,8 @@ static int decode_packet(struct sonde_itm *d, const uint8_t *p, size_t avail, ui
     for (int i = 1; i < len; i++)
       v |= (uint64_t)(p[i] & (i == 4 ? 0xff : 0x7f)) << (3 + 7 * (i - 1));
     if (!(h & 0x04)) { /* SH = 0: stimulus port page */
-      d->page_base = (uint32_t)v * 32;
+      /* ports are 16-bit: pages beyond 2046 saturate (ARMv7-M has 8 pages) */
+      d->page_base = v < 2047 ? (uint32_t)v * 32 : 2047u * 32;
       put(o, off, d->ts_out, SONDE_ITM_PAGE, (unsigned)len - 1, 0, 0, v);
       d->st.packets[SONDE_ITM_PAGE]++;
     } else {
@@ -316,6 +331,61 @@ static size_t sync_found(struct sonde_itm *d, struct sonde_itm_packet *o)
   return n;
 }
 
+/* The hot loop: while at least 8 bytes remain and the header is a
+ * fixed-length packet (instrumentation, DWT, LTS2, overflow) or an LTS1,
+ * decode it from one 8-byte load with table lookups and conditional moves
+ * (a stream's packet types look random to a branch predictor). Returns at
+ * the first other header; the caller handles that one on the general path. */
+static inline void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
+                            struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
+{
+  size_t i = *ip, n = *np;
+  uint64_t ts_abs = d->ts_abs, ts_out = d->ts_out;
+  const uint64_t pre = d->cfg.ts_prescale;
+  const uint64_t page_base = d->page_base;
+  uint64_t *cnt = d->st.packets;
+  while (LIKELY(i + 8 <= len && n < cap)) {
+    const uint8_t *p = in + i;
+    const struct itm_fast *e = &itm_fast_table[p[0]];
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t x = w >> 8;
+    uint64_t meta = e->meta, value;
+    unsigned plen;
+    if (LIKELY(e->kind == 1)) {
+      value = (x & e->vmask) | e->lts2;
+      meta |= ((x >> e->fshift) & e->fmask) << 32;
+      meta += e->page ? page_base : 0;
+      ts_abs += e->lts2 * pre;
+      plen = e->len;
+    } else if (e->kind == 2) {
+      /* LTS1: the payload ends at the first of bytes 1..4 with C = 0 */
+      uint64_t c = ~w & 0x8080808000ull;
+      if (UNLIKELY(!c))
+        break; /* malformed: the general path reports it */
+      plen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+      value = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
+      value &= (1ull << (7 * (plen - 1))) - 1;
+      ts_abs += value * pre;
+      meta |= (uint64_t)(plen - 1) << 24;
+    } else {
+      break;
+    }
+    ts_out = e->is_lts ? ts_abs : ts_out;
+    struct sonde_itm_packet *o = &out[n++];
+    o->offset = base + i;
+    o->ts = ts_out;
+    o->value = value;
+    memcpy(&o->port, &meta, sizeof meta); /* port, type, size, flags, reserved */
+    cnt[e->type]++;
+    i += plen;
+  }
+  d->ts_abs = ts_abs;
+  d->ts_out = ts_out;
+  *ip = i;
+  *np = n;
+}
+
 size_t sonde_itm_decode(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *consumed,
                         struct sonde_itm_packet *out, size_t cap)
 {
@@ -330,6 +400,11 @@ size_t sonde_itm_decode(struct sonde_itm *d, const uint8_t *in, size_t len, size
     case ST_IDLE:
       /* Hot loop: whole packets in the buffer. */
       while (LIKELY(i < len && n < cap)) {
+        if (i + 8 <= len) {
+          fast_run(d, in, len, &i, out, cap, &n, base);
+          if (i >= len || n >= cap)
+            break;
+        }
         const uint8_t *p = in + i;
         const struct itm_hdr *hi = &itm_hdr_table[*p];
         size_t avail = len - i;
