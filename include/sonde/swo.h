@@ -321,10 +321,15 @@ void sonde_swo_tpiu_reset(struct sonde_swo_tpiu *t); /* keeps config and callbac
 void sonde_swo_tpiu_set_event_callback(struct sonde_swo_tpiu *t, sonde_swo_tpiu_event_fn fn,
                                        void *ctx);
 
+/* Output capacity one _feed of `n` bytes may need: a frame completed by
+ * this call may include up to 15 bytes carried over from earlier calls. */
+#define SONDE_SWO_TPIU_OUT_MAX(n) ((n) + 15u)
+
 /* Deformat `n` input bytes (split anywhere). Data bytes of the selected
- * ID(s) are written to `out`, which must hold at least `n` bytes (output
- * never exceeds input). If `out_ids` is not NULL it receives the ID of each
- * output byte (same capacity rule). Returns the number of bytes written.
+ * ID(s) are written to `out`, which must hold SONDE_SWO_TPIU_OUT_MAX(n)
+ * bytes (over a whole stream, output never exceeds input). If `out_ids` is
+ * not NULL it receives the ID of each output byte (same capacity rule).
+ * Returns the number of bytes written.
  * All input is always consumed; never fails on any input. Output lags input
  * by up to one frame (a frame is decoded when its auxiliary byte arrives). */
 size_t sonde_swo_tpiu_feed(struct sonde_swo_tpiu *t, const uint8_t *in, size_t n,

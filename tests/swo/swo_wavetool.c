@@ -142,7 +142,7 @@ static int dec(int argc, char **argv)
     perror(argv[6]);
     return 1;
   }
-  static uint8_t in[1 << 16], out[1 << 16], out2[1 << 16];
+  static uint8_t in[1 << 16], out[1 << 16], out2[(1 << 16) + 16];
   size_t n;
   int eof = 0;
   while (!eof) {
