@@ -175,6 +175,9 @@ struct sonde_grammar_input_opts {
    * and set *value, or non-zero to intern it as a fresh symbol. May be NULL. */
   int (*resolve)(void *ctx, const char *name, uint32_t *value);
   void *resolve_ctx;
+  /* Start from the interned names of another input, so the same name gets
+   * the same symbol in both (to compare two text traces). May be NULL. */
+  const struct sonde_grammar_input *share_names;
 };
 #define SONDE_GRAMMAR_GAP_SYM 0xFFFFFFFFu     /* "<gap>": never an instruction address */
 #define SONDE_GRAMMAR_NAME_BASE 0xF0000000u   /* interned names: BASE + k */

@@ -40,6 +40,7 @@ static const char *const sub_help =
 struct namer {
   struct sonde_grammar_input *in;
   struct sonde_sym *sym;
+  const struct sonde_grammar_input *share; /* names of the first input (--diff) */
 };
 
 static int name_sym(void *ctx, uint32_t s, char *buf, size_t len)
@@ -139,7 +140,7 @@ static int load(const char *path, const struct gopts *o, struct namer *nm, struc
     return CLI_OK;
   }
   struct sonde_grammar_input_opts io = {o->keep_invalid, o->mark_gaps, o->cycle_level,
-                                        nm->sym ? resolve_elf : NULL, nm->sym};
+                                        nm->sym ? resolve_elf : NULL, nm->sym, nm->share};
   int rc = sonde_grammar_input_load_buffer(buf, len, strcmp(path, "-") ? path : "stdin", &io,
                                            &L->in, &d);
   free(buf);
@@ -485,7 +486,7 @@ static int do_cycles(const char *path, const struct gopts *o, struct namer *nm)
     unload(&L);
     return cli_error("out of memory");
   }
-  struct namer nm2 = {NULL, nm->sym};
+  struct namer nm2 = {NULL, nm->sym, L.in};
   if (o->diff) {
     struct gopts o2 = *o;
     if (!o2.lh && sonde_grammar_has_loop_header(g)) {

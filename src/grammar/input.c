@@ -422,6 +422,15 @@ int sonde_grammar_input_load_buffer(const void *data, size_t len, const char *na
     return SONDE_E_NOMEM;
   const char *p = data;
   int rc;
+  if (opts && opts->share_names) {
+    for (size_t k = 0; k < opts->share_names->nnames; k++) {
+      uint32_t v;
+      if ((rc = intern(in, opts->share_names->names[k], &v))) {
+        sonde_grammar_input_free(in);
+        return sonde_diag_set(diag, rc, "%s: out of memory", name);
+      }
+    }
+  }
   /* first line, for detection */
   size_t fl = 0;
   while (fl < len && p[fl] != '\n')
