@@ -415,6 +415,38 @@ static void test_split_anywhere(void)
   CHECK(sonde_itm_init(mem, 8, NULL) == NULL);
 }
 
+/* Every header byte, followed by payloads with every continuation pattern:
+ * the hot path (whole buffer) and the general path (one byte at a time)
+ * give identical packets. */
+static void test_fast_equals_general(void)
+{
+  static const uint8_t pays[][6] = {
+      {0x85, 0x80, 0x80, 0x60, 0x11, 0x22}, {0x05, 0x11, 0x22, 0x33, 0x44, 0x55},
+      {0xff, 0x7f, 0x01, 0x02, 0x03, 0x04}, {0x81, 0x82, 0x03, 0x04, 0x05, 0x06},
+      {0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, {0x2f, 0x21, 0x10, 0x00, 0x08, 0x09},
+      {0x00, 0x30, 0x00, 0x00, 0x00, 0x00}, {0xff, 0xff, 0xff, 0x7f, 0x00, 0x01},
+  };
+  for (unsigned h = 1; h < 256; h++) {
+    for (size_t k = 0; k < sizeof pays / sizeof pays[0]; k++) {
+      uint8_t s[32];
+      size_t n = 0;
+      s[n++] = 0xc0; /* an LTS first so ts is known */
+      s[n++] = 0x03;
+      s[n++] = (uint8_t)h;
+      memcpy(s + n, pays[k], 6);
+      n += 6;
+      /* then a known packet and a sync, so a loss ends the same way */
+      static const uint8_t tail[] = {0x01, 0x42, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x01, 0x43};
+      memcpy(s + n, tail, sizeof tail);
+      n += sizeof tail;
+      decode(s, n, 0, MAXP, NULL, &R);
+      decode(s, n, 1, MAXP, NULL, &R2);
+      if (!same(&R, &R2))
+        CHECK_FAIL_("header 0x%02x payload %zu: whole-buffer and byte-wise decoding differ", h, k);
+    }
+  }
+}
+
 static void test_random_bytes(void)
 {
   static uint8_t buf[1 << 20];
@@ -474,6 +506,7 @@ int main(void)
   RUN(test_data_trace_every_comparator);
   RUN(test_loss_and_resync);
   RUN(test_split_anywhere);
+  RUN(test_fast_equals_general);
   RUN(test_random_bytes);
   return check_summary();
 }
