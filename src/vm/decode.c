@@ -516,12 +516,7 @@ static void dec_branch_misc(const struct vm_decode_features *f, uint16_t h1, uin
     return;
   }
   if (op1 & 4) { set_undef(d); return; } /* BLX (immediate) */
-  if (op1 == 2) { /* UDF.W is 1111 0111 1111 imm4 1010 imm12 */
-    if (op == 0x7f) d->op = VM_OP_UDF;
-    else set_undef(d);
-    return;
-  }
-  /* op1 = 000: conditional branch or misc control */
+  /* op1 = 0x0 (J1 free): conditional branch, misc control; 010 also UDF.W */
   if ((op & 0x38) != 0x38) {
     if (!f->v7m) { set_undef(d); return; }
     uint32_t imm = (s << 20) | (j2 << 19) | (j1 << 18) | (BITS(h1, 5, 0) << 12) |
@@ -529,6 +524,11 @@ static void dec_branch_misc(const struct vm_decode_features *f, uint16_t h1, uin
     d->op = VM_OP_B;
     d->cond = (uint8_t)BITS(h1, 9, 6);
     d->imm = sign_extend(imm, 21);
+    return;
+  }
+  if (op1 == 2) { /* UDF.W is 1111 0111 1111 imm4 1010 imm12 */
+    if (op == 0x7f) d->op = VM_OP_UDF;
+    else set_undef(d);
     return;
   }
   switch (op) {

@@ -369,7 +369,8 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
 
   uint32_t apsr = c->apsr;
   const bool setflags = (in->flags & VM_F_S) || ((in->flags & VM_F_S_NOTIT) && !it);
-  uint32_t a, b, res, carry = (apsr >> 29) & 1, ovf = (apsr >> 28) & 1;
+  const uint32_t cin = (apsr >> 29) & 1;
+  uint32_t a, b, res, carry = cin, ovf = (apsr >> 28) & 1;
 
   switch ((enum vm_op)in->op) {
   case VM_OP_DP_I:
@@ -378,7 +379,7 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
       carry = (in->flags & VM_F_IMMC_1) ? 1 : 0;
     goto alu;
   case VM_OP_DP_R:
-    b = shift_c(R(in->rm), in->sh_type, in->sh_n, carry, &carry);
+    b = shift_c(R(in->rm), in->sh_type, in->sh_n, cin, &carry);
   alu:
     a = in->rn == VM_NOREG ? 0 : R(in->rn);
     switch (in->sub) {
@@ -391,7 +392,7 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
     case VM_ALU_MVN: res = ~b; break;
     case VM_ALU_ADD: case VM_ALU_CMN: goto add0;
     case VM_ALU_ADC: {
-      uint64_t u = (uint64_t)a + b + carry;
+      uint64_t u = (uint64_t)a + b + cin;
       res = (uint32_t)u;
       carry = (uint32_t)(u >> 32);
       ovf = ((~(a ^ b) & (a ^ res)) >> 31) & 1;
@@ -399,7 +400,7 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
     }
     case VM_ALU_SUB: case VM_ALU_CMP: b = ~b; goto add1;
     case VM_ALU_SBC: {
-      uint64_t u = (uint64_t)a + (uint32_t)~b + carry;
+      uint64_t u = (uint64_t)a + (uint32_t)~b + cin;
       b = ~b;
       res = (uint32_t)u;
       carry = (uint32_t)(u >> 32);
@@ -444,7 +445,7 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
     break;
 
   case VM_OP_DP_RSR:
-    res = shift_c(c->r[in->rn], in->sh_type, c->r[in->rm] & 0xff, carry, &carry);
+    res = shift_c(c->r[in->rn], in->sh_type, c->r[in->rm] & 0xff, cin, &carry);
     c->r[in->rd] = res;
     if (setflags)
       c->apsr = (apsr & 0x1fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29);

@@ -16,3 +16,4 @@ sonde_unit_test(test_vm_machine vm/test_machine.c LIBS sonde_vm)
 # against Unicorn through tests/vm/unicorn_ref.c.
 sonde_unit_test(test_vm_cpu_diff vm/test_cpu_diff.c vm/unicorn_ref.c LIBS sonde_vm PkgConfig::UNICORN)
 sonde_unit_test(test_vm_sys vm/test_sys.c LIBS sonde_vm)
+sonde_unit_test(test_vm_fp vm/test_fp.c vm/unicorn_ref.c LIBS sonde_vm PkgConfig::UNICORN)
