@@ -7,6 +7,9 @@
 
 #include "sonde/swo.h"
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "src/swo word-at-a-time scanning assumes a little-endian host"
+#endif
 #if defined(__GNUC__)
 #define SWO_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SWO_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -33,7 +33,29 @@
 
 #include "sonde/swo.h"
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "src/swo word-at-a-time scanning assumes a little-endian host"
+#endif
 #define SYNC_WORD 0xFFFFFF7Fu /* last four bytes FF FF FF 7F, oldest in the top byte */
+/* Bit 0 of bytes 0, 2, 4, 6 of a little-endian 64-bit load: the ID-change
+ * flags of the even frame bytes. */
+#define EVEN_LSB 0x0001000100010001ull
+#define REP8(b) (0x0101010101010101ull * (b))
+
+/* True if any of the 16 bytes at p is 0x7F (the only byte that completes a
+ * full sync). */
+static inline bool has_7f(const uint8_t *p)
+{
+  uint64_t a, b;
+  memcpy(&a, p, 8);
+  memcpy(&b, p + 8, 8);
+  a ^= REP8(0x7F);
+  b ^= REP8(0x7F);
+  /* classic "has zero byte" test */
+  uint64_t za = (a - REP8(0x01)) & ~a & REP8(0x80);
+  uint64_t zb = (b - REP8(0x01)) & ~b & REP8(0x80);
+  return (za | zb) != 0;
+}
 
 struct sonde_swo_tpiu {
   struct sonde_swo_tpiu_config cfg;
@@ -144,6 +166,29 @@ static size_t decode_frame(struct sonde_swo_tpiu *t, const uint8_t *f, uint8_t *
   const bool all = t->cfg.id == SONDE_SWO_TPIU_ID_ALL;
   const unsigned aux = f[15];
   unsigned id = (unsigned)t->cur_id;
+  uint64_t w0, w1;
+  memcpy(&w0, f, 8);
+  memcpy(&w1, f + 8, 8);
+  if (((w0 | w1) & EVEN_LSB) == 0) {
+    /* Common case: no ID change in the frame, 15 data bytes for one ID. */
+    st->bytes_per_id[id] += 15;
+    st->frames++;
+    if (id == sel || (all && id != 0 && id < 0x70)) {
+      for (unsigned k = 0; k < 7; k++) {
+        out[o + 2 * k] = (uint8_t)(f[2 * k] | ((aux >> k) & 1u));
+        out[o + 2 * k + 1] = f[2 * k + 1];
+      }
+      out[o + 14] = (uint8_t)(f[14] | ((aux >> 7) & 1u));
+      if (out_ids)
+        memset(out_ids + o, (int)id, 15);
+      return o + 15;
+    }
+    if (id == 0)
+      st->null_bytes += 15;
+    else if (id >= 0x70)
+      st->reserved_bytes += 15;
+    return o;
+  }
   for (unsigned k = 0; k < 8; k++) {
     const unsigned e = f[2 * k];
     const unsigned auxbit = (aux >> k) & 1u;
@@ -220,7 +265,7 @@ size_t sonde_swo_tpiu_feed(struct sonde_swo_tpiu *t, const uint8_t *in, size_t n
      * cannot complete one without it. */
     if (t->pos == 0) {
       const size_t i0 = i;
-      while (n - i >= 16 && !memchr(in + i, 0x7F, 16)) {
+      while (n - i >= 16 && !has_7f(in + i)) {
         o = decode_frame(t, in + i, out, out_ids, o);
         i += 16;
       }
