@@ -60,6 +60,20 @@ struct uref *uref_new(enum uref_core core)
   struct uref_state st;
   memset(&st, 0, sizeof st);
   uref_set_state(u, &st);
+  if (core == UREF_CORTEX_M4 || core == UREF_CORTEX_M33) {
+    /* The first FP instruction creates an FP context (FPCCR.ASPEN, with
+     * CONTROL.FPCA clear) and reloads FPSCR from FPDSCR, which would lose the
+     * FPSCR a test sets. Run one FP instruction now (vmov.f32 s0, s0 near the
+     * top of the code window), then clear the state again. */
+    static const uint16_t vmov[2] = {0xeeb0, 0x0a40};
+    uint32_t at = UREF_CODE_BASE + UREF_CODE_SIZE - 64;
+    if (uref_write_code(u, at, vmov, 2) != 0 || uref_run(u, at, 1) != 0) {
+      fprintf(stderr, "unicorn_ref: cannot enable the FPU: %s\n", uref_error(u));
+      uref_free(u);
+      return NULL;
+    }
+    uref_set_state(u, &st);
+  }
   return u;
 }
 
