@@ -6,3 +6,4 @@
  */
 SONDE_COMMAND(run, "run firmware on the virtual Cortex-M and record ground-truth traces")
 SONDE_COMMAND(grammar, "compress traces into grammars (Sequitur, ReSequitur, Cyclitur) and analyse cycles")
+SONDE_COMMAND(tband, "decode Tonbandgerät event traces and convert them to Perfetto")
