@@ -155,11 +155,14 @@ int sonde_swo_source_parse_name(const char *name, enum sonde_swo_source_kind *ki
  * >= 2 samples per half-bit (4 per bit).
  *
  * Auto-detection (baud 0 and/or mode AUTO): the decoder buffers up to
- * `detect_window` samples (allocated once at _new), finds the shortest stable
- * pulse width (the median of the shortest decile of pulses, then refined over
- * all pulses that are near integer multiples of it) and the idle level (HIGH
- * = UART, LOW = Manchester), then decodes the buffered samples and carries
- * on streaming. Until detection completes _feed produces no bytes. */
+ * `detect_window` samples (allocated once at _new), finds the shortest pulse
+ * width shared by at least 2% of the pulses (shorter ones are glitches),
+ * refines it over all pulses near whole multiples of it, and takes the idle
+ * level (the level of the longest run: HIGH = UART, LOW = Manchester), then
+ * decodes the buffered samples and carries on streaming. Detection is tried
+ * every 64 Ki samples once 2000 pulses were seen, else when the window is
+ * full or at _finish. Until it completes _feed produces no bytes. A detected
+ * rate may give down to 2.8 samples per bit (a fast transmitter). */
 
 enum sonde_swo_line_mode {
   SONDE_SWO_LINE_AUTO = 0,
@@ -252,8 +255,8 @@ const char *sonde_swo_line_error_detail(const struct sonde_swo_line *l);
 
 /* One-shot detection on a buffer (no state): the mode (from the idle level
  * unless `mode_hint` is not AUTO) and baud. SONDE_E_FORMAT if the buffer has
- * too few edges (< 16) to decide. The baud is rounded to the nearest of the
- * common SWO rates when within 1% (sample_rate / integer divisor otherwise). */
+ * too few edges (< 16) to decide. The baud is rounded to a common SWO rate
+ * (115200, 1 M, 2 M, 12 M, ...) when within 1%, else the measured rate. */
 int sonde_swo_line_detect(const uint8_t *samples, size_t n, unsigned channel,
                           uint64_t sample_rate_hz, enum sonde_swo_line_mode mode_hint,
                           enum sonde_swo_line_mode *mode, uint32_t *baud);
