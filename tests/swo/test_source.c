@@ -258,6 +258,69 @@ static void test_tcp(void)
   CHECK(strstr(d.msg, "cannot resolve") != NULL);
 }
 
+/* A server that never accepts and whose accept queue is full: SYNs are
+ * dropped, so connect() hangs until the source's timeout. */
+static void test_tcp_timeout(void)
+{
+  struct server sv = {0};
+  REQUIRE(start_server(&sv) == 0);
+  REQUIRE(listen(sv.lfd, 0) == 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(sv.port);
+  int fill[4];
+  for (int i = 0; i < 4; i++) {
+    fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    connect(fill[i], (struct sockaddr *)&a, sizeof a);
+  }
+  sleep_ms(50);
+  char name[64];
+  snprintf(name, sizeof name, "tcp:127.0.0.1:%u", (unsigned)sv.port);
+  struct sonde_swo_source_options o;
+  sonde_swo_source_options_init(&o);
+  o.connect_timeout_ms = 300;
+  struct sonde_swo_source *s = NULL;
+  struct sonde_diag d = {{0}};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int r = sonde_swo_source_open(name, &o, &s, &d);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double dt = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  CHECK_EQ_I(r, SONDE_E_IO);
+  CHECK(strstr(d.msg, "timed out") != NULL);
+  CHECK(dt >= 0.25 && dt < 3.0);
+  if (r == 0)
+    sonde_swo_source_free(s);
+  for (int i = 0; i < 4; i++)
+    close(fill[i]);
+  close(sv.lfd);
+}
+
+/* "-" reads standard input and does not close it. */
+static void test_stdin(void)
+{
+  int p[2];
+  REQUIRE(pipe(p) == 0);
+  int saved = dup(0);
+  REQUIRE(dup2(p[0], 0) == 0);
+  close(p[0]);
+  REQUIRE(write(p[1], "swo", 3) == 3);
+  close(p[1]);
+  struct sonde_swo_source *s = NULL;
+  REQUIRE(sonde_swo_source_open("-", NULL, &s, NULL) == 0);
+  CHECK_EQ_U(sonde_swo_source_get_kind(s), SONDE_SWO_SOURCE_STDIN);
+  uint8_t buf[8];
+  CHECK_EQ_I(sonde_swo_source_read(s, buf, sizeof buf), 3);
+  CHECK_EQ_MEM(buf, "swo", 3);
+  CHECK_EQ_I(sonde_swo_source_read(s, buf, sizeof buf), 0);
+  sonde_swo_source_free(s);
+  CHECK(fcntl(0, F_GETFD) != -1); /* still open */
+  dup2(saved, 0);
+  close(saved);
+}
+
 /* ---- serial through a pseudo-terminal ---------------------------------------- */
 
 static void test_serial_pty(void)
@@ -313,6 +376,8 @@ int main(void)
   RUN(test_file);
   RUN(test_pipe_nonblocking);
   RUN(test_tcp);
+  RUN(test_tcp_timeout);
+  RUN(test_stdin);
   RUN(test_serial_pty);
   return check_summary();
 }
