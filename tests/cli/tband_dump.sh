@@ -1,0 +1,46 @@
+#!/bin/bash
+# sonde tband dump on the real trace from shared/testdata and on corrupt input.
+set -u
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*" >&2; fail=$((fail + 1)); }
+T="$SONDE_TESTDATA/tonbandgeraet/posix_freertos.log.hex"
+[ -f "$T" ] || { echo "missing test data $T" >&2; exit 1; }
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+
+"$SONDE" tband dump --format json "$T" >"$W/d.json" 2>"$W/err"; rc=$?
+[ $rc -eq 0 ] && ok || bad "dump exit $rc: $(cat "$W/err")"
+n=$(wc -l <"$W/d.json")
+[ "$n" -eq 3231 ] && ok || bad "expected 3231 frames, got $n"
+n=$(grep -c '"evt":"task_switched_in"' "$W/d.json")
+[ "$n" -eq 855 ] && ok || bad "expected 855 task switches, got $n"
+n=$(grep -c '"evt":"error"' "$W/d.json")
+[ "$n" -eq 0 ] && ok || bad "expected no errors, got $n"
+# timestamps never decrease
+awk -F'"ts":' 'NF > 1 { split($2, a, ","); t = a[1] + 0; if (t < last) { print "back at " NR; exit 1 } last = t }' "$W/d.json" && ok || bad "timestamps decrease"
+# exact first lines: documented names and fields
+head -1 "$W/d.json" | grep -qx '{"evt":"task_name","core":0,"task_id":1,"name":"mytask1"}' && ok || bad "first line: $(head -1 "$W/d.json")"
+grep -m1 '"evt":"task_switched_in"' "$W/d.json" | grep -qE '^\{"evt":"task_switched_in","ts":[0-9]+,"core":0,"task_id":[0-9]+\}$' && ok || bad "switch line format"
+grep -m1 '"evt":"valmarker"' "$W/d.json" | grep -qE '^\{"evt":"valmarker","ts":[0-9]+,"core":0,"valmarker_id":[0-9]+,"val":-?[0-9]+\}$' && ok || bad "valmarker line format"
+# file@core puts every frame on that core
+"$SONDE" tband dump --format json "$T@3" | grep -vc '"core":3' | grep -qx 0 && ok || bad "file@3"
+# text output
+"$SONDE" tband dump "$T" | sed -n 4p | grep -q 'queue_kind queue_id=1 kind=3(FRQK_MUTEX)' && ok || bad "text line"
+
+# corrupt input: binary with a bad frame in the middle, decoding continues
+printf '\x04\x04\x01\x05\x00\x03\xee\x01\x00\x04\x05\x02\x05\x00' >"$W/c.bin"
+"$SONDE" tband dump --format json "$W/c.bin" >"$W/c.json" 2>"$W/c.err"; rc=$?
+[ $rc -eq 1 ] && ok || bad "corrupt: exit $rc"
+[ "$(wc -l <"$W/c.json")" -eq 3 ] && ok || bad "corrupt: 3 frames expected"
+sed -n 2p "$W/c.json" | grep -q '"evt":"error","core":0,"offset":5,"error":"unknown event id 0xee' && ok || bad "corrupt: $(sed -n 2p "$W/c.json")"
+sed -n 3p "$W/c.json" | grep -qx '{"evt":"isr_exit","ts":2,"core":0,"isr_id":5}' && ok || bad "corrupt: recovery"
+grep -q "1 corrupt frame(s) of 3" "$W/c.err" && ok || bad "corrupt: stderr $(cat "$W/c.err")"
+# usage errors
+"$SONDE" tband dump >/dev/null 2>&1; [ $? -eq 2 ] && ok || bad "no input should be usage error"
+"$SONDE" tband dump /nonexistent/x 2>"$W/e"; [ $? -eq 1 ] && grep -q "nonexistent" "$W/e" && ok || bad "missing file"
+"$SONDE" tband frob 2>/dev/null; [ $? -eq 2 ] && ok || bad "unknown subcommand"
+"$SONDE" tband dump --help | grep -q -- "--format" && ok || bad "help"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
