@@ -8,3 +8,4 @@ SONDE_COMMAND(run, "run firmware on the virtual Cortex-M and record ground-truth
 SONDE_COMMAND(grammar, "compress traces into grammars (Sequitur, ReSequitur, Cyclitur) and analyse cycles")
 SONDE_COMMAND(tband, "decode Tonbandgerät event traces and convert them to Perfetto")
 SONDE_COMMAND(itm, "decode ITM/DWT packets from SWO: software channels, events, statistics")
+SONDE_COMMAND(top, "statistical profile from ITM PC samples: functions, lines, sleep, exceptions")
