@@ -39,8 +39,9 @@ enum tband_backend_result tband_backend_submit(uint32_t core, const uint8_t *buf
       first = true;
     }
     tband_portSPIN_UNLOCK(&tband_snap_lock);
-    if (first)
+    if (first) {
       tband_portBACKEND_SNAPSHOT_BUF_FULL_CALLBACK();
+    }
     return TBAND_DROPPED;
   }
   tband_copy(tband_snap_buf[core] + used, buf, len);

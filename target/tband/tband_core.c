@@ -85,10 +85,11 @@ void tband_submit_to_backend(const uint8_t *buf, size_t len, bool is_metadata)
 #endif
   if (!tband_send(core, buf, len, is_metadata))
     return;
-  if (tband_configTRACE_DROP_CNT_EVERY)
-    cs->since_report++;
-  if (cs->report_pending ||
-      (tband_configTRACE_DROP_CNT_EVERY && cs->since_report >= tband_configTRACE_DROP_CNT_EVERY)) {
+  bool periodic = false;
+#if tband_configTRACE_DROP_CNT_EVERY > 0
+  periodic = ++cs->since_report >= tband_configTRACE_DROP_CNT_EVERY;
+#endif
+  if (cs->report_pending || periodic) {
     uint8_t b[TBAND_EVT_dropped_evt_cnt_MAXLEN];
     size_t n = tband_encode_dropped_evt_cnt(b, tband_portTIMESTAMP(), cs->dropped);
     if (tband_send(core, b, n, false)) {
