@@ -615,6 +615,10 @@ static void run_core(enum sonde_vm_core core, enum uref_core ucore, const char *
        * so ARMv6-M sequences never feed a computed address to a load/store */
       if (core == SONDE_VM_CORE_M0PLUS && g2.mem)
         branch = true;
+      /* the first instruction may overwrite the second's address register */
+      for (unsigned r = 0; r < 16; r++)
+        if (g2.fixed[r])
+          branch = true;
       if (!branch && g.nhw + g2.nhw <= 16 && !((g2.hw[0] & 0xff00) == 0xbf00)) {
         for (unsigned r = 0; r < 16; r++)
           if (g2.fixed[r] && !g.fixed[r]) { g.fixed[r] = 1; g.val[r] = g2.val[r]; }
