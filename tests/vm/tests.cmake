@@ -17,3 +17,10 @@ sonde_unit_test(test_vm_machine vm/test_machine.c LIBS sonde_vm)
 sonde_unit_test(test_vm_cpu_diff vm/test_cpu_diff.c vm/unicorn_ref.c LIBS sonde_vm PkgConfig::UNICORN)
 sonde_unit_test(test_vm_sys vm/test_sys.c LIBS sonde_vm)
 sonde_unit_test(test_vm_fp vm/test_fp.c vm/unicorn_ref.c LIBS sonde_vm PkgConfig::UNICORN)
+# Exception tests on firmware (firmware/tests/exc_*.c, firmware/exc.cmake).
+# The images are built by `all` (firmware/CMakeLists.txt).
+find_program(SONDE_ARM_GCC_FOR_EXC arm-none-eabi-gcc)
+if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_EXC)
+  sonde_unit_test(test_vm_exc vm/test_exc.c LIBS sonde_vm LABELS firmware)
+  target_compile_definitions(test_vm_exc PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
+endif()

@@ -1,0 +1,12 @@
+# Exception test firmwares (firmware/tests/exc_*.c), run by tests/vm/test_exc.c.
+# Built without newlib stdio (output through semihosting SYS_WRITE0).
+foreach(t nesting:m3:cm3 nesting:m0plus:cm0plus basepri:m3:cm3 faults:m3:cm3 faults:m33:cm33
+          svc_pendsv:m3:cm3 systick:m3:cm3 systick:m0plus:cm0plus wfi:m3:cm3 reset:m3:cm3
+          reset:m0plus:cm0plus lockup:m3:cm3 latearrival:m3:cm3 lazyfp:m4f:cm4f)
+  string(REPLACE ":" ";" t ${t})
+  list(GET t 0 prog)
+  list(GET t 1 core)
+  list(GET t 2 mach)
+  sonde_firmware(exc_${prog}_${core} SOURCES tests/exc_${prog}.c CORE ${core} MACHINE ${mach}
+                 OPT -O2)
+endforeach()
