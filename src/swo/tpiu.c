@@ -36,6 +36,11 @@
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "src/swo word-at-a-time scanning assumes a little-endian host"
 #endif
+#if defined(__GNUC__)
+#define SWO_TPIU_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define SWO_TPIU_UNLIKELY(x) (x)
+#endif
 #define SYNC_WORD 0xFFFFFF7Fu /* last four bytes FF FF FF 7F, oldest in the top byte */
 /* Bit 0 of bytes 0, 2, 4, 6 of a little-endian 64-bit load: the ID-change
  * flags of the even frame bytes. */
@@ -158,8 +163,8 @@ static void tpiu_event(struct sonde_swo_tpiu *t, enum sonde_swo_tpiu_event_kind 
   } while (0)
 
 /* Decode one complete 16-byte frame; returns the new output count. */
-static size_t decode_frame(struct sonde_swo_tpiu *t, const uint8_t *f, uint8_t *out,
-                           uint8_t *out_ids, size_t o)
+static size_t decode_frame_body(struct sonde_swo_tpiu *t, const uint8_t *f, uint8_t *out,
+                                uint8_t *out_ids, size_t o)
 {
   struct sonde_swo_tpiu_stats *st = &t->st;
   const unsigned sel = t->cfg.id == SONDE_SWO_TPIU_ID_ALL ? 0x100u : (unsigned)t->cfg.id;
@@ -227,6 +232,18 @@ static size_t decode_frame(struct sonde_swo_tpiu *t, const uint8_t *f, uint8_t *
   return o;
 }
 
+/* Decode the frame that starts at input offset `foff`; reports data dropped
+ * under reserved IDs once per frame. */
+static inline size_t decode_frame(struct sonde_swo_tpiu *t, const uint8_t *f, uint8_t *out,
+                                  uint8_t *out_ids, size_t o, uint64_t foff)
+{
+  const uint64_t before = t->st.reserved_bytes;
+  o = decode_frame_body(t, f, out, out_ids, o);
+  if (SWO_TPIU_UNLIKELY(t->st.reserved_bytes != before))
+    tpiu_event(t, SONDE_SWO_TPIU_EV_RESERVED, foff, t->st.reserved_bytes - before);
+  return o;
+}
+
 size_t sonde_swo_tpiu_feed(struct sonde_swo_tpiu *t, const uint8_t *in, size_t n,
                            uint8_t *out, uint8_t *out_ids)
 {
@@ -266,7 +283,7 @@ size_t sonde_swo_tpiu_feed(struct sonde_swo_tpiu *t, const uint8_t *in, size_t n
     if (t->pos == 0) {
       const size_t i0 = i;
       while (n - i >= 16 && !has_7f(in + i)) {
-        o = decode_frame(t, in + i, out, out_ids, o);
+        o = decode_frame(t, in + i, out, out_ids, o, base + i);
         i += 16;
       }
       if (i != i0)
@@ -293,7 +310,7 @@ size_t sonde_swo_tpiu_feed(struct sonde_swo_tpiu *t, const uint8_t *in, size_t n
         break;
       }
       if (t->pos == 16) {
-        o = decode_frame(t, t->frame, out, out_ids, o);
+        o = decode_frame(t, t->frame, out, out_ids, o, base + i - 16);
         t->pos = 0;
         break;
       }

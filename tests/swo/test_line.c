@@ -121,6 +121,36 @@ static void test_uart_rates(void)
     uart_case(3e6, 1e6, (k & 1) ? 0.03 : -0.03, k % 8, 200, (k % 3) * 0.5, 1 + k * 3);
 }
 
+/* An inverted line (a level shifter that inverts) with invert = true. */
+static void test_uart_inverted(void)
+{
+  enum { N = 500 };
+  uint8_t data[N], out[N + 8];
+  for (size_t i = 0; i < N; i++)
+    data[i] = (uint8_t)rnd();
+  struct wavegen g;
+  wg_init(&g, 8e6, 2e6, 0.02, 6, 0x3, 11, 0.1);
+  wg_uart(&g, data, N, 1);
+  for (size_t i = 0; i < g.n; i++)
+    g.buf[i] ^= 1u << 6;
+  struct sonde_swo_line_config cfg;
+  sonde_swo_line_config_init(&cfg);
+  cfg.mode = SONDE_SWO_LINE_UART;
+  cfg.baud = 2000000;
+  cfg.sample_rate_hz = 8000000;
+  cfg.channel = 6;
+  cfg.invert = true;
+  struct sonde_swo_line_stats st;
+  size_t n = decode(&cfg, g.buf, g.n, out, sizeof out, 50, &st, NULL, 0);
+  CHECK_EQ_U(n, N);
+  CHECK(n == N && memcmp(out, data, N) == 0);
+  /* Not inverted: garbage, but no crash and errors are counted. */
+  cfg.invert = false;
+  decode(&cfg, g.buf, g.n, out, sizeof out, 0, &st, NULL, 0);
+  CHECK(st.framing_errors + st.breaks + st.glitches > 0);
+  free(g.buf);
+}
+
 static void test_uart_framing_errors(void)
 {
   /* Bytes with a LOW stop bit: a framing error each, at a known sample. */
@@ -441,6 +471,7 @@ static void test_parse(void)
 int main(void)
 {
   RUN(test_uart_rates);
+  RUN(test_uart_inverted);
   RUN(test_uart_framing_errors);
   RUN(test_uart_bit_errors);
   RUN(test_manchester);

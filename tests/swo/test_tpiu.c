@@ -228,12 +228,17 @@ static void test_null_reserved(void)
   f[15] = 0;
   uint8_t out[64];
   struct sonde_swo_tpiu_stats st;
-  size_t n = run(s, sizeof s, 1, out, NULL, &st, NULL, 0);
+  struct evlog log = {0};
+  size_t n = run(s, sizeof s, 1, out, NULL, &st, &log, 0);
   CHECK_EQ_U(n, 10);
   CHECK_EQ_U(out[0], 0x33);
   CHECK_EQ_U(st.null_bytes, 2);
   CHECK_EQ_U(st.reserved_bytes, 1);
   CHECK_EQ_U(st.bytes_per_id[0x70], 1);
+  REQUIRE(log.n == 2);
+  CHECK_EQ_U(log.ev[1].kind, SONDE_SWO_TPIU_EV_RESERVED);
+  CHECK_EQ_U(log.ev[1].offset, 4);
+  CHECK_EQ_U(log.ev[1].lost, 1);
 }
 
 /* ---- randomised round trip through an independent formatter ------------- */
