@@ -31,3 +31,5 @@ tband_target_test(test_tband_tracer_postmortem test_tracer_postmortem.c cfg_pm)
 tband_target_test(test_tband_tracer_multicore test_tracer_multicore.c cfg_mc CORES 4)
 find_package(Threads REQUIRED)
 target_link_libraries(test_tband_tracer_multicore PRIVATE Threads::Threads)
+tband_target_test(test_tband_freertos_hooks test_freertos_hooks.c cfg_freertos
+  EXTRA_INC ${CMAKE_SOURCE_DIR}/tests/tband/freertos_mock)

@@ -1,0 +1,2 @@
+/* part of the FreeRTOS stand-in: everything is in FreeRTOS.h */
+#include "FreeRTOS.h"
