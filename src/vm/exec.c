@@ -620,7 +620,8 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
         c->r[in->rn] = offaddr;
     }
     /* Neighbouring single loads/stores pipeline (Cortex-M3 TRM 18.3). */
-    x.cycles = (c->ls_pipe && c->ls_rt != in->rn && c->ls_rt != in->rm) ? 1 : 2;
+    x.cycles = (c->ls_pipe && (c->ls_rt == VM_NOREG ||
+                               (c->ls_rt != in->rn && c->ls_rt != in->rm))) ? 1 : 2;
     ls_pipe = c->t.ls_pipeline && !(in->op == VM_OP_ST && in->rm != VM_NOREG);
     break;
   }
