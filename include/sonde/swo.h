@@ -242,8 +242,10 @@ void sonde_swo_line_set_error_callback(struct sonde_swo_line *l, sonde_swo_line_
  * Never fails for any sample content (bad waveforms only raise counters). */
 size_t sonde_swo_line_feed(struct sonde_swo_line *l, const uint8_t *samples, size_t n,
                            size_t *consumed, uint8_t *out, size_t cap);
-/* Output capacity that guarantees one _feed consumes all `n` samples
- * (including bytes released by an auto-detection that completes in it). */
+/* Output capacity that guarantees one _feed (or _finish) consumes all `n`
+ * samples, including bytes released by an auto-detection that completes in
+ * it. Depends only on `n` and the configuration (not on the state), so it
+ * can be computed once after _new. */
 size_t sonde_swo_line_out_bound(const struct sonde_swo_line *l, size_t n);
 /* End of samples: completes auto-detection on what was buffered and flushes
  * a Manchester packet cut by the end (whole bytes only). Same out contract;

@@ -209,9 +209,11 @@ void sonde_swo_line_get_stats(const struct sonde_swo_line *l, struct sonde_swo_l
 
 size_t sonde_swo_line_out_bound(const struct sonde_swo_line *l, size_t n)
 {
-  /* A byte needs at least 8 bits of 3 samples; buffered detection samples
-   * may be released in the same call. */
-  return (n + (l->dlen - l->dpos)) / 16 + 2;
+  /* A byte takes at least 16 samples (UART: 9.5 bits of >= 2.8 samples;
+   * Manchester: 9 bits of >= 3.7). The whole detection window may be
+   * released in the same call, so it counts too: the bound depends only on
+   * n and the configuration and may be computed once. */
+  return (n + l->dcap) / 16 + 2;
 }
 
 /* ---- detection ------------------------------------------------------------- */
