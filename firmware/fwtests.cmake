@@ -24,3 +24,5 @@ endforeach()
 sonde_firmware(run_lockup SOURCES tests/run_lockup.c CORE m3 MACHINE cm3 OPT -O1)
 sonde_firmware(run_forever SOURCES tests/run_forever.c CORE m3 MACHINE cm3 OPT -O1)
 sonde_firmware(run_exit_m0plus SOURCES tests/fw_crc32.c CORE m0plus MACHINE cm0plus OPT -O2 SEMIHOSTING)
+# Interrupt-heavy image (SysTick and timer IRQs: entries, returns, tail-chains) for run_trace.sh.
+sonde_firmware(run_irq SOURCES bench/bench_irq.c CORE m3 MACHINE cm3 OPT -O2 DEFINES BENCH_ROUNDS=4)

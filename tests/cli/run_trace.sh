@@ -56,5 +56,19 @@ check "lsu malformed rows" "$(tail -n +2 "$tmp/t.lsu" | grep -cvE '^[0-9]+,0x[0-
 check "lsu order" "$(tail -n +2 "$tmp/t.lsu" | awk -F, '$1 < prev { bad++ } { prev = $1 } END { print bad + 0 }')" "0"
 uart_bytes=$(wc -c <"$tmp/uart")
 check "lsu UART writes" "$(grep -c ',0x400f0000,[14],0x[0-9a-f]*,w$' "$tmp/t.lsu")" "$uart_bytes"
+# interrupt-heavy image: SysTick (15) and timer (IRQ 1 = 17) entries, returns, tail-chains
+"$SONDE" run --json --trace-pc "$tmp/irq.pct" "$SONDE_BUILD/firmware/run_irq.elf" >/dev/null 2>"$tmp/stats"
+check "irq exit status" $? 0
+cycles=$(json cycles) insns=$(json instructions) exc=$(json exceptions)
+od -An -v -tx4 -w8 -j32 "$tmp/irq.pct" | awk '{ print $1 }' >"$tmp/words"
+od -An -v -tu4 -w8 -j32 "$tmp/irq.pct" | awk '{ print $2 }' >"$tmp/cycles"
+check "irq cycles sum" "$(awk '{ s += $1 } END { print s }' "$tmp/cycles")" "$cycles"
+check "irq instructions" "$(grep -c '[02468ace]$' "$tmp/words")" "$insns"
+entries=$(grep -c '05$' "$tmp/words") chains=$(grep -c '09$' "$tmp/words") returns=$(grep -c '07$' "$tmp/words")
+check "irq entries + tail-chains = exceptions" "$((entries + chains))" "$exc"
+check "irq every entry returns once" "$((returns + chains))" "$exc"
+[ "$chains" -gt 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: no tail-chain in the interrupt-heavy run"; }
+check "irq span kinds" "$(grep '[13579bdf]$' "$tmp/words" | sort -u | tr '\n' ' ')" "00000f05 00000f07 00001105 00001107 00001109 "
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
