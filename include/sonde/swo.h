@@ -104,7 +104,8 @@ void sonde_swo_source_free(struct sonde_swo_source *s);
  * SONDE_E_IO. EINTR is retried internally. With reconnect, a read that finds
  * the connection gone reconnects (blocking: sleeps through the backoff;
  * non-blocking: returns SONDE_E_AGAIN while waiting, and _fd() returns -1 —
- * call _read again after sonde_swo_source_retry_ms() milliseconds). */
+ * call _read again after sonde_swo_source_retry_ms() milliseconds; the
+ * connection attempt itself may block up to connect_timeout_ms). */
 ptrdiff_t sonde_swo_source_read(struct sonde_swo_source *s, void *buf, size_t cap);
 
 /* The descriptor to poll() for POLLIN, or -1 while a TCP source is between
