@@ -1,2 +1,4 @@
 # src/itm: ITM/DWT packet decoder, hand-built streams per packet type.
 sonde_unit_test(test_itm_itm itm/test_itm.c LIBS sonde_itm)
+sonde_cli_test(itm_basic)
+sonde_cli_test(itm_sigrok)
