@@ -33,3 +33,31 @@ find_package(Threads REQUIRED)
 target_link_libraries(test_tband_tracer_multicore PRIVATE Threads::Threads)
 tband_target_test(test_tband_freertos_hooks test_freertos_hooks.c cfg_freertos
   EXTRA_INC ${CMAKE_SOURCE_DIR}/tests/tband/freertos_mock)
+
+# The tracer inside the real FreeRTOS kernel (POSIX port), when a kernel
+# checkout is given: cmake -DFREERTOS_KERNEL=path, or FREERTOS_KERNEL=path in
+# the environment at configure time. Never copied into the repository.
+set(FREERTOS_KERNEL "$ENV{FREERTOS_KERNEL}" CACHE PATH "FreeRTOS-Kernel checkout for the tracer's kernel test")
+if(FREERTOS_KERNEL AND EXISTS "${FREERTOS_KERNEL}/tasks.c")
+  set(_k ${FREERTOS_KERNEL})
+  set(_ksrc ${_k}/tasks.c ${_k}/queue.c ${_k}/list.c ${_k}/timers.c ${_k}/event_groups.c
+    ${_k}/stream_buffer.c ${_k}/portable/MemMang/heap_3.c
+    ${_k}/portable/ThirdParty/GCC/Posix/port.c ${_k}/portable/ThirdParty/GCC/Posix/utils/wait_for_event.c)
+  set_source_files_properties(${_ksrc} PROPERTIES COMPILE_OPTIONS "-w")
+  sonde_unit_test(test_tband_freertos_kernel tband/test_freertos_kernel.c ${_ksrc}
+    ${CMAKE_SOURCE_DIR}/target/tband/tband_core.c
+    ${CMAKE_SOURCE_DIR}/target/tband/tband_backend_stream.c
+    ${CMAKE_SOURCE_DIR}/target/tband/tband_freertos.c
+    ${CMAKE_SOURCE_DIR}/target/tband/ports/host/tband_port_host.c
+    LIBS sonde_tband Threads::Threads)
+  target_include_directories(test_tband_freertos_kernel BEFORE PRIVATE
+    ${CMAKE_SOURCE_DIR}/tests/tband/freertos_posix ${CMAKE_SOURCE_DIR}/tests/tband/cfg_freertos
+    ${CMAKE_SOURCE_DIR}/target/tband ${CMAKE_SOURCE_DIR}/tests/tband
+    ${_k}/include ${_k}/portable/ThirdParty/GCC/Posix ${_k}/portable/ThirdParty/GCC/Posix/utils)
+  target_compile_definitions(test_tband_freertos_kernel PRIVATE TBAND_HOST_CORES=1)
+  set_tests_properties(test_tband_freertos_kernel PROPERTIES TIMEOUT 60)
+else()
+  add_test(NAME test_tband_freertos_kernel COMMAND sh -c
+    "echo '*** SKIPPED: FREERTOS_KERNEL not set: the tracer was NOT tested inside the real FreeRTOS kernel (configure with -DFREERTOS_KERNEL=/path/to/FreeRTOS-Kernel) ***'; exit 77")
+  set_tests_properties(test_tband_freertos_kernel PROPERTIES SKIP_RETURN_CODE 77)
+endif()
