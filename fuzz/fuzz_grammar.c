@@ -34,11 +34,14 @@ static int count_cb(void *ctx, uint64_t i, uint64_t p, uint32_t s, bool r)
 
 static void compress_all(const uint32_t *w, size_t n)
 {
-  for (int a = 0; a < 3; a++) {
-    struct sonde_grammar *g = sonde_grammar_new((enum sonde_grammar_algo)a);
+  for (int a = 0; a < 4; a++) { /* 3: Cyclitur without the cycle cache */
+    struct sonde_grammar *g = sonde_grammar_new(a < 3 ? (enum sonde_grammar_algo)a
+                                                       : SONDE_GRAMMAR_CYCLITUR);
     if (!g)
       abort();
-    if (a == SONDE_GRAMMAR_CYCLITUR && n)
+    if (a == 3)
+      sonde_grammar_set_cycle_cache(g, false);
+    if (a >= SONDE_GRAMMAR_CYCLITUR && n)
       sonde_grammar_set_loop_header(g, w[n / 2]);
     if (sonde_grammar_feed(g, w, n) || sonde_grammar_finish(g))
       abort();

@@ -47,6 +47,10 @@ struct sonde_grammar; /* opaque */
 struct sonde_grammar *sonde_grammar_new(enum sonde_grammar_algo algo);
 /* Cyclitur only, before the first feed(): the loop header symbol. */
 int sonde_grammar_set_loop_header(struct sonde_grammar *g, uint32_t loop_header);
+/* Cyclitur, before the first feed(): a cycle equal to an earlier one becomes
+ * that cycle's symbol without running ReSequitur on it again (default on;
+ * docs/grammar.md, "Cycle cache"). Off runs Fig. 3 literally, cycle by cycle. */
+int sonde_grammar_set_cycle_cache(struct sonde_grammar *g, bool on);
 /* Append symbols to the input string w (online: the grammar is kept valid). */
 int sonde_grammar_feed(struct sonde_grammar *g, const uint32_t *syms, size_t n);
 /* End of input: closes the last cycle and freezes the grammar (rules are then

@@ -40,7 +40,9 @@
 #include "grammar_internal.h"
 
 #define CNT_NT 0x80000000u   /* node refers to a rule */
-#define CNT_MASK 0x7fffffffu /* repetition exponent */
+#define CNT_IDX 0x40000000u  /* the index points at this node's digram */
+#define CNT_MASK 0x3fffffffu /* repetition exponent */
+#define CNT_KEY (~CNT_IDX)   /* the bits that belong to the digram key */
 #define CNT_GUARD 0u         /* guard node: sym = rule slot */
 #define CNT_DEAD CNT_NT      /* freed node (exponent 0, never valid otherwise) */
 #define NIL 0xffffffffu
@@ -57,6 +59,15 @@ struct grule {
   uint64_t refs; /* sum of the exponents of all references */
 };
 
+struct ccent {
+  uint64_t hash, len;
+  uint32_t sym, nt; /* nt: CNT_NT or 0; len 0 = empty slot */
+};
+
+/* Cycles longer than this are compressed as they arrive instead of being
+ * buffered for the cache, so memory stays bounded without a loop header. */
+#define CACHE_MAX_CYCLE 65536
+
 struct gbuilder {
   enum sonde_grammar_algo algo;
   int re; /* merge repetitions (ReSequitur, Cyclitur) */
@@ -72,6 +83,16 @@ struct gbuilder {
   /* Cyclitur: cycle rules whose body is one element X^k, keyed by (X, k). */
   uint32_t *single; /* rule slot + 1 */
   uint32_t singlemask, singlecount;
+  /* Cyclitur cycle cache: the raw symbols of the current cycle, and the
+   * symbol each earlier cycle (by expansion hash and length) became. */
+  bool cache_on;
+  uint32_t *raw;
+  size_t rawn, rawcap;
+  uint64_t rawhash;
+  struct ccent *cc;
+  size_t ccmask, cccount;
+  uint32_t *vstack; /* verification walk: node, repetitions left */
+  size_t vcap;
   uint64_t input_len;
   int err;
   bool limit_hit;
@@ -208,14 +229,14 @@ static inline uint64_t dg_hash4(uint32_t a, uint32_t ac, uint32_t c, uint32_t cc
 static inline uint64_t dg_hash(const struct gbuilder *b, uint32_t x)
 {
   uint32_t y = b->n[x].next;
-  return dg_hash4(b->n[x].sym, b->n[x].cnt, b->n[y].sym, b->n[y].cnt);
+  return dg_hash4(b->n[x].sym, b->n[x].cnt & CNT_KEY, b->n[y].sym, b->n[y].cnt & CNT_KEY);
 }
 
 static inline int dg_equal(const struct gbuilder *b, uint32_t x, uint32_t y)
 {
   uint32_t x2 = b->n[x].next, y2 = b->n[y].next;
-  return b->n[x].sym == b->n[y].sym && b->n[x].cnt == b->n[y].cnt &&
-         b->n[x2].sym == b->n[y2].sym && b->n[x2].cnt == b->n[y2].cnt;
+  return b->n[x].sym == b->n[y].sym && ((b->n[x].cnt ^ b->n[y].cnt) & CNT_KEY) == 0 &&
+         b->n[x2].sym == b->n[y2].sym && ((b->n[x2].cnt ^ b->n[y2].cnt) & CNT_KEY) == 0;
 }
 
 /* Slot holding x's digram, or the empty slot where it would go. */
@@ -253,14 +274,16 @@ static int dg_grow(struct gbuilder *b)
   return 0;
 }
 
+/* Point slot h (empty, or holding the same digram elsewhere) at x. */
 static void dg_set(struct gbuilder *b, uint32_t h, uint32_t x)
 {
-  if (!b->ht[h]) {
-    b->ht[h] = x + 1;
-    if (++b->htcount * 2 > b->htmask + 1)
-      dg_grow(b);
-  } else {
-    b->ht[h] = x + 1;
+  uint32_t old = b->ht[h];
+  b->ht[h] = x + 1;
+  b->n[x].cnt |= CNT_IDX;
+  if (old) {
+    b->n[old - 1].cnt &= ~CNT_IDX;
+  } else if (++b->htcount * 2 > b->htmask + 1) {
+    dg_grow(b);
   }
 }
 
@@ -268,6 +291,7 @@ static void dg_set(struct gbuilder *b, uint32_t h, uint32_t x)
 static void dg_remove_slot(struct gbuilder *b, uint32_t h)
 {
   uint32_t i = h, j = h;
+  b->n[b->ht[h] - 1].cnt &= ~CNT_IDX;
   for (;;) {
     j = (j + 1) & b->htmask;
     if (!b->ht[j])
@@ -285,6 +309,8 @@ static void dg_remove_slot(struct gbuilder *b, uint32_t h)
 /* Remove x's digram from the index if the index points at x. */
 static int dg_remove_if(struct gbuilder *b, uint32_t x)
 {
+  if (!(b->n[x].cnt & CNT_IDX)) /* most calls: not indexed here, no lookup */
+    return 0;
   uint32_t h = dg_find(b, x);
   if (b->ht[h] == x + 1) {
     dg_remove_slot(b, h);
@@ -297,7 +323,8 @@ static int triple(const struct gbuilder *b, uint32_t x)
 {
   uint32_t y = N[x].next, z = N[y].next;
   return !is_guard(b, x) && !is_guard(b, y) && !is_guard(b, z) && N[x].sym == N[y].sym &&
-         N[x].cnt == N[y].cnt && N[y].sym == N[z].sym && N[y].cnt == N[z].cnt;
+         ((N[x].cnt ^ N[y].cnt) & CNT_KEY) == 0 && N[y].sym == N[z].sym &&
+         ((N[y].cnt ^ N[z].cnt) & CNT_KEY) == 0;
 }
 
 /* x is about to change or go: drop the digrams (prev, x) and (x, next). In
@@ -342,13 +369,13 @@ static inline void check_alive(struct gbuilder *b, uint32_t x)
 static void merge(struct gbuilder *b, uint32_t a, uint32_t c)
 {
   uint64_t sum = (uint64_t)count_of(b, a) + count_of(b, c);
-  if (sum > CNT_MASK) { /* exponent would overflow: keep both (documented limit) */
+  if (sum > CNT_MASK) { /* exponent would overflow: keep both (documented limit, 2^30-1) */
     b->limit_hit = true;
     return;
   }
   remove_around(b, a);
   remove_around(b, c);
-  N[a].cnt = (N[a].cnt & CNT_NT) | (uint32_t)sum;
+  N[a].cnt = (N[a].cnt & CNT_NT) | (uint32_t)sum; /* (not indexed: removed above) */
   link2(b, a, N[c].next);
   node_free(b, c);
 }
@@ -421,7 +448,7 @@ static void match(struct gbuilder *b, uint32_t x, uint32_t m, uint32_t h)
     substitute(b, x, r);
   } else if (full_body(b, x)) {
     r = N[N[x].prev].sym;
-    b->ht[h] = x + 1;
+    dg_set(b, h, x);
     substitute(b, m, r);
   } else {
     r = rule_new(b);
@@ -429,8 +456,8 @@ static void match(struct gbuilder *b, uint32_t x, uint32_t m, uint32_t h)
       return;
     uint32_t g = b->r[r].guard;
     uint32_t m2 = N[m].next;
-    uint32_t a = node_new(b, N[m].sym, N[m].cnt);
-    uint32_t c = node_new(b, N[m2].sym, N[m2].cnt);
+    uint32_t a = node_new(b, N[m].sym, N[m].cnt & CNT_KEY);
+    uint32_t c = node_new(b, N[m2].sym, N[m2].cnt & CNT_KEY);
     if (a == NIL || c == NIL)
       return;
     link2(b, g, a);
@@ -441,7 +468,7 @@ static void match(struct gbuilder *b, uint32_t x, uint32_t m, uint32_t h)
     if (is_nt(b, c))
       b->r[N[c].sym].refs += count_of(b, c);
     /* The index now points into the new rule, so cascades find it. */
-    b->ht[h] = a + 1;
+    dg_set(b, h, a);
     substitute(b, m, r);
     substitute(b, x, r);
   }
@@ -450,8 +477,8 @@ static void match(struct gbuilder *b, uint32_t x, uint32_t m, uint32_t h)
 
 static int check(struct gbuilder *b, uint32_t x)
 {
-  if (is_guard(b, x) || is_guard(b, N[x].next) || b->err)
-    return 0;
+  if (is_guard(b, x) || is_guard(b, N[x].next) || b->err || (N[x].cnt & CNT_IDX))
+    return 0; /* an indexed digram is unique by construction */
   uint32_t h = dg_find(b, x);
   uint32_t v = b->ht[h];
   if (!v) {
@@ -459,7 +486,7 @@ static int check(struct gbuilder *b, uint32_t x)
     return 0;
   }
   uint32_t m = v - 1;
-  if (m == x || N[m].next == x || N[x].next == m) /* itself, or overlapping (aaa) */
+  if (N[m].next == x || N[x].next == m) /* overlapping (aaa) */
     return 0;
   match(b, x, m, h);
   return 1;
@@ -565,14 +592,14 @@ static int single_add(struct gbuilder *b, uint32_t r, uint32_t sym, uint32_t cnt
 
 /* The open cycle C is complete: turn it into the cycle's symbol and append
  * that to S. */
-static void close_cycle(struct gbuilder *b)
+static void close_cycle(struct gbuilder *b, uint32_t *out_sym, uint32_t *out_nt)
 {
   uint32_t c = b->C, g = b->r[c].guard, f = N[g].next;
   b->C = NIL;
   b->r[c].flags &= ~(uint32_t)R_OPEN;
   uint32_t sym, nt;
   if (N[f].next == g) {
-    uint32_t cnt = N[f].cnt;
+    uint32_t cnt = N[f].cnt & CNT_KEY;
     if ((cnt & CNT_MASK) == 1) { /* a single symbol is its own cycle */
       sym = N[f].sym;
       nt = cnt & CNT_NT;
@@ -601,6 +628,159 @@ static void close_cycle(struct gbuilder *b)
     nt = CNT_NT;
   }
   append(b, b->S, sym, nt);
+  if (out_sym) {
+    *out_sym = sym;
+    *out_nt = nt;
+  }
+}
+
+/* ---- Cyclitur cycle cache --------------------------------------------------
+ * A cycle whose symbols equal an earlier cycle's becomes that cycle's symbol
+ * at once. Running ReSequitur on it would end the same way (its body reduces
+ * to the earlier cycle rule by digram uniqueness) after rebuilding and
+ * undoing the shared structure symbol by symbol; the cache skips that work,
+ * which is what makes Cyclitur fast on cyclic traces. Cycle symbols are pinned
+ * rules or terminals and expansions never change, so a cached entry stays
+ * valid; a hit is verified against the live grammar before use, so a hash
+ * collision can only cost time, never correctness. */
+
+static inline uint64_t raw_mix(uint64_t h, uint32_t s)
+{
+  return (h ^ s) * 0x100000001b3ull + 0x9E3779B97F4A7C15ull;
+}
+
+static size_t cc_slot(const struct gbuilder *b, uint64_t h, uint64_t len)
+{
+  size_t i = (size_t)(h ^ (h >> 29)) & b->ccmask;
+  while (b->cc[i].len && !(b->cc[i].hash == h && b->cc[i].len == len))
+    i = (i + 1) & b->ccmask;
+  return i;
+}
+
+static int cc_add(struct gbuilder *b, uint64_t h, uint64_t len, uint32_t sym, uint32_t nt)
+{
+  if ((b->cccount + 1) * 2 > b->ccmask + 1) {
+    size_t oldcap = b->ccmask + 1;
+    struct ccent *old = b->cc;
+    b->cc = calloc(oldcap * 2, sizeof *b->cc);
+    if (!b->cc) {
+      b->cc = old;
+      return b->err = SONDE_E_NOMEM;
+    }
+    b->ccmask = oldcap * 2 - 1;
+    for (size_t i = 0; i < oldcap; i++)
+      if (old[i].len)
+        b->cc[cc_slot(b, old[i].hash, old[i].len)] = old[i];
+    free(old);
+  }
+  size_t i = cc_slot(b, h, len);
+  if (!b->cc[i].len)
+    b->cccount++;
+  b->cc[i] = (struct ccent){h, len, sym, nt};
+  return 0;
+}
+
+/* Does (sym, nt) expand to exactly w[0..n)? Walks the live rule bodies. */
+static int expands_to(struct gbuilder *b, uint32_t sym, uint32_t nt, const uint32_t *w, size_t n)
+{
+  if (!nt)
+    return n == 1 && w[0] == sym;
+  size_t sp = 0, at = 0;
+  uint32_t g = b->r[sym].guard;
+  if (b->vcap < 64) {
+    uint32_t *nv = realloc(b->vstack, 64 * 2 * sizeof *nv);
+    if (!nv)
+      return 0;
+    b->vstack = nv;
+    b->vcap = 64;
+  }
+  b->vstack[0] = N[g].next;
+  b->vstack[1] = count_of(b, N[g].next);
+  sp = 1;
+  while (sp) {
+    uint32_t x = b->vstack[2 * (sp - 1)];
+    if (is_guard(b, x)) { /* end of a body: back to the element that used it */
+      sp--;
+      if (!sp)
+        break;
+      uint32_t *top = &b->vstack[2 * (sp - 1)];
+      if (--top[1] == 0) {
+        top[0] = N[top[0]].next;
+        top[1] = is_guard(b, top[0]) ? 0 : count_of(b, top[0]);
+      }
+      continue;
+    }
+    if (!is_nt(b, x)) {
+      uint32_t k = count_of(b, x);
+      if (at + k > n)
+        return 0;
+      for (uint32_t j = 0; j < k; j++)
+        if (w[at + j] != N[x].sym)
+          return 0;
+      at += k;
+      uint32_t nx = N[x].next;
+      b->vstack[2 * (sp - 1)] = nx;
+      b->vstack[2 * (sp - 1) + 1] = is_guard(b, nx) ? 0 : count_of(b, nx);
+      continue;
+    }
+    if (sp == b->vcap) {
+      uint32_t *nv = realloc(b->vstack, b->vcap * 4 * sizeof *nv);
+      if (!nv)
+        return 0;
+      b->vstack = nv;
+      b->vcap *= 2;
+    }
+    uint32_t first = N[b->r[N[x].sym].guard].next;
+    b->vstack[2 * sp] = first;
+    b->vstack[2 * sp + 1] = count_of(b, first);
+    sp++;
+  }
+  return at == n;
+}
+
+static void open_cycle(struct gbuilder *b)
+{
+  b->C = rule_new(b);
+  if (b->C != NIL)
+    b->r[b->C].flags |= R_OPEN;
+}
+
+/* The buffered cycle goes through ReSequitur after all (first sighting, or
+ * too long to buffer). */
+static void spill_raw(struct gbuilder *b)
+{
+  if (b->C == NIL)
+    open_cycle(b);
+  for (size_t i = 0; i < b->rawn && !b->err; i++) {
+    append(b, b->C, b->raw[i], 0);
+    flush_pending(b);
+  }
+  b->rawn = 0;
+}
+
+static void end_cycle(struct gbuilder *b)
+{
+  if (b->C != NIL) { /* a long cycle compressed as it came: not cached */
+    close_cycle(b, NULL, NULL);
+    flush_pending(b);
+    return;
+  }
+  if (!b->rawn)
+    return;
+  uint64_t h = b->rawhash, len = b->rawn;
+  size_t i = cc_slot(b, h, len);
+  if (b->cc[i].len && expands_to(b, b->cc[i].sym, b->cc[i].nt, b->raw, b->rawn)) {
+    append(b, b->S, b->cc[i].sym, b->cc[i].nt);
+    flush_pending(b);
+    b->rawn = 0;
+    return;
+  }
+  spill_raw(b);
+  uint32_t sym = 0, nt = 0;
+  close_cycle(b, &sym, &nt);
+  flush_pending(b);
+  if (!b->err)
+    cc_add(b, h, len, sym, nt);
 }
 
 /* ---- public (internal) entry points --------------------------------------- */
@@ -618,7 +798,10 @@ struct gbuilder *gb_new(enum sonde_grammar_algo algo)
   b->ht = calloc(b->htmask + 1, sizeof *b->ht);
   b->singlemask = 63;
   b->single = calloc(b->singlemask + 1, sizeof *b->single);
-  if (!b->ht || !b->single) {
+  b->cache_on = true;
+  b->ccmask = 255;
+  b->cc = calloc(b->ccmask + 1, sizeof *b->cc);
+  if (!b->ht || !b->single || !b->cc) {
     gb_free(b);
     return NULL;
   }
@@ -639,8 +822,13 @@ void gb_free(struct gbuilder *b)
   free(b->r);
   free(b->ht);
   free(b->single);
+  free(b->cc);
+  free(b->raw);
+  free(b->vstack);
   free(b);
 }
+
+void gb_set_cache(struct gbuilder *b, bool on) { b->cache_on = on; }
 
 void gb_set_lh(struct gbuilder *b, uint32_t lh)
 {
@@ -661,19 +849,46 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
       if (b->err)
         return b->err;
     }
+  } else if (!b->cache_on) { /* Fig. 3 literally: every cycle through ReSequitur */
+    for (size_t i = 0; i < n; i++) {
+      uint32_t s = syms[i];
+      if (b->C != NIL && s == b->lh && b->has_lh) {
+        close_cycle(b, NULL, NULL);
+        flush_pending(b);
+      }
+      if (b->C == NIL)
+        open_cycle(b);
+      if (b->err)
+        return b->err;
+      append(b, b->C, s, 0);
+      flush_pending(b);
+      if (b->err)
+        return b->err;
+    }
   } else {
     for (size_t i = 0; i < n; i++) {
       uint32_t s = syms[i];
-      if (b->C != NIL && s == b->lh && b->has_lh)
-        close_cycle(b);
-      if (b->C == NIL) {
-        b->C = rule_new(b);
-        if (b->C == NIL)
-          return b->err;
-        b->r[b->C].flags |= R_OPEN;
+      if (s == b->lh && b->has_lh && (b->rawn || b->C != NIL))
+        end_cycle(b);
+      if (b->C != NIL) {
+        append(b, b->C, s, 0);
+        flush_pending(b);
+      } else {
+        if (b->rawn == b->rawcap) {
+          size_t cap = b->rawcap ? b->rawcap * 2 : 1024;
+          uint32_t *nr = realloc(b->raw, cap * sizeof *nr);
+          if (!nr)
+            return b->err = SONDE_E_NOMEM;
+          b->raw = nr;
+          b->rawcap = cap;
+        }
+        if (!b->rawn)
+          b->rawhash = 0xcbf29ce484222325ull;
+        b->raw[b->rawn++] = s;
+        b->rawhash = raw_mix(b->rawhash, s);
+        if (b->rawn > CACHE_MAX_CYCLE)
+          spill_raw(b);
       }
-      append(b, b->C, s, 0);
-      flush_pending(b);
       if (b->err)
         return b->err;
     }
@@ -684,14 +899,18 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
 
 int gb_freeze(struct gbuilder *b, struct sonde_grammar *gr)
 {
-  if (b->algo == SONDE_GRAMMAR_CYCLITUR && b->C != NIL) {
-    close_cycle(b);
-    flush_pending(b);
+  if (b->algo == SONDE_GRAMMAR_CYCLITUR) {
+    if (b->cache_on)
+      end_cycle(b);
+    else if (b->C != NIL) {
+      close_cycle(b, NULL, NULL);
+      flush_pending(b);
+    }
   }
   if (b->err)
     return b->err;
   if (b->limit_hit) {
-    snprintf(b->msg, sizeof b->msg, "a repetition exponent exceeds 2^31-1");
+    snprintf(b->msg, sizeof b->msg, "a repetition exponent exceeds 2^30-1");
     return b->err = SONDE_E_LIMIT;
   }
   /* Number the rules breadth-first from S. */

@@ -191,7 +191,8 @@ int sonde_grammar_cycles(struct sonde_grammar *g, struct sonde_grammar_cycle **o
   uint64_t total = 0;
   for (size_t k = 0; k < a.n; k++)
     total += a.v[k].count;
-  qsort(a.v, a.n, sizeof *a.v, cmp_cycle);
+  if (a.n > 1)
+    qsort(a.v, a.n, sizeof *a.v, cmp_cycle);
   *out = a.v;
   *n = a.n;
   *total_cycles = total;

@@ -79,6 +79,14 @@ int sonde_grammar_set_loop_header(struct sonde_grammar *g, uint32_t lh)
   return 0;
 }
 
+int sonde_grammar_set_cycle_cache(struct sonde_grammar *g, bool on)
+{
+  if (!g->b || g->input_len)
+    return sonde_diag_set(&g->diag, SONDE_E_STATE, "cycle cache set after input");
+  gb_set_cache(g->b, on);
+  return 0;
+}
+
 int sonde_grammar_feed(struct sonde_grammar *g, const uint32_t *syms, size_t n)
 {
   if (g->sticky)

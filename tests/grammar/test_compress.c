@@ -101,6 +101,15 @@ static void test_paper_cyclitur(void)
   CHECK(sonde_grammar_comp(g) > 0.7333 && sonde_grammar_comp(g) < 0.7334);
   CHECK(verify(g, w, n));
   sonde_grammar_free(g);
+  /* the same without the cycle cache (every cycle through ReSequitur) */
+  g = sonde_grammar_new(SONDE_GRAMMAR_CYCLITUR);
+  CHECK_EQ_I(sonde_grammar_set_cycle_cache(g, false), 0);
+  sonde_grammar_set_loop_header(g, 'a');
+  sonde_grammar_feed(g, w, n);
+  REQUIRE(sonde_grammar_finish(g) == 0);
+  CHECK_EQ_STR(print_str(g), "S -> c A^4 B\nA -> a b c  # cycle\nB -> a d  # cycle\n");
+  CHECK(verify(g, w, n));
+  sonde_grammar_free(g);
 }
 
 static uint64_t rs = 88172645463325252ull;
@@ -130,8 +139,18 @@ static void test_random_properties(void)
       else
         w[i] = (rnd() % 3) ? w[i - 1] : rnd() % alpha; /* runs */
     }
-    for (int a = 0; a < 3; a++) {
-      struct sonde_grammar *g = build((enum sonde_grammar_algo)a, w, n, (int)(rnd() % (alpha + 1)));
+    for (int a = 0; a < 4; a++) {
+      struct sonde_grammar *g;
+      uint32_t lh = rnd() % (alpha + 1);
+      if (a < 3) {
+        g = build((enum sonde_grammar_algo)a, w, n, (int)lh);
+      } else { /* Cyclitur without the cycle cache: Fig. 3 literally */
+        g = sonde_grammar_new(SONDE_GRAMMAR_CYCLITUR);
+        sonde_grammar_set_cycle_cache(g, false);
+        sonde_grammar_set_loop_header(g, lh);
+        sonde_grammar_feed(g, w, n);
+        sonde_grammar_finish(g);
+      }
       if (!verify(g, w, n)) {
         if (bad++ < 5)
           fprintf(stderr, "iter %d algo %d n %zu alpha %u\n", iter, a, n, alpha);
@@ -233,6 +252,34 @@ static void test_edge_inputs(void)
   free(c);
   CHECK(verify(g, w, 6));
   sonde_grammar_free(g);
+}
+
+/* Cycles longer than the cache's buffer are compressed as they come. */
+static void test_long_cycles(void)
+{
+  size_t len = 70001, n = 3 * len + 5;
+  uint32_t *w = malloc(n * sizeof *w);
+  for (size_t c = 0; c < 3; c++) {
+    w[c * len] = 1;
+    for (size_t i = 1; i < len; i++)
+      w[c * len + i] = 2 + (uint32_t)((i * 7) % 1000) + (c == 2 && i == 500);
+  }
+  for (size_t i = 3 * len; i < n; i++)
+    w[i] = 1;
+  struct sonde_grammar *g = build(SONDE_GRAMMAR_CYCLITUR, w, n, 1);
+  CHECK(verify(g, w, n));
+  struct sonde_grammar_cycle *c;
+  size_t nc;
+  uint64_t tot;
+  REQUIRE(sonde_grammar_cycles(g, &c, &nc, &tot) == 0);
+  CHECK_EQ_U(tot, 8);  /* three long cycles, then five cycles "1" */
+  CHECK_EQ_U(nc, 3);   /* cycles 0 and 1 are equal, cycle 2 differs at one symbol */
+  CHECK_EQ_U(c[0].count, 5);
+  CHECK_EQ_U(c[1].count, 2);
+  CHECK_EQ_U(c[1].length, 70001);
+  free(c);
+  sonde_grammar_free(g);
+  free(w);
 }
 
 /* Huge alphabet: 300 000 distinct 32-bit symbols, then a repeat of them. */
@@ -370,6 +417,7 @@ int main(void)
   RUN(test_binary_roundtrip);
   RUN(test_edge_inputs);
   RUN(test_huge_alphabet);
+  RUN(test_long_cycles);
   RUN(test_cycles_paper);
   RUN(test_cyclic_improvement);
   return check_summary();
