@@ -99,20 +99,28 @@ size_t swo_manchester_run(struct sonde_swo_line *l, const uint8_t *s, size_t n,
       /* fall through */
     case M_BITS:
       for (;;) {
-        size_t j = swo_find_level(s, i, n, ch, (l->mlevel ^ 1u) ^ inv);
-        uint64_t d = j == n ? (base + n - l->medge) : (base + j - l->medge);
-        if (d > q5) { /* no edge in time: end of packet */
+        /* The next edge must come within q5 of the last mid-bit edge: scan
+         * only that far, sample by sample (edges are a few samples apart). */
+        const uint64_t r = l->medge + q5 + 1; /* first sample past the timeout */
+        const bool timeout_here = r <= base + n;
+        const size_t lim = r <= base ? 0 : (timeout_here ? (size_t)(r - base) : n);
+        const unsigned want = (l->mlevel ^ 1u) ^ inv;
+        size_t j = i;
+        while (j < lim && (((unsigned)s[j] >> ch) & 1u) != want)
+          j++;
+        if (j >= lim) {
+          if (!timeout_here) {
+            i = n;
+            goto out;
+          }
+          /* no edge in time: end of packet */
           bool clean = l->mlevel == 0;
           end_packet(l, clean, o);
           l->mst = clean ? M_IDLE : M_WAIT_LOW;
-          const uint64_t r = l->medge + q5 + 1; /* first sample past the timeout */
-          i = r <= base ? 0 : (r - base < n ? (size_t)(r - base) : n);
+          i = lim > i ? lim : i;
           break;
         }
-        if (j == n) {
-          i = n;
-          goto out;
-        }
+        const uint64_t d = base + j - l->medge;
         if (SWO_UNLIKELY(o == cap)) {
           i = j;
           goto out;
