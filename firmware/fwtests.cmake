@@ -18,6 +18,7 @@ endforeach()
 foreach(opt O0 O2 Os)
   sonde_firmware(qemu_cmp_m3_${opt} SOURCES tests/qemu_cmp.c CORE m3 MACHINE cm3 OPT -${opt})
   sonde_firmware(qemu_cmp_m4f_${opt} SOURCES tests/qemu_cmp.c CORE m4f MACHINE cm4f OPT -${opt})
+  sonde_firmware(qemu_cmp_m0plus_${opt} SOURCES tests/qemu_cmp.c CORE m0plus MACHINE microbit OPT -${opt})
 endforeach()
 
 # Images for the `sonde run` CLI tests (tests/cli/run_*.sh).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The same firmware on QEMU and on the VM must execute the same instruction
-# address sequence (issue 2, "Verification"). QEMU runs one instruction per
+# address sequence (issue 2, "Verification"); boards mps2-an385 (M3), mps2-an386
+# (M4F) and microbit (M0: ARMv6-M, as the M0+). QEMU runs one instruction per
 # translation block (-singlestep) without chaining and logs every executed
 # block (-d exec,nochain), so each "Trace" line is one instruction; -icount
 # shift=0 makes it deterministic. The VM's sequence is the instruction records

@@ -41,7 +41,10 @@ if(SONDE_FIRMWARE)
     add_test(NAME firmware_qemu_cmp_m4f_${opt}
       COMMAND bash ${CMAKE_SOURCE_DIR}/tests/firmware/qemu_compare.sh $<TARGET_FILE:sonde>
               ${CMAKE_BINARY_DIR}/firmware/qemu_cmp_m4f_${opt}.elf mps2-an386 cm4f)
-    set_tests_properties(firmware_qemu_cmp_m3_${opt} firmware_qemu_cmp_m4f_${opt}
+    add_test(NAME firmware_qemu_cmp_m0plus_${opt}
+      COMMAND bash ${CMAKE_SOURCE_DIR}/tests/firmware/qemu_compare.sh $<TARGET_FILE:sonde>
+              ${CMAKE_BINARY_DIR}/firmware/qemu_cmp_m0plus_${opt}.elf microbit cm0plus)
+    set_tests_properties(firmware_qemu_cmp_m3_${opt} firmware_qemu_cmp_m4f_${opt} firmware_qemu_cmp_m0plus_${opt}
       PROPERTIES TIMEOUT 120 LABELS "firmware;qemu")
   endforeach()
 endif()
