@@ -350,20 +350,23 @@ static inline void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, 
     uint64_t w;
     memcpy(&w, p, 8);
     uint64_t x = w >> 8;
+    /* The packet length is the loop-carried dependency: compute it from the
+     * loaded word with ALU operations only (no table load on that path).
+     * Source packets: 1 + 1/2/4; LTS1 (11TC0000): up to the first payload
+     * byte with C = 0; LTS2 and overflow: 1. */
+    unsigned h = (unsigned)w & 0xff, ss = h & 3;
+    uint64_t c = (~w & 0x8080808000ull) | (1ull << 47);
+    unsigned vlen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+    unsigned plen = ss ? ((1u << ss) >> 1) + 1 : ((h & 0xcf) == 0xc0 ? vlen : 1);
     uint64_t meta = e->meta, value;
-    unsigned plen;
     if (LIKELY(e->kind == 1)) {
       value = (x & e->vmask) | e->lts2;
       meta |= ((x >> e->fshift) & e->fmask) << 32;
       meta += e->page ? page_base : 0;
       ts_abs += e->lts2 * pre;
-      plen = e->len;
     } else if (e->kind == 2) {
-      /* LTS1: the payload ends at the first of bytes 1..4 with C = 0 */
-      uint64_t c = ~w & 0x8080808000ull;
-      if (UNLIKELY(!c))
-        break; /* malformed: the general path reports it */
-      plen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+      if (UNLIKELY(plen > 5))
+        break; /* malformed (C = 1 in the 4th payload byte): the general path reports it */
       value = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
       value &= (1ull << (7 * (plen - 1))) - 1;
       ts_abs += value * pre;
