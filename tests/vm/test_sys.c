@@ -456,6 +456,35 @@ static void test_faults(void)
   sonde_vm_free(vm);
 }
 
+static void test_stacking_errors(void)
+{
+  struct sonde_vm *vm = make_vm("cm3");
+  REQUIRE(vm);
+  vm->max_cycles = UINT64_MAX;
+  struct vm_cpu *c = &vm->cpu;
+  wr(vm, 0xE000ED24, 0x70000); /* fault handlers enabled (priority 0) */
+  wr(vm, 0xE000E100, 1);
+  wr8(vm, 0xE000E400, 0x80);
+  /* Thread mode on a PSP pointing at nothing: stacking fails (STKERR) and
+   * the derived BusFault, of higher priority, is taken instead of IRQ0. */
+  vm_cpu_set_sp(vm, true, 0x30000100);
+  vm_cpu_set_control(vm, 2);
+  c->r[15] = 0x800;
+  wr(vm, 0xE000E200, 1);
+  vm_sys_service(vm);
+  CHECK_EQ_U(rd(vm, 0xE000ED28), 1u << 12);
+  CHECK_EQ_U(c->ipsr, VM_EXC_BUSFAULT);
+  CHECK(vm_nvic_is_pending(vm, 16));
+  CHECK_EQ_U(c->r[14], 0xFFFFFFFD);
+  /* Returning to that stack fails too: UNSTKERR. */
+  wr(vm, 0xE000ED28, 0xFFFFFFFF);
+  wr(vm, 0xE000E280, 1);
+  vm_exc_return(vm, 0xFFFFFFFD);
+  CHECK_EQ_U(rd(vm, 0xE000ED28), 1u << 11);
+  CHECK(vm_nvic_is_pending(vm, VM_EXC_BUSFAULT));
+  sonde_vm_free(vm);
+}
+
 static void test_svc_and_escalation(void)
 {
   struct sonde_vm *vm = make_vm("cm3");
@@ -812,6 +841,7 @@ int main(void)
   RUN(test_psp_and_tailchain);
   RUN(test_late_arrival_and_nesting);
   RUN(test_faults);
+  RUN(test_stacking_errors);
   RUN(test_svc_and_escalation);
   RUN(test_systick);
   RUN(test_wfi_and_limits);
