@@ -146,7 +146,30 @@ static uint32_t instantiate(struct tu *t, const struct tmpl *tp, bool fixed)
   return insn;
 }
 
-static unsigned long mismatches;
+static unsigned long mismatches, deviations;
+
+/* Unicorn 2.0.1 (QEMU 5.0) checks SMLAD/SMLADX overflow twice: after adding
+ * the two products and after adding Ra. The ARM ARM (A7.7.124) sets Q only
+ * when the complete sum does not fit in 32 bits. The two differ when both
+ * products are 2^30 (all four halfwords 0x8000) and Ra < 0: QEMU sets Q for
+ * the intermediate 2^31, the architecture does not. For such a case return
+ * the architecturally expected state: Unicorn's, with Q computed by hand. */
+static bool unicorn_smlad_deviation(uint32_t insn, const struct uref_state *in,
+                                    const struct uref_state *ref, struct uref_state *expect)
+{
+  unsigned a = (insn >> 12) & 15;
+  if ((insn & 0xfff000e0u) != 0xfb200000u || a == 15)
+    return false;
+  uint32_t rn = in->r[(insn >> 16) & 15], rm = in->r[insn & 15];
+  if (rn != 0x80008000u || rm != 0x80008000u)
+    return false;
+  int64_t full = ((int64_t)1 << 31) + (int32_t)in->r[a];
+  *expect = *ref;
+  expect->apsr = (in->apsr & (1u << 27)) | (ref->apsr & ~(1u << 27));
+  if (full != (int32_t)full)
+    expect->apsr |= 1u << 27;
+  return true;
+}
 
 static void one(struct tu *t, const struct tmpl *tp, uint32_t insn, const struct uref_state *in)
 {
@@ -155,6 +178,15 @@ static void one(struct tu *t, const struct tmpl *tp, uint32_t insn, const struct
   int rc = tu_run(t, insn, false, in, &ref, &got, &ref_ok);
   char why[96];
   if (!ref_ok || rc != 1 || tu_diff(&got, &ref, false, why, sizeof why)) {
+    struct uref_state expect;
+    if (ref_ok && rc == 1 && unicorn_smlad_deviation(insn, in, &ref, &expect)) {
+      if (deviations++ == 0)
+        printf("note: Unicorn deviates from the ARM ARM on SMLAD Q (intermediate overflow, "
+               "%s 0x%08x); checked against the pseudocode instead\n", tp->name, insn);
+      if (tu_diff(&got, &expect, false, why, sizeof why))
+        CHECK_FAIL_("%s 0x%08x (hand-checked): %s", tp->name, insn, why);
+      return;
+    }
     if (mismatches++ < 20) {
       if (!ref_ok || rc != 1)
         snprintf(why, sizeof why, "vm rc %d, unicorn %s", rc, ref_ok ? "ok" : uref_error(t->u));
@@ -198,7 +230,7 @@ static void test_dsp_edges(void)
 
 static void test_dsp_random(void)
 {
-  unsigned long n = tu_soak(8000);
+  unsigned long n = tu_soak(5000);
   for (unsigned long i = 0; i < n; i++) {
     const struct tmpl *tp = &tmpls[tu_below(&T, ntmpls)];
     struct uref_state st;
@@ -247,6 +279,13 @@ static void test_dsp_known(void)
   CHECK_EQ_I(vm_exec_dsp(vm, 0xfb21f301u), 1);
   CHECK_EQ_U(vm->cpu.r[3], 0x80000000);
   CHECK_EQ_U(vm->cpu.apsr, 1u << 27);
+  /* smlad r3, r1, r1, r4 with r1 = 0x80008000, r4 = -1: 2^31 - 1 fits, so
+   * no Q (ARM ARM A7.7.124; Unicorn 2.0.1 sets Q here) */
+  vm->cpu.apsr = 0;
+  vm->cpu.r[4] = 0xffffffff;
+  CHECK_EQ_I(vm_exec_dsp(vm, 0xfb214301u), 1);
+  CHECK_EQ_U(vm->cpu.r[3], 0x7fffffff);
+  CHECK_EQ_U(vm->cpu.apsr, 0);
   vm->cpu.apsr = 0; /* usub8 r3, r1, r2 with r1 = 0x00ff0180, r2 = 0x01fe0180 */
   vm->cpu.r[1] = 0x00ff0180;
   vm->cpu.r[2] = 0x01fe0180;
@@ -269,8 +308,9 @@ int main(void)
   RUN(test_dsp_known);
   RUN(test_dsp_edges);
   RUN(test_dsp_random);
-  printf("dsp: %u encodings, %lu differential cases against Unicorn, %lu mismatches\n", ntmpls,
-         T.cases, mismatches);
+  printf("dsp: %u encodings, %lu differential cases against Unicorn, %lu mismatches, "
+         "%lu known Unicorn deviations (SMLAD Q) checked by hand instead\n",
+         ntmpls, T.cases, mismatches, deviations);
   tu_free(&T);
   return check_summary();
 }
