@@ -463,9 +463,9 @@ static void test_random_bytes(void)
     static const uint8_t tail[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x01, 0x5a};
     memcpy(buf + sizeof buf - sizeof tail, tail, sizeof tail);
     struct sonde_itm *d = sonde_itm_new(NULL);
-    size_t pos = 0, last_sw = 0;
+    size_t pos = 0;
     struct sonde_itm_packet last = {0};
-    uint64_t skipped = 0, pkts = 0;
+    uint64_t skipped = 0, pkts = 0, types = 0;
     while (pos < sizeof buf) {
       size_t used;
       size_t k = 1 + (x % 4096);
@@ -479,7 +479,7 @@ static void test_random_bytes(void)
         if (out[i].type == SONDE_ITM_SKIP)
           skipped += out[i].value;
         last = out[i];
-        last_sw++;
+        types |= 1ull << out[i].type;
       }
       pkts += n;
       pos += used;
@@ -488,6 +488,8 @@ static void test_random_bytes(void)
     CHECK_EQ_U(st->bytes, sizeof buf);
     CHECK_EQ_U(st->skipped_bytes, skipped);
     CHECK(sonde_itm_synced(d));
+    CHECK(pkts > 100);
+    CHECK(types & (1ull << SONDE_ITM_SKIP));
     CHECK_EQ_U(last.type, SONDE_ITM_SW);
     CHECK_EQ_U(last.value, 0x5a);
     CHECK_EQ_U(last.offset, sizeof buf - 2);
