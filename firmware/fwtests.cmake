@@ -27,3 +27,15 @@ sonde_firmware(run_forever SOURCES tests/run_forever.c CORE m3 MACHINE cm3 OPT -
 sonde_firmware(run_exit_m0plus SOURCES tests/fw_crc32.c CORE m0plus MACHINE cm0plus OPT -O2 SEMIHOSTING)
 # Interrupt-heavy image (SysTick and timer IRQs: entries, returns, tail-chains) for run_trace.sh.
 sonde_firmware(run_irq SOURCES bench/bench_irq.c CORE m3 MACHINE cm3 OPT -O2 DEFINES BENCH_ROUNDS=4)
+
+# The firmware test programs for the QEMU comparison: output through SYS_WRITE0
+# (common/syscalls_write0.c) instead of rdimon, whose start-up probing differs
+# between QEMU and the VM.
+foreach(prog ${SONDE_FWTEST_PROGRAMS})
+  sonde_firmware(qemu_fw_${prog}_m3 SOURCES tests/fw_${prog}.c common/syscalls_write0.c
+                 CORE m3 MACHINE cm3 OPT -O2 LIBS -lm)
+  sonde_firmware(qemu_fw_${prog}_m4f SOURCES tests/fw_${prog}.c common/syscalls_write0.c
+                 CORE m4f MACHINE cm4f OPT -O2 LIBS -lm)
+  sonde_firmware(qemu_fw_${prog}_m0plus SOURCES tests/fw_${prog}.c common/syscalls_write0.c
+                 CORE m0plus MACHINE microbit OPT -Os LIBS -lm)
+endforeach()

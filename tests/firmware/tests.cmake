@@ -54,3 +54,21 @@ if(SONDE_FIRMWARE)
   sonde_cli_test(run_basic LABELS firmware)
   sonde_cli_test(run_trace LABELS firmware)
 endif()
+
+# The firmware test programs (newlib printf, qsort, soft-float, 64-bit helpers)
+# on QEMU and on the VM: identical instruction sequences.
+if(SONDE_FIRMWARE)
+  foreach(prog ${SONDE_FWTEST_PROGRAMS})
+    foreach(cfg "m3:mps2-an385:cm3" "m4f:mps2-an386:cm4f" "m0plus:microbit:cm0plus")
+      string(REPLACE ":" ";" cfg ${cfg})
+      list(GET cfg 0 core)
+      list(GET cfg 1 board)
+      list(GET cfg 2 mach)
+      add_test(NAME firmware_qemu_fw_${prog}_${core}
+        COMMAND bash ${CMAKE_SOURCE_DIR}/tests/firmware/qemu_compare.sh $<TARGET_FILE:sonde>
+                ${CMAKE_BINARY_DIR}/firmware/qemu_fw_${prog}_${core}.elf ${board} ${mach})
+      set_tests_properties(firmware_qemu_fw_${prog}_${core} PROPERTIES TIMEOUT 120
+        LABELS "firmware;qemu")
+    endforeach()
+  endforeach()
+endif()
