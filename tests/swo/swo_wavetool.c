@@ -6,7 +6,21 @@
  *       tpiu-uart: COUNT payload bytes for ID 1 (mixed with ID 2), TPIU-formatted
  *       (no half syncs), sent back-to-back; EXPECT gets the ID 1 payload.
  *   swo_wavetool dec uart|manchester|auto RATE BAUD CH IN.bin [tpiu]
- *       prints the decoded bytes as two-digit lowercase hex, one per line. */
+ *       prints the decoded bytes as two-digit lowercase hex, one per line.
+ *   swo_wavetool wave uart|manchester RATE BAUD ERR CH IN.bin OUT.bin
+ *       the waveform of the bytes of IN.bin.
+ *   swo_wavetool tpiu-wrap IN.bin OUT.bin
+ *       IN.bin as TPIU stream 1, with stream-2 bytes, half syncs and full
+ *       syncs mixed in.
+ *   swo_wavetool serve IN.bin PORTFILE
+ *       TCP server on 127.0.0.1 (ephemeral port, written to PORTFILE): sends
+ *       IN.bin to the first client in bursts, then disconnects. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +187,160 @@ static int dec(int argc, char **argv)
   return 0;
 }
 
+static uint8_t *read_all_file(const char *path, size_t *n)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    perror(path);
+    return NULL;
+  }
+  size_t cap = 1 << 16, len = 0;
+  uint8_t *b = malloc(cap);
+  size_t got;
+  while (b && (got = fread(b + len, 1, cap - len, f)) > 0) {
+    len += got;
+    if (len == cap)
+      b = realloc(b, cap *= 2);
+  }
+  fclose(f);
+  *n = len;
+  return b;
+}
+
+static int wave(int argc, char **argv)
+{
+  if (argc != 9)
+    return 2;
+  size_t n;
+  uint8_t *d = read_all_file(argv[7], &n);
+  if (!d)
+    return 1;
+  struct wavegen g;
+  wg_init(&g, atof(argv[3]), atof(argv[4]), atof(argv[5]), (unsigned)atoi(argv[6]), 0xFF, 77,
+          0.4);
+  if (strcmp(argv[2], "uart") == 0)
+    wg_uart(&g, d, n, 3.0);
+  else if (strcmp(argv[2], "manchester") == 0)
+    wg_manchester(&g, d, n, 1.0);
+  else
+    return 2;
+  int r = g.oom || write_file(argv[8], g.buf, g.n) ? 1 : 0;
+  free(g.buf);
+  free(d);
+  return r;
+}
+
+static int tpiu_wrap(int argc, char **argv)
+{
+  if (argc != 4)
+    return 2;
+  size_t n;
+  uint8_t *d = read_all_file(argv[2], &n);
+  if (!d)
+    return 1;
+  uint8_t *s = malloc(n * 3 + 64);
+  size_t p = 0, i = 0;
+  static const uint8_t sync[4] = {0xFF, 0xFF, 0xFF, 0x7F};
+  uint64_t r = 12345;
+  unsigned cur = 0, frames = 0;
+  memcpy(s, sync, 4);
+  p = 4;
+  while (i < n) {
+    uint8_t *f = s + p;
+    unsigned aux = 0;
+    for (unsigned k = 0; k < 8; k++) {
+      int odd = k < 7;
+      r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+      if (odd && (r % 11 == 0 || i >= n)) { /* half sync (also pads the last frame) */
+        f[2 * k] = 0xFF;
+        f[2 * k + 1] = 0x7F;
+        continue;
+      }
+      if (!odd && (i >= n || cur != 1)) { /* byte 14: park on stream 2 */
+        f[14] = 2 << 1 | 1;
+        cur = 2;
+        continue;
+      }
+      if (odd && r % 7 == 0) { /* a byte for stream 2 */
+        f[2 * k] = 2 << 1 | 1;
+        f[2 * k + 1] = 0xEE;
+        cur = 2;
+        continue;
+      }
+      if (cur != 1) {
+        f[2 * k] = 1 << 1 | 1;
+        cur = 1;
+        if (odd)
+          f[2 * k + 1] = d[i++];
+        continue;
+      }
+      if (odd && i + 1 >= n) { /* last byte: a no-op re-selection carries it */
+        f[2 * k] = 1 << 1 | 1;
+        f[2 * k + 1] = d[i++];
+        continue;
+      }
+      f[2 * k] = d[i] & 0xFE;
+      aux |= (unsigned)(d[i] & 1) << k;
+      i++;
+      if (odd)
+        f[2 * k + 1] = d[i++];
+    }
+    f[15] = (uint8_t)aux;
+    p += 16;
+    if (++frames % 5 == 0) {
+      memcpy(s + p, sync, 4);
+      p += 4;
+    }
+  }
+  int rc = write_file(argv[3], s, p) ? 1 : 0;
+  free(s);
+  free(d);
+  return rc;
+}
+
+static int serve(int argc, char **argv)
+{
+  if (argc != 4)
+    return 2;
+  size_t n;
+  uint8_t *d = read_all_file(argv[2], &n);
+  if (!d)
+    return 1;
+  int l = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t al = sizeof a;
+  if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 1) ||
+      getsockname(l, (struct sockaddr *)&a, &al)) {
+    perror("serve");
+    return 1;
+  }
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", argv[3]);
+  FILE *pf = fopen(tmp, "w");
+  if (!pf)
+    return 1;
+  fprintf(pf, "%u\n", (unsigned)ntohs(a.sin_port));
+  fclose(pf);
+  rename(tmp, argv[3]); /* appears complete */
+  int c = accept(l, NULL, NULL);
+  if (c < 0)
+    return 1;
+  for (size_t i = 0; i < n; i += 1000) {
+    size_t k = n - i < 1000 ? n - i : 1000;
+    if (write(c, d + i, k) != (ssize_t)k)
+      return 1;
+    struct timespec ts = {0, 3000000};
+    nanosleep(&ts, NULL);
+  }
+  close(c);
+  close(l);
+  free(d);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   int r = 2;
@@ -180,6 +348,12 @@ int main(int argc, char **argv)
     r = gen(argc, argv);
   else if (argc > 1 && strcmp(argv[1], "dec") == 0)
     r = dec(argc, argv);
+  else if (argc > 1 && strcmp(argv[1], "wave") == 0)
+    r = wave(argc, argv);
+  else if (argc > 1 && strcmp(argv[1], "tpiu-wrap") == 0)
+    r = tpiu_wrap(argc, argv);
+  else if (argc > 1 && strcmp(argv[1], "serve") == 0)
+    r = serve(argc, argv);
   if (r == 2)
     fprintf(stderr, "usage: swo_wavetool gen|dec ... (see the file header)\n");
   return r;
