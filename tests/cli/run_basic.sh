@@ -54,6 +54,13 @@ expect_rc 1 "binary outside memory" "$SONDE" run --binary --base 0x30000000 "$fw
 has "$tmp/err" "0x30000000 is outside every memory region" "binary range message"
 expect_rc 1 "unknown machine" "$SONDE" run --machine nosuch "$fw/hello.elf"
 has "$tmp/err" "unknown machine 'nosuch'" "machine message"
+# a machine description file (docs/vm.md), and a broken one
+printf 'machine mym3\ncore m3\nclock 48MHz\nnvic irqs=64 prio-bits=3\nmemory flash 0x00000000 512K access=rx\nmemory sram 0x20000000 128K access=rwx retain\n' >"$tmp/m.txt"
+expect_rc 3 "machine file" "$SONDE" run --machine "$tmp/m.txt" "$fw/hello.elf"
+has "$tmp/out" "hello from the virtual Cortex-M" "machine file output"
+printf 'machine x\ncore m9\n' >"$tmp/bad.txt"
+expect_rc 1 "bad machine file" "$SONDE" run --machine "$tmp/bad.txt" "$fw/hello.elf"
+has "$tmp/err" "bad.txt:2: " "bad machine file message"
 # a raw binary at its link address runs like the ELF
 expect_rc 3 "binary" "$SONDE" run --binary --base 0 "$fw/hello.bin"
 has "$tmp/out" "hello from the virtual Cortex-M" "binary output"
