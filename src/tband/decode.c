@@ -277,20 +277,33 @@ bad:
   emit_error(d, cb, ctx, off, flen, SONDE_E_FORMAT);
 }
 
+/* Decode one frame (its bytes without the delimiter). The common case, a
+ * frame whose first COBS block spans all of it (no zero inside), is decoded
+ * in place without a copy. */
+static inline void decode_frame(struct sonde_tband_dec *d, const uint8_t *f, size_t flen,
+                                uint64_t off, sonde_tband_evt_cb cb, void *ctx)
+{
+  if (f[0] == flen && flen > 1) {
+    decode_event(d, f + 1, flen - 1, off, (uint32_t)flen, cb, ctx);
+    return;
+  }
+  long n = cobs_decode(d->msg, sizeof d->msg, f, flen, d->raw);
+  if (n < 0)
+    emit_error(d, cb, ctx, off, (uint32_t)flen, SONDE_E_FORMAT);
+  else if (n == 0) {
+    snprintf(d->msg, sizeof d->msg, "empty frame");
+    emit_error(d, cb, ctx, off, (uint32_t)flen, SONDE_E_FORMAT);
+  } else
+    decode_event(d, d->raw, (size_t)n, off, (uint32_t)flen, cb, ctx);
+}
+
 static void end_frame(struct sonde_tband_dec *d, sonde_tband_evt_cb cb, void *ctx)
 {
   if (d->overlong) {
     snprintf(d->msg, sizeof d->msg, "frame longer than %d bytes", FRAME_MAX);
     emit_error(d, cb, ctx, d->frame_off, (uint32_t)d->flen, SONDE_E_FORMAT);
   } else if (d->flen) {
-    long n = cobs_decode(d->msg, sizeof d->msg, d->frame, d->flen, d->raw);
-    if (n < 0)
-      emit_error(d, cb, ctx, d->frame_off, (uint32_t)d->flen, SONDE_E_FORMAT);
-    else if (n == 0) {
-      snprintf(d->msg, sizeof d->msg, "empty frame");
-      emit_error(d, cb, ctx, d->frame_off, (uint32_t)d->flen, SONDE_E_FORMAT);
-    } else
-      decode_event(d, d->raw, (size_t)n, d->frame_off, (uint32_t)d->flen, cb, ctx);
+    decode_frame(d, d->frame, d->flen, d->frame_off, cb, ctx);
   }
   d->flen = 0;
   d->overlong = false;
@@ -316,8 +329,24 @@ static void bin_feed(struct sonde_tband_dec *d, const uint8_t *p, size_t len,
 {
   size_t i = 0;
   while (i < len) {
-    const uint8_t *z = memchr(p + i, 0, len - i);
-    size_t seg = z ? (size_t)(z - (p + i)) : len - i;
+    /* frames are short: a plain scan beats a memchr call per frame */
+    size_t j = i;
+    while (j < len && p[j] != 0)
+      j++;
+    size_t seg = j - i;
+    if (j < len && d->flen == 0 && !d->overlong) {
+      /* a whole frame inside this buffer: decode it where it is */
+      if (seg > FRAME_MAX) {
+        d->frame_off = d->in_off + i;
+        d->flen = seg;
+        d->overlong = true;
+        end_frame(d, cb, ctx);
+      } else if (seg) {
+        decode_frame(d, p + i, seg, d->in_off + i, cb, ctx);
+      }
+      i = j + 1;
+      continue;
+    }
     if (seg) {
       if (d->flen == 0 && !d->overlong)
         d->frame_off = d->in_off + i;
@@ -328,8 +357,8 @@ static void bin_feed(struct sonde_tband_dec *d, const uint8_t *p, size_t len,
       if (take < seg)
         d->overlong = true;
     }
-    i += seg;
-    if (z) {
+    i = j;
+    if (j < len) {
       end_frame(d, cb, ctx);
       i++;
     }
