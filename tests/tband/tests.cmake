@@ -61,3 +61,12 @@ else()
     "echo '*** SKIPPED: FREERTOS_KERNEL not set: the tracer was NOT tested inside the real FreeRTOS kernel (configure with -DFREERTOS_KERNEL=/path/to/FreeRTOS-Kernel) ***'; exit 77")
   set_tests_properties(test_tband_freertos_kernel PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+
+# docs/tband-events.md is generated from the event table; the test fails when stale.
+add_executable(tband_gendoc ${CMAKE_SOURCE_DIR}/tests/tband/tband_gendoc.c)
+target_include_directories(tband_gendoc PRIVATE ${CMAKE_SOURCE_DIR}/target/tband)
+add_custom_target(tband-events-doc
+  COMMAND tband_gendoc -o ${CMAKE_SOURCE_DIR}/docs/tband-events.md
+  DEPENDS tband_gendoc
+  COMMENT "Generating docs/tband-events.md from target/tband/tband_events.def")
+add_test(NAME tband_events_doc COMMAND tband_gendoc --check ${CMAKE_SOURCE_DIR}/docs/tband-events.md)
