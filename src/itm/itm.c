@@ -358,22 +358,19 @@ static inline void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, 
     uint64_t c = (~w & 0x8080808000ull) | (1ull << 47);
     unsigned vlen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
     unsigned plen = ss ? ((1u << ss) >> 1) + 1 : ((h & 0xcf) == 0xc0 ? vlen : 1);
-    uint64_t meta = e->meta, value;
-    if (LIKELY(e->kind == 1)) {
-      value = (x & e->vmask) | e->lts2;
-      meta |= ((x >> e->fshift) & e->fmask) << 32;
-      meta += e->page ? page_base : 0;
-      ts_abs += e->lts2 * pre;
-    } else if (e->kind == 2) {
-      if (UNLIKELY(plen > 5))
-        break; /* malformed (C = 1 in the 4th payload byte): the general path reports it */
-      value = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
-      value &= (1ull << (7 * (plen - 1))) - 1;
-      ts_abs += value * pre;
-      meta |= (uint64_t)(plen - 1) << 24;
-    } else {
-      break;
-    }
+    /* LTS1 (kind 2) and fixed-length packets (kind 1) share one branch-free
+     * path: both candidate values are computed and one is selected by mask,
+     * so a random mix of packet types costs no mispredicted branches. */
+    if (UNLIKELY(e->kind == 0 || (e->kind == 2 && plen > 5)))
+      break; /* general path: sync, GTS, extension, reserved, malformed LTS1 */
+    const uint64_t m1 = 0 - (uint64_t)(e->kind == 2);
+    uint64_t g = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
+    g &= (1ull << (7 * (plen - 1))) - 1;
+    uint64_t value = (g & m1) | (((x & e->vmask) | e->lts2) & ~m1);
+    uint64_t meta = e->meta | (((x >> e->fshift) & e->fmask) << 32) |
+                    ((uint64_t)(plen - 1) << 24 & m1);
+    meta += e->page ? page_base : 0;
+    ts_abs += (value & (0 - (uint64_t)e->is_lts)) * pre;
     ts_out = e->is_lts ? ts_abs : ts_out;
     struct sonde_itm_packet *o = &out[n++];
     o->offset = base + i;
