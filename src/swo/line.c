@@ -4,7 +4,8 @@
  * Auto-detection looks at pulse widths (runs of equal samples): the shortest
  * width that many pulses share is one UART bit or one Manchester half-bit;
  * the idle level (the level of the longest run) tells the two apart (UART
- * idles HIGH, Manchester LOW; DDI 0314 TPIU physical pin protocol). */
+ * idles HIGH, Manchester LOW; DDI 0314 TPIU physical pin protocol), and so
+ * do HIGH pulses longer than 2.5 half-bits, which Manchester never has. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,7 +250,7 @@ static int detect(const uint8_t *s, size_t n, unsigned ch, unsigned inv, uint64_
     if (len > longest[lvl])
       longest[lvl] = len;
     if (!first && j < n && nr < MAX_RUNS) /* complete pulses only */
-      runs[nr++] = len > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)len;
+      runs[nr++] = (len > 0x7FFFFFFFu ? 0xFFFFFFFEu : (uint32_t)len << 1) | lvl;
     first = false;
     i = j;
     lvl ^= 1u;
@@ -258,20 +259,20 @@ static int detect(const uint8_t *s, size_t n, unsigned ch, unsigned inv, uint64_
     free(runs);
     return SONDE_E_FORMAT;
   }
-  qsort(runs, nr, sizeof *runs, cmp_u32);
+  qsort(runs, nr, sizeof *runs, cmp_u32); /* entries are length << 1 | level */
   /* Shortest width w shared by at least max(3, 2%) of the pulses (within
    * 0.8w..1.25w): shorter outliers are glitches. */
   size_t need = nr / 50 > 3 ? nr / 50 : 3;
   double w = 0;
   for (size_t a = 0; a < nr; a++) {
-    uint32_t lo = runs[a];
+    uint32_t lo = runs[a] >> 1;
     size_t b = a;
-    while (b < nr && runs[b] <= lo * 1.25 + 1)
+    while (b < nr && (runs[b] >> 1) <= lo * 1.25 + 1)
       b++;
     if (b - a >= need) {
       w = 0;
       for (size_t k = a; k < b; k++)
-        w += runs[k];
+        w += runs[k] >> 1;
       w /= (double)(b - a);
       break;
     }
@@ -282,19 +283,25 @@ static int detect(const uint8_t *s, size_t n, unsigned ch, unsigned inv, uint64_
   }
   /* Refine over every pulse that is close to an integer multiple of w. */
   double sl = 0, sk = 0;
+  size_t high_long = 0; /* HIGH pulses of 2.5 w or more: never in Manchester */
   for (size_t a = 0; a < nr; a++) {
-    double k = floor(runs[a] / w + 0.5);
-    if (k >= 1 && k <= 10 && fabs(runs[a] - k * w) < 0.3 * w) {
-      sl += runs[a];
+    double len = runs[a] >> 1;
+    double k = floor(len / w + 0.5);
+    if (k >= 1 && k <= 10 && fabs(len - k * w) < 0.3 * w) {
+      sl += len;
       sk += k;
     }
+    if ((runs[a] & 1u) && len >= 2.5 * w)
+      high_long++;
   }
   free(runs);
   if (sk > 0)
     w = sl / sk;
   enum sonde_swo_line_mode m = hint;
   if (m == SONDE_SWO_LINE_AUTO)
-    m = longest[1] >= longest[0] ? SONDE_SWO_LINE_UART : SONDE_SWO_LINE_MANCHESTER;
+    m = longest[1] >= longest[0] || high_long > (nr / 100 > 2 ? nr / 100 : 2)
+            ? SONDE_SWO_LINE_UART
+            : SONDE_SWO_LINE_MANCHESTER;
   double spb = m == SONDE_SWO_LINE_MANCHESTER ? 2 * w : w;
   double b = (double)rate / spb;
   uint32_t best = (uint32_t)llround(b);

@@ -387,11 +387,31 @@ static void detect_case(enum sonde_swo_line_mode m, double rate, double baud, do
 
 static void test_detect(void)
 {
+  static uint8_t data[300];
+  for (size_t i = 0; i < sizeof data; i++)
+    data[i] = (uint8_t)rnd();
   detect_case(SONDE_SWO_LINE_UART, 24e6, 2e6, 0);
   detect_case(SONDE_SWO_LINE_UART, 16e6, 115200, 0);
   detect_case(SONDE_SWO_LINE_UART, 12e6, 1e6, 0.025);
   detect_case(SONDE_SWO_LINE_MANCHESTER, 24e6, 2e6, 0);
   detect_case(SONDE_SWO_LINE_MANCHESTER, 50e6, 1e6, -0.02);
+  /* UART whose longest run is LOW (a break, no idle at the ends): the long
+   * HIGH pulses still say UART. */
+  {
+    struct wavegen g;
+    wg_init(&g, 10e6, 1e6, 0, 0, 0, 5, 0);
+    for (size_t i = 0; i < 300; i++)
+      wg_uart_byte(&g, data[i]);
+    wg_level(&g, 0, 400);
+    for (size_t i = 0; i < 300; i++)
+      wg_uart_byte(&g, data[i]);
+    enum sonde_swo_line_mode dm2;
+    uint32_t db2;
+    CHECK_EQ_I(sonde_swo_line_detect(g.buf, g.n, 0, 10000000, SONDE_SWO_LINE_AUTO, &dm2, &db2), 0);
+    CHECK_EQ_U(dm2, SONDE_SWO_LINE_UART);
+    CHECK_EQ_U(db2, 1000000);
+    free(g.buf);
+  }
   /* No signal at all: detection fails cleanly. */
   uint8_t flat[4096];
   memset(flat, 0xFF, sizeof flat);
