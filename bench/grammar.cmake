@@ -1,0 +1,5 @@
+# bench_grammar: Sequitur/ReSequitur/Cyclitur throughput, memory, and sizes vs gzip/xz/zstd.
+add_executable(bench_grammar ${CMAKE_CURRENT_SOURCE_DIR}/grammar_bench.c)
+target_link_libraries(bench_grammar PRIVATE sonde_grammar)
+target_compile_definitions(bench_grammar PRIVATE SONDE_TESTDATA="${SONDE_TESTDATA}")
+add_dependencies(bench bench_grammar)
