@@ -713,7 +713,8 @@ int sonde_tband_conv_run(struct sonde_tband_conv *c, const struct sonde_tband_si
   for (size_t i = 0; i < c->nev; i++)
     if (!c->ev[i].error && !c->ev[i].has_ts)
       metadata(c, &c->ev[i]);
-  qsort(c->ev, c->nev, sizeof *c->ev, cmp_ev);
+  if (c->nev)
+    qsort(c->ev, c->nev, sizeof *c->ev, cmp_ev);
   for (unsigned k = 0; k < c->cores; k++)
     core_obj(c, k);
   uint64_t last = 0, first = 0;
