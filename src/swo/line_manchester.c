@@ -97,61 +97,68 @@ size_t swo_manchester_run(struct sonde_swo_line *l, const uint8_t *s, size_t n,
       l->mst = M_BITS;
     }
       /* fall through */
-    case M_BITS:
+    case M_BITS: {
+      /* Hot loop: state in locals (stores to out[] could alias *l). */
+      uint64_t medge = l->medge;
+      unsigned level = l->mlevel, acc = l->macc, nbits = l->mbits;
+      bool boundary = l->mboundary;
+      int ended = 0; /* 0: buffer end or out full; 1: clean end; 2: bad end */
       for (;;) {
         /* The next edge must come within q5 of the last mid-bit edge: scan
          * only that far, sample by sample (edges are a few samples apart). */
-        const uint64_t r = l->medge + q5 + 1; /* first sample past the timeout */
+        const uint64_t r = medge + q5 + 1; /* first sample past the timeout */
         const bool timeout_here = r <= base + n;
         const size_t lim = r <= base ? 0 : (timeout_here ? (size_t)(r - base) : n);
-        const unsigned want = (l->mlevel ^ 1u) ^ inv;
+        const unsigned raw = level ^ inv;
         size_t j = i;
-        while (j < lim && (((unsigned)s[j] >> ch) & 1u) != want)
+        while (j < lim && (((unsigned)s[j] >> ch) & 1u) == raw)
           j++;
         if (j >= lim) {
           if (!timeout_here) {
             i = n;
-            goto out;
+            break;
           }
-          /* no edge in time: end of packet */
-          bool clean = l->mlevel == 0;
-          end_packet(l, clean, o);
-          l->mst = clean ? M_IDLE : M_WAIT_LOW;
+          /* no edge in time: end of packet (clean if the line is LOW) */
+          ended = level == 0 ? 1 : 2;
           i = lim > i ? lim : i;
           break;
         }
-        const uint64_t d = base + j - l->medge;
+        const uint64_t d = base + j - medge;
         if (SWO_UNLIKELY(o == cap)) {
           i = j;
-          goto out;
-        }
-        i = j;
-        l->mlevel ^= 1u;
-        if (!l->mboundary && d < q3) {
-          if (d < q1) { /* too short even for a half bit */
-            end_packet(l, false, o);
-            l->mst = l->mlevel ? M_WAIT_LOW : M_IDLE;
-            break;
-          }
-          l->mboundary = true;
-          continue;
-        }
-        if (l->mboundary && d < q3) { /* two edges inside one bit */
-          end_packet(l, false, o);
-          l->mst = l->mlevel ? M_WAIT_LOW : M_IDLE;
           break;
         }
+        i = j;
+        level ^= 1u;
+        if (d < q3) {
+          if (boundary || d < q1) { /* two edges in one bit, or a sliver */
+            ended = 2;
+            break;
+          }
+          boundary = true; /* bit-boundary edge */
+          continue;
+        }
         /* mid-bit edge: falling (now LOW) = 1, rising = 0 */
-        l->macc |= (l->mlevel ? 0u : 1u) << (l->mbits & 7);
-        l->mbits++;
-        l->medge = base + j;
-        l->mboundary = false;
-        if ((l->mbits & 7) == 0) {
-          out[o++] = (uint8_t)l->macc;
-          l->macc = 0;
+        acc |= (level ^ 1u) << (nbits & 7);
+        nbits++;
+        medge = base + j;
+        boundary = false;
+        if ((nbits & 7) == 0) {
+          out[o++] = (uint8_t)acc;
+          acc = 0;
         }
       }
+      l->medge = medge;
+      l->mlevel = level;
+      l->macc = acc;
+      l->mbits = nbits;
+      l->mboundary = boundary;
+      if (!ended)
+        goto out;
+      end_packet(l, ended == 1, o);
+      l->mst = ended == 1 ? M_IDLE : (level ? M_WAIT_LOW : M_IDLE);
       break;
+    }
     }
   }
 out:
