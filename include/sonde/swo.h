@@ -158,8 +158,9 @@ int sonde_swo_source_parse_name(const char *name, enum sonde_swo_source_kind *ki
  * Auto-detection (baud 0 and/or mode AUTO): the decoder buffers up to
  * `detect_window` samples (allocated once at _new), finds the shortest pulse
  * width shared by at least 2% of the pulses (shorter ones are glitches),
- * refines it over all pulses near whole multiples of it, and takes the idle
- * level (the level of the longest run: HIGH = UART, LOW = Manchester), then
+ * refines it over all pulses near whole multiples of it, and tells the
+ * encodings apart by the idle level (the level of the longest run: HIGH =
+ * UART, LOW = Manchester) and by HIGH pulses >= 2.5 half-bits (UART only), then
  * decodes the buffered samples and carries on streaming. Detection is tried
  * every 64 Ki samples once 2000 pulses were seen, else when the window is
  * full or at _finish. Until it completes _feed produces no bytes. A detected
