@@ -531,7 +531,7 @@ int cmd_itm(int argc, char **argv)
 {
   static const struct cli_command_help help = {
       "sonde itm [-e <elf>] [--tpiu[=<id>]] [--line uart:<baud>|manchester:<baud> --sample-rate "
-      "<hz>]\n          [--format text|csv|json] [-c <port>,<fmt>]... [--events] [--stats "
+      "<hz>] [--format text|csv|json] [-c <port>,<fmt>]... [--events] [--stats "
       "[--json]] <input>",
       "Decode ITM/DWT packets (ARMv7-M/ARMv8-M packet protocol) from SWO. <input> is a\n"
       "file, '-' (stdin), tcp:HOST:PORT or serial:DEVICE@BAUD. Text output prints the\n"

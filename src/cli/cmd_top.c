@@ -212,7 +212,7 @@ int cmd_top(int argc, char **argv)
 {
   static const struct cli_command_help help = {
       "sonde top -e <elf> [--by function|line] [--interval <ms>] [--format "
-      "text|json|folded|callgrind]\n          [--tpiu[=<id>]] [--line <mode>:<baud> "
+      "text|json|folded|callgrind] [--tpiu[=<id>]] [--line <mode>:<baud> "
       "--sample-rate <hz>] <input>",
       "Statistical profile from the periodic PC samples (DWT_CTRL.PCSAMPLENA) of an\n"
       "ITM/DWT stream: exact sample counts per function or source line, the share of\n"

@@ -336,13 +336,16 @@ static size_t sync_found(struct sonde_itm *d, struct sonde_itm_packet *o)
  * decode it from one 8-byte load with table lookups and conditional moves
  * (a stream's packet types look random to a branch predictor). Returns at
  * the first other header; the caller handles that one on the general path. */
-static inline void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
+#if defined(__GNUC__)
+__attribute__((noinline)) /* its own register allocation: no spills in the loop */
+#endif
+static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
                             struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
 {
   size_t i = *ip, n = *np;
   uint64_t ts_abs = d->ts_abs, ts_out = d->ts_out;
   const uint64_t pre = d->cfg.ts_prescale;
-  const uint64_t page_base = d->page_base;
+  uint64_t page_base = d->page_base;
   uint64_t *cnt = d->st.packets;
   while (LIKELY(i + 8 <= len && n < cap)) {
     const uint8_t *p = in + i;
@@ -350,27 +353,45 @@ static inline void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, 
     uint64_t w;
     memcpy(&w, p, 8);
     uint64_t x = w >> 8;
-    /* The packet length is the loop-carried dependency: compute it from the
-     * loaded word with ALU operations only (no table load on that path).
-     * Source packets: 1 + 1/2/4; LTS1 (11TC0000): up to the first payload
-     * byte with C = 0; LTS2 and overflow: 1. */
-    unsigned h = (unsigned)w & 0xff, ss = h & 3;
-    uint64_t c = (~w & 0x8080808000ull) | (1ull << 47);
-    unsigned vlen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
-    unsigned plen = ss ? ((1u << ss) >> 1) + 1 : ((h & 0xcf) == 0xc0 ? vlen : 1);
-    /* LTS1 (kind 2) and fixed-length packets (kind 1) share one branch-free
-     * path: both candidate values are computed and one is selected by mask,
-     * so a random mix of packet types costs no mispredicted branches. */
-    if (UNLIKELY(e->kind == 0 || (e->kind == 2 && plen > 5)))
-      break; /* general path: sync, GTS, extension, reserved, malformed LTS1 */
-    const uint64_t m1 = 0 - (uint64_t)(e->kind == 2);
-    uint64_t g = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
-    g &= (1ull << (7 * (plen - 1))) - 1;
-    uint64_t value = (g & m1) | (((x & e->vmask) | e->lts2) & ~m1);
-    uint64_t meta = e->meta | (((x >> e->fshift) & e->fmask) << 32) |
-                    ((uint64_t)(plen - 1) << 24 & m1);
-    meta += e->page ? page_base : 0;
-    ts_abs += (value & (0 - (uint64_t)e->is_lts)) * pre;
+    /* The packet length is the loop-carried dependency: for fixed-length
+     * packets it is computed from the header with ALU operations only (no
+     * table load on that path): 1 + 1/2/4 for source packets, 1 for LTS2 and
+     * overflow. Fixed-length packets (almost all of a stream) are decoded
+     * without branches (masks instead of ?:); LTS1, whose length comes from
+     * continuation bits, takes a short branch. */
+    unsigned h = (unsigned)w & 0xff;
+    unsigned plen = ((1u << (h & 3)) >> 1) + 1;
+    uint64_t value, meta;
+    if (LIKELY(e->kind == 1)) {
+      value = (x & e->vmask) | e->lts2;
+      meta = e->meta | (((x >> e->fshift) & e->fmask) << 32);
+      meta += page_base & (0 - (uint64_t)e->page);
+      ts_abs += (uint64_t)e->lts2 * pre;
+    } else {
+      uint64_t c = ~w & 0x8080808000ull;
+      if (UNLIKELY(e->kind != 2 || !c)) {
+        /* GTS and extension packets: decode in place (8 bytes are there,
+         * so only a malformed one fails); sync, reserved and malformed
+         * packets leave the loop for the general path, which changes state. */
+        unsigned k = itm_hdr_table[h].kind;
+        if (e->kind == 2 || k == K_ZERO || k == K_RES)
+          break;
+        d->ts_abs = ts_abs;
+        d->ts_out = ts_out;
+        int r = decode_packet(d, p, len - i, base + i, &out[n]);
+        if (r <= 0)
+          break;
+        page_base = d->page_base;
+        n++;
+        i += (size_t)r;
+        continue;
+      }
+      plen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+      value = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
+      value &= (1ull << (7 * (plen - 1))) - 1;
+      ts_abs += value * pre;
+      meta = e->meta | (uint64_t)(plen - 1) << 24;
+    }
     ts_out = e->is_lts ? ts_abs : ts_out;
     struct sonde_itm_packet *o = &out[n++];
     o->offset = base + i;
