@@ -303,8 +303,8 @@ int sonde_swo_source_open(const char *name, const struct sonde_swo_source_option
   case SONDE_SWO_SOURCE_STDIN:
     s->fd = 0;
     s->own_fd = false;
-    if (s->opts.nonblocking)
-      fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
+    /* Non-blocking stdin is done with poll() in _read: setting O_NONBLOCK
+     * would change the file description the shell shares. */
     break;
   case SONDE_SWO_SOURCE_FILE: {
     int fl = O_RDONLY | O_CLOEXEC | (s->opts.nonblocking ? O_NONBLOCK : 0);
@@ -414,6 +414,14 @@ ptrdiff_t sonde_swo_source_read(struct sonde_swo_source *s, void *buf, size_t ca
       if (!tcp_attempt(s) && s->opts.nonblocking && s->tst != T_DONE)
         return SONDE_E_AGAIN;
       continue;
+    }
+    if (s->opts.nonblocking && s->kind == SONDE_SWO_SOURCE_STDIN) {
+      struct pollfd pfd = {s->fd, POLLIN, 0};
+      int pr = poll(&pfd, 1, 0);
+      if (pr == 0)
+        return SONDE_E_AGAIN;
+      if (pr < 0 && errno == EINTR)
+        continue;
     }
     ssize_t r = read(s->fd, buf, cap);
     if (r > 0) {

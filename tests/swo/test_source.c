@@ -306,10 +306,16 @@ static void test_stdin(void)
   int saved = dup(0);
   REQUIRE(dup2(p[0], 0) == 0);
   close(p[0]);
+  struct sonde_swo_source_options o;
+  sonde_swo_source_options_init(&o);
+  o.nonblocking = true;
+  struct sonde_swo_source *s = NULL;
+  REQUIRE(sonde_swo_source_open("-", &o, &s, NULL) == 0);
+  uint8_t b0[4];
+  CHECK_EQ_I(sonde_swo_source_read(s, b0, sizeof b0), SONDE_E_AGAIN);
+  CHECK((fcntl(0, F_GETFL) & O_NONBLOCK) == 0); /* the shared description is untouched */
   REQUIRE(write(p[1], "swo", 3) == 3);
   close(p[1]);
-  struct sonde_swo_source *s = NULL;
-  REQUIRE(sonde_swo_source_open("-", NULL, &s, NULL) == 0);
   CHECK_EQ_U(sonde_swo_source_get_kind(s), SONDE_SWO_SOURCE_STDIN);
   uint8_t buf[8];
   CHECK_EQ_I(sonde_swo_source_read(s, buf, sizeof buf), 3);
