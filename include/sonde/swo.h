@@ -90,7 +90,8 @@ int sonde_swo_source_open(const char *name, const struct sonde_swo_source_option
                           struct sonde_swo_source **out, struct sonde_diag *diag);
 
 /* Wrap an already open fd (a pipe, a socket from elsewhere). `label` names it
- * in messages. With `take_ownership`, _free closes it. */
+ * in messages. With `take_ownership`, _free closes it. With opts->nonblocking
+ * O_NONBLOCK is set on the fd. */
 int sonde_swo_source_from_fd(int fd, const char *label, bool take_ownership,
                              const struct sonde_swo_source_options *opts,
                              struct sonde_swo_source **out);
