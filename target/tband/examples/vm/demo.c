@@ -1,0 +1,104 @@
+/* Bare-metal tracer demo for Sonde's virtual Cortex-M: event markers (spans
+ * and instants), a value marker and the SysTick interrupt, streamed over the
+ * UART (default) or recorded into a snapshot and dumped over the UART at the
+ * end (TBAND_DEMO_SNAPSHOT). At the end it traces what it did (jobs done,
+ * interrupts taken) as value markers 90/91, so the host can check the trace
+ * against the firmware's own counts. With TBAND_DEMO_BENCH it instead times
+ * the tracer itself with the cycle counter and traces the cycles per event.
+ *
+ *   sonde run --machine cm3 --uart trace.bin build/firmware/tband_vm_stream.elf
+ *   sonde tband conv --mode bare-metal -o demo.perfetto-trace trace.bin */
+#include "sonde_fw.h"
+#include "tband.h"
+
+#define JOBS 40
+#define ISR_SYSTICK 15 /* exception number */
+
+static volatile uint32_t isr_count;
+
+void SysTick_Handler(void)
+{
+  tband_isr_enter(ISR_SYSTICK);
+  isr_count++;
+  tband_isr_exit(ISR_SYSTICK);
+}
+
+static void uart_write(const uint8_t *p, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    TBAND_CM_STREAM_UART_PUTC(p[i]);
+}
+
+static __attribute__((unused)) uint32_t work(uint32_t x)
+{
+  for (int i = 0; i < 50; i++)
+    x = x * 1664525u + 1013904223u;
+  return x;
+}
+
+#ifdef TBAND_DEMO_BENCH
+/* cycles of n calls of `stmt`, minus the same loop empty */
+#define TIME_N(n, stmt)                                     \
+  ({                                                        \
+    uint32_t t0_ = TBAND_CM_CYCLES();                       \
+    for (int i_ = 0; i_ < (n); i_++) {                      \
+      stmt;                                                 \
+      __asm__ volatile("" ::: "memory");                    \
+    }                                                       \
+    uint32_t t1_ = TBAND_CM_CYCLES();                       \
+    for (int i_ = 0; i_ < (n); i_++)                        \
+      __asm__ volatile("" ::: "memory");                    \
+    uint32_t t2_ = TBAND_CM_CYCLES();                       \
+    (int64_t)((t1_ - t0_) - (t2_ - t1_)) * 100 / (n);       \
+  })
+#endif
+
+int main(void)
+{
+  tband_vm_init();
+  tband_init();
+#ifdef TBAND_DEMO_SNAPSHOT
+  tband_trigger_snapshot();
+#endif
+#ifdef TBAND_DEMO_BENCH
+  /* cycles x 100 per event, traced as value markers 100.. */
+  int64_t marker = TIME_N(200, tband_evtmarker(1, ""));
+  int64_t valmarker = TIME_N(200, tband_valmarker(2, 12345));
+  int64_t isr = TIME_N(200, tband_isr_enter(3));
+  tband_valmarker(100, marker);
+  tband_valmarker(101, valmarker);
+  tband_valmarker(102, isr);
+#else
+  tband_evtmarker_name(1, "job");
+  tband_evtmarker_name(2, "tick seen");
+  tband_valmarker_name(1, "result");
+  tband_isr_name(ISR_SYSTICK, "SysTick");
+  SYST_RVR = 3000 - 1; /* an interrupt every 3000 cycles */
+  SYST_CVR = 0;
+  SYST_CSR = 7;        /* processor clock, interrupt, enable */
+  uint32_t x = 1, seen = 0;
+  for (uint32_t j = 0; j < JOBS; j++) {
+    tband_evtmarker_begin(1, "job");
+    x = work(x);
+    tband_valmarker(1, (int64_t)j);
+    tband_evtmarker_end(1);
+    if (isr_count != seen) {
+      seen = isr_count;
+      tband_evtmarker(2, "");
+    }
+  }
+  SYST_CSR = 0;
+  tband_valmarker(90, JOBS);
+  tband_valmarker(91, (int64_t)isr_count);
+#endif
+#ifdef TBAND_DEMO_SNAPSHOT
+  size_t len;
+  const uint8_t *m = tband_get_metadata_buf(&len);
+  uart_write(m, len);
+  const uint8_t *s = tband_get_core_snapshot_buf(0, &len);
+  uart_write(s, len);
+#else
+  (void)uart_write;
+#endif
+  sonde_exit(0);
+}

@@ -1,0 +1,78 @@
+/* tband_port.h for ARMv7-M / ARMv8-M Mainline (Cortex-M3/M4/M7/M33),
+ * bare metal or under an RTOS that leaves PRIMASK/BASEPRI to it.
+ *
+ * Timestamps: the DWT cycle counter (DWT_CYCCNT, ARMv7-M ARM C1.8), extended
+ * to 64 bits in software (call some tracer function at least once per 2^32
+ * cycles), converted to ns by a fixed-point multiply unless the clock
+ * divides 1 GHz exactly, in which case raw cycles are traced with
+ * ts_resolution_ns = 1e9 / clock.
+ * Critical sections: PRIMASK (all configurable interrupts), or BASEPRI when
+ * TBAND_CM_CRITICAL_BASEPRI is set to a priority value (interrupts at that
+ * priority or higher-numbered stay out; more urgent ones stay live and must
+ * not trace).
+ * Streaming: an ITM stimulus port (TBAND_CM_STREAM_ITM_PORT, default 0) or a
+ * UART (define TBAND_CM_STREAM_UART_PUTC(byte) to a blocking putc).
+ *
+ * Settings (define before including, e.g. in tband_config.h):
+ *   TBAND_CM_CPU_HZ               core clock in Hz (required)
+ *   TBAND_CM_CRITICAL_BASEPRI     e.g. (5 << 4); default: use PRIMASK
+ *   TBAND_CM_STREAM_ITM_PORT      stimulus port 0..31 (default 0)
+ *   TBAND_CM_STREAM_UART_PUTC(b)  stream through this instead of ITM
+ *   TBAND_CM_CYCLES()             another 32-bit cycle source (default DWT_CYCCNT)
+ * Call tband_cm_init() once at start-up (enables DWT_CYCCNT and, when
+ * streaming over ITM, the stimulus port), then tband_init(). */
+#ifndef TBAND_PORT_H
+#define TBAND_PORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef TBAND_CM_CPU_HZ
+#error "tband cortex-m port: define TBAND_CM_CPU_HZ (core clock in Hz)"
+#endif
+
+#define TBAND_CM_DWT_CYCCNT (*(volatile uint32_t *)0xE0001004u)
+#ifndef TBAND_CM_CYCLES
+#define TBAND_CM_CYCLES() TBAND_CM_DWT_CYCCNT
+#endif
+#ifndef TBAND_CM_STREAM_ITM_PORT
+#define TBAND_CM_STREAM_ITM_PORT 0
+#endif
+
+void tband_cm_init(void);
+uint64_t tband_cm_timestamp(void);
+bool tband_cm_stream(const uint8_t *buf, size_t len);
+
+#define tband_portTIMESTAMP() tband_cm_timestamp()
+#if (1000000000ull % (TBAND_CM_CPU_HZ)) == 0
+#define TBAND_CM_TS_IS_CYCLES 1
+#define tband_portTIMESTAMP_RESOLUTION_NS (1000000000ull / (TBAND_CM_CPU_HZ))
+#else
+#define TBAND_CM_TS_IS_CYCLES 0
+#define tband_portTIMESTAMP_RESOLUTION_NS (1)
+#endif
+#define tband_portNUMBER_OF_CORES (1)
+#define tband_portGET_CORE_ID() (0)
+
+#ifdef TBAND_CM_CRITICAL_BASEPRI
+#define tband_portENTER_CRITICAL_FROM_ANY()                                          \
+  uint32_t tband_port_key;                                                           \
+  __asm__ volatile("mrs %0, basepri\n msr basepri_max, %1"                           \
+                   : "=&r"(tband_port_key)                                           \
+                   : "r"((uint32_t)(TBAND_CM_CRITICAL_BASEPRI))                      \
+                   : "memory")
+#define tband_portEXIT_CRITICAL_FROM_ANY() \
+  __asm__ volatile("msr basepri, %0" ::"r"(tband_port_key) : "memory")
+#else
+#define tband_portENTER_CRITICAL_FROM_ANY()                                          \
+  uint32_t tband_port_key;                                                           \
+  __asm__ volatile("mrs %0, primask\n cpsid i" : "=r"(tband_port_key)::"memory")
+#define tband_portEXIT_CRITICAL_FROM_ANY() \
+  __asm__ volatile("msr primask, %0" ::"r"(tband_port_key) : "memory")
+#endif
+
+#define tband_portBACKEND_STREAM_DATA(buf, len) tband_cm_stream((buf), (len))
+#define tband_portNOINIT_SECTION ".noinit"
+
+#endif

@@ -1,0 +1,78 @@
+/* Cortex-M port of the tracer (see tband_port.h beside it): 64-bit
+ * timestamps from a 32-bit cycle counter, and streaming over ITM or a UART.
+ * Registers: ARMv7-M ARM C1.6 (DEMCR), C1.7 (ITM), C1.8 (DWT). */
+#include "tband.h"
+
+#if tband_configENABLE
+
+#define TBAND_CM_DEMCR (*(volatile uint32_t *)0xE000EDFCu)
+#define TBAND_CM_DWT_CTRL (*(volatile uint32_t *)0xE0001000u)
+#define TBAND_CM_ITM_STIM32(n) (*(volatile uint32_t *)(0xE0000000u + 4u * (n)))
+#define TBAND_CM_ITM_STIM8(n) (*(volatile uint8_t *)(0xE0000000u + 4u * (n)))
+#define TBAND_CM_ITM_TER (*(volatile uint32_t *)0xE0000E00u)
+#define TBAND_CM_ITM_TCR (*(volatile uint32_t *)0xE0000E80u)
+#define TBAND_CM_ITM_LAR (*(volatile uint32_t *)0xE0000FB0u)
+
+/* Extension state: only touched inside the tracer's critical section (all
+ * callers of tband_portTIMESTAMP() hold it), so no further locking. */
+static uint32_t tband_cm_last;
+static uint32_t tband_cm_high;
+
+void tband_cm_init(void)
+{
+  TBAND_CM_DEMCR |= 1u << 24;    /* TRCENA: DWT and ITM on */
+  TBAND_CM_DWT_CTRL |= 1u;       /* CYCCNTENA */
+#if tband_configUSE_BACKEND_STREAMING && !defined(TBAND_CM_STREAM_UART_PUTC)
+  TBAND_CM_ITM_LAR = 0xC5ACCE55u; /* unlock, where a lock exists */
+  TBAND_CM_ITM_TCR |= 1u;         /* ITMENA */
+  TBAND_CM_ITM_TER |= 1u << TBAND_CM_STREAM_ITM_PORT;
+#endif
+}
+
+uint64_t tband_cm_timestamp(void)
+{
+  uint32_t now = TBAND_CM_CYCLES();
+  if (now < tband_cm_last)
+    tband_cm_high++;
+  tband_cm_last = now;
+  uint64_t cyc = (uint64_t)tband_cm_high << 32 | now;
+#if TBAND_CM_TS_IS_CYCLES
+  return cyc;
+#else
+  /* ns = cyc * 1e9 / f, as cyc * M >> 32 with M = 2^32 * 1e9 / f: two
+   * 32x32->64 multiplies instead of a 64-bit division */
+  const uint64_t m = ((uint64_t)1000000000u << 32) / (TBAND_CM_CPU_HZ);
+  uint64_t lo = (uint64_t)(uint32_t)cyc * m;
+  uint64_t hi = (uint64_t)(uint32_t)(cyc >> 32) * m;
+  return hi + (lo >> 32);
+#endif
+}
+
+bool tband_cm_stream(const uint8_t *buf, size_t len)
+{
+#ifdef TBAND_CM_STREAM_UART_PUTC
+  for (size_t i = 0; i < len; i++)
+    TBAND_CM_STREAM_UART_PUTC(buf[i]);
+  return false;
+#else
+  /* ITM off or port disabled (no debugger listening): drop, and count it */
+  if (!(TBAND_CM_ITM_TCR & 1u) || !(TBAND_CM_ITM_TER & (1u << TBAND_CM_STREAM_ITM_PORT)))
+    return true;
+  size_t i = 0;
+  /* whole words where possible: one stimulus write carries four bytes */
+  for (; i + 4 <= len; i += 4) {
+    while (!(TBAND_CM_ITM_STIM32(TBAND_CM_STREAM_ITM_PORT) & 1u)) {
+    }
+    TBAND_CM_ITM_STIM32(TBAND_CM_STREAM_ITM_PORT) =
+        (uint32_t)buf[i] | (uint32_t)buf[i + 1] << 8 | (uint32_t)buf[i + 2] << 16 |
+        (uint32_t)buf[i + 3] << 24;
+  }
+  for (; i < len; i++) {
+    while (!(TBAND_CM_ITM_STIM32(TBAND_CM_STREAM_ITM_PORT) & 1u)) {
+    }
+    TBAND_CM_ITM_STIM8(TBAND_CM_STREAM_ITM_PORT) = buf[i];
+  }
+  return false;
+#endif
+}
+#endif
