@@ -640,7 +640,7 @@ static void dec_dp_reg(const struct vm_decode_features *f, uint16_t h1, uint16_t
     d->op = VM_OP_EXT;
     return;
   }
-  if (op1 >= 8 && op2 < 4) { /* parallel add/subtract */
+  if (op1 >= 8 && op2 < 8) { /* parallel add/subtract, signed and unsigned (A5.3.13/14) */
     if (f->dsp) d->op = VM_OP_DSP; else set_undef(d);
     return;
   }

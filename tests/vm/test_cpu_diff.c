@@ -393,6 +393,46 @@ static void g32_branch_misc(struct gen *g)
   }
 }
 
+/* DSP-extension encodings (routed to exec_dsp.c): checks the routing. */
+static void g32_dsp(struct gen *g)
+{
+  unsigned n = reg(), d = reg(), m = reg(), a = reg();
+  switch (below(9)) {
+  case 0: /* parallel add/sub, signed and unsigned, plain/saturating/halving */
+    put32(g, 0xfa80f000u | (below(8) << 20) | (n << 16) | (d << 8) | (below(7) << 4) | m);
+    if ((g->hw[g->nhw - 2] & 0x70) == 0x30 || (g->hw[g->nhw - 2] & 0x70) == 0x70)
+      g->hw[g->nhw - 2] &= (uint16_t)~0x20; /* op1 x11 is unallocated: use x01 */
+    if ((g->hw[g->nhw - 1] & 0x30) == 0x30)
+      g->hw[g->nhw - 1] &= (uint16_t)~0x10;
+    break;
+  case 1: put32(g, 0xfa80f080u | (below(4) << 4) | (n << 16) | (d << 8) | m); break; /* QADD.. */
+  case 2: put32(g, 0xfaa0f080u | (n << 16) | (d << 8) | m); break;                  /* SEL */
+  case 3: /* SXTB16/UXTB16 (+A) */
+    put32(g, 0xfa20f080u | (below(2) << 20) | ((below(2) ? n : 15) << 16) | (d << 8) |
+                 (below(4) << 4) | m);
+    break;
+  case 4: /* SMLAxy / SMULxy */
+    put32(g, 0xfb100000u | (n << 16) | ((below(2) ? a : 15) << 12) | (d << 8) | (below(4) << 4) | m);
+    break;
+  case 5: /* SMLAD/SMUAD, SMLSD/SMUSD, SMMLA/SMMUL */
+    put32(g, 0xfb000000u | ((2 + below(2) * 2 + (below(3) == 0)) << 20) | (n << 16) |
+                 ((below(2) ? a : 15) << 12) | (d << 8) | (below(2) << 4) | m);
+    break;
+  case 6: { /* SMLALxy, UMAAL */
+    while (a == d) a = reg();
+    if (below(2)) put32(g, 0xfbc00080u | (n << 16) | (d << 12) | (a << 8) | (below(4) << 4) | m);
+    else put32(g, 0xfbe00060u | (n << 16) | (d << 12) | (a << 8) | m);
+    break;
+  }
+  case 7: /* PKHBT/PKHTB */
+    put32(g, 0xeac00000u | (n << 16) | (below(8) << 12) | (d << 8) | (below(4) << 6) |
+                 (below(2) << 5) | m);
+    break;
+  default: /* SSAT16/USAT16 */
+    put32(g, 0xf3200000u | (below(2) << 23) | (n << 16) | (d << 8) | below(16));
+  }
+}
+
 /* An IT block: IT plus 1-4 conditional data-processing instructions. */
 static void g_it(struct gen *g)
 {
@@ -583,7 +623,10 @@ static void gen_case(struct gen *g, enum sonde_vm_core core, unsigned cls)
   case 8: g32_ldst(g); break;
   case 9: g32_multi(g); break;
   case 10: g32_branch_misc(g); break;
-  default: g_it(g); break;
+  default:
+    if (dsp && below(3) == 0) g32_dsp(g);
+    else g_it(g);
+    break;
   }
 }
 
