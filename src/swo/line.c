@@ -123,6 +123,7 @@ static void line_start(struct sonde_swo_line *l)
   memset(&l->st, 0, sizeof l->st);
   l->st.first_error_sample = l->st.last_error_sample = UINT64_MAX;
   l->pos = 0;
+  l->prev_level = -1;
   l->dlen = l->dpos = 0;
   l->mode = l->cfg.mode;
   l->detected = l->cfg.mode != SONDE_SWO_LINE_AUTO && l->cfg.baud != 0;
@@ -328,6 +329,16 @@ int sonde_swo_line_detect(const uint8_t *samples, size_t n, unsigned channel,
   return detect(samples, n, channel, 0, sample_rate_hz, mode_hint, 16, mode, baud, NULL);
 }
 
+/* Forget an undecidable detection window, keeping the line level at its end
+ * so that a signal starting right after it is decoded from its first edge. */
+static void drop_window(struct sonde_swo_line *l)
+{
+  if (l->dlen)
+    l->prev_level = (int)((((unsigned)l->dbuf[l->dlen - 1] >> l->ch) & 1u) ^ l->inv);
+  l->pos += l->dlen;
+  l->dlen = 0;
+}
+
 /* Try to detect on the buffered samples; on success set up the decoder. */
 static bool try_detect(struct sonde_swo_line *l, size_t min_runs)
 {
@@ -388,13 +399,14 @@ size_t sonde_swo_line_feed(struct sonde_swo_line *l, const uint8_t *samples, siz
                            size_t *consumed, uint8_t *out, size_t cap)
 {
   size_t taken = 0, o = 0;
-  if (!l->detected) {
+  while (!l->detected && taken < n) { /* window by window until detected */
     size_t room = l->dcap - l->dlen;
-    taken = n < room ? n : room;
+    size_t k = n - taken < room ? n - taken : room;
     size_t before = l->dlen;
-    memcpy(l->dbuf + l->dlen, samples, taken);
-    l->dlen += taken;
-    l->st.samples += taken;
+    memcpy(l->dbuf + l->dlen, samples + taken, k);
+    l->dlen += k;
+    l->st.samples += k;
+    taken += k;
     bool full = l->dlen == l->dcap;
     if (full || before / EARLY_DETECT_STEP != l->dlen / EARLY_DETECT_STEP) {
       if (!try_detect(l, full ? 16 : MIN_RUNS_EARLY) && full) {
@@ -402,15 +414,14 @@ size_t sonde_swo_line_feed(struct sonde_swo_line *l, const uint8_t *samples, siz
         if (!l->diag.msg[0])
           sonde_diag_set(&l->diag, SONDE_E_FORMAT,
                          "no SWO signal found on channel %u in %zu samples", l->ch, l->dlen);
-        l->pos += l->dlen;
-        l->dlen = 0;
+        drop_window(l);
       }
     }
-    if (!l->detected) {
-      if (consumed)
-        *consumed = taken;
-      return 0;
-    }
+  }
+  if (!l->detected) {
+    if (consumed)
+      *consumed = taken;
+    return 0;
   }
   if (l->dlen && !replay(l, out, cap, &o)) {
     if (consumed)
@@ -441,8 +452,7 @@ size_t sonde_swo_line_finish(struct sonde_swo_line *l, uint8_t *out, size_t cap)
       if (!l->diag.msg[0])
         sonde_diag_set(&l->diag, SONDE_E_FORMAT,
                        "no SWO signal found on channel %u in %zu samples", l->ch, l->dlen);
-      l->pos += l->dlen;
-      l->dlen = 0;
+      drop_window(l);
       return 0;
     }
   }

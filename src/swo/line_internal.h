@@ -33,6 +33,8 @@ struct sonde_swo_line {
   unsigned inv;        /* 1 if inverted */
   enum sonde_swo_line_mode mode;
   bool detected;
+  int prev_level;      /* level of the sample before pos (-1 unknown): context
+                          kept across auto-detection windows that were dropped */
 
   /* auto-detection buffer */
   uint8_t *dbuf;

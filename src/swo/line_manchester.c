@@ -23,7 +23,7 @@
 
 void swo_manchester_setup(struct sonde_swo_line *l)
 {
-  l->mst = M_WAIT_LOW;
+  l->mst = l->prev_level == 0 ? M_IDLE : M_WAIT_LOW;
   l->mbits = 0;
   l->macc = 0;
   l->mboundary = false;

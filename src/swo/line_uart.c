@@ -24,7 +24,8 @@ void swo_uart_setup(struct sonde_swo_line *l)
 {
   for (unsigned k = 0; k < 10; k++)
     l->off[k] = (uint32_t)floor((k + 0.5) * l->spb);
-  l->ust = U_WAIT_HIGH;
+  /* Without context the line must be seen HIGH before a start edge counts. */
+  l->ust = l->prev_level == 1 ? U_IDLE : U_WAIT_HIGH;
   l->bit = 0;
   l->acc = 0;
 }

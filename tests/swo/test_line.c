@@ -412,6 +412,46 @@ static void test_detect(void)
     CHECK_EQ_U(db2, 1000000);
     free(g.buf);
   }
+  /* Silence for three whole detection windows, then a signal, all in one
+   * feed with consumed == NULL: the silent windows are dropped, the signal
+   * decoded completely (UART, then Manchester). */
+  for (int man = 0; man < 2; man++) {
+    struct wavegen g;
+    wg_init(&g, 8e6, 1e6, 0, 0, 0, 5, 0);
+    wg_level(&g, man ? 0 : 1, 3 * 1024);
+    if (man) {
+      for (size_t i = 0; i < 300; i += 4) {
+        wg_man_packet(&g, data + i, 4);
+        wg_level(&g, 0, 12);
+      }
+    } else {
+      for (size_t i = 0; i < 300; i++)
+        wg_uart_byte(&g, data[i]);
+    }
+    wg_level(&g, man ? 0 : 1, 64);
+    struct sonde_swo_line_config c2;
+    sonde_swo_line_config_init(&c2);
+    c2.sample_rate_hz = 8000000;
+    c2.detect_window = 1024;
+    struct sonde_swo_line *l2 = NULL;
+    REQUIRE(sonde_swo_line_new(&c2, &l2, NULL) == 0);
+    size_t cap = sonde_swo_line_out_bound(l2, g.n);
+    uint8_t *o2 = malloc(cap);
+    size_t n2 = sonde_swo_line_feed(l2, g.buf, g.n, NULL, o2, cap);
+    size_t f;
+    while ((f = sonde_swo_line_finish(l2, o2 + n2, cap - n2)) > 0)
+      n2 += f;
+    CHECK_EQ_U(n2, 300);
+    CHECK(n2 == 300 && memcmp(o2, data, 300) == 0);
+    struct sonde_swo_line_stats st2;
+    sonde_swo_line_get_stats(l2, &st2);
+    CHECK_EQ_U(st2.samples, g.n);
+    CHECK_EQ_U(st2.baud, 1000000);
+    CHECK_EQ_U(st2.mode, man ? SONDE_SWO_LINE_MANCHESTER : SONDE_SWO_LINE_UART);
+    free(o2);
+    sonde_swo_line_free(l2);
+    free(g.buf);
+  }
   /* No signal at all: detection fails cleanly. */
   uint8_t flat[4096];
   memset(flat, 0xFF, sizeof flat);
