@@ -440,24 +440,21 @@ static int write_svgs(struct sonde_grammar *g, const struct sonde_grammar_cycle 
 }
 
 struct posctx {
-  struct sonde_grammar *g;
-  const struct sonde_grammar_cycle *want;
+  const uint32_t *classes; /* class (index into the cycle list) per occurrence */
+  size_t want;
   FILE *f;
   bool json;
-  uint64_t shown, limit, seen;
+  uint64_t shown, limit;
 };
 
 static int pos_emit(void *ctx, uint64_t index, uint64_t pos, uint32_t sym, bool is_rule)
 {
   struct posctx *p = ctx;
   (void)sym, (void)is_rule;
-  /* Compare by identity: the walk reports the symbol, the cycle list merged
-   * equal expansions, so match on symbol first and fall back to none. */
-  if (sym != p->want->sym || is_rule != p->want->is_rule)
+  if (p->classes[index] != p->want)
     return 0;
-  p->seen++;
   if (p->shown >= p->limit)
-    return 0;
+    return 1;
   if (p->json)
     fprintf(p->f, "%s[%" PRIu64 ",%" PRIu64 "]", p->shown ? "," : "", index, pos);
   else
@@ -505,10 +502,20 @@ static int do_cycles(const char *path, const struct gopts *o, struct namer *nm)
       return rc;
     }
   }
+  uint32_t *cls = NULL;
+  uint64_t tcls;
+  if (sonde_grammar_cycle_classes(g, c, n, &cls, &tcls)) {
+    free(c);
+    free(c2);
+    unload(&L);
+    unload(&L2);
+    return cli_error("out of memory");
+  }
   char **lab = cycle_labels(g, c, n, nm);
   rc = write_svgs(g, c, n, total, lab, o, path);
   FILE *f = rc ? NULL : cli_open_output(o->output, false);
   if (!f) {
+    free(cls);
     free_labels(lab, n);
     free(c);
     free(c2);
@@ -557,7 +564,7 @@ static int do_cycles(const char *path, const struct gopts *o, struct namer *nm)
       if (c[k].count > rare_max)
         continue;
       fprintf(f, "  #%zu (%" PRIu64 "x) at [cycle, symbol]: ", k + 1, c[k].count);
-      struct posctx r2 = {g, &c[k], f, true, 0, 10, 0};
+      struct posctx r2 = {cls, k, f, true, 0, 10};
       sonde_grammar_walk_cycles(g, pos_emit, &r2);
       if (c[k].count > 10)
         fputs(" ...", f);
@@ -567,6 +574,7 @@ static int do_cycles(const char *path, const struct gopts *o, struct namer *nm)
   if (o->cycle) {
     if (o->cycle > n) {
       cli_close_output(f, o->output);
+      free(cls);
       free_labels(lab, n);
       free(c);
       free(c2);
@@ -574,7 +582,7 @@ static int do_cycles(const char *path, const struct gopts *o, struct namer *nm)
       unload(&L2);
       return cli_error("--cycle %" PRIu64 ": there are %zu distinct cycles", o->cycle, n);
     }
-    struct posctx p = {g, &c[o->cycle - 1], f, o->json, 0, UINT64_MAX, 0};
+    struct posctx p = {cls, (size_t)o->cycle - 1, f, o->json, 0, UINT64_MAX};
     if (o->json) {
       fprintf(f, ",\"cycle\":%" PRIu64 ",\"positions\":[", o->cycle);
       sonde_grammar_walk_cycles(g, pos_emit, &p);
@@ -644,6 +652,7 @@ static int do_cycles(const char *path, const struct gopts *o, struct namer *nm)
   }
   if (o->json)
     fputs("}\n", f);
+  free(cls);
   free_labels(lab, n);
   free(c);
   free(c2);
