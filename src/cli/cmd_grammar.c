@@ -213,8 +213,13 @@ static int cmp_emit(void *ctx, const uint32_t *s, size_t n)
 
 static int verify(struct loaded *L, const char *path)
 {
-  if (!L->in)
+  if (!L->in) { /* a grammar file: no input to compare with, but the properties */
+    if (sonde_grammar_check_properties(L->g))
+      return cli_error("%s: verify: %s", path, sonde_grammar_error_detail(L->g));
+    fprintf(stderr, "sonde: verified: the grammar has the properties of %s\n",
+            sonde_grammar_algo_name(sonde_grammar_algo(L->g)));
     return CLI_OK;
+  }
   struct cmpctx c = {0};
   c.w = sonde_grammar_input_symbols(L->in, &c.n);
   sonde_grammar_expand(L->g, cmp_emit, &c);

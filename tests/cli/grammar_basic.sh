@@ -100,8 +100,16 @@ expect "cycles need cyclitur" "1|sonde: $T/n.txt: cycles need a cyclitur grammar
 printf 'SONDEGRM\x01\x00' >"$T/trunc.sgr"
 run "$SONDE" grammar stats "$T/trunc.sgr"
 expect "truncated grammar" "1|sonde: $T/trunc.sgr: offset 10: file ends inside the header" "$rc|$err"
+run "$SONDE" grammar stats --verify "$T/w.sgr"
+expect "verify grammar file" "sonde: verified: the grammar has the properties of cyclitur" "$err"
 run "$SONDE" grammar --help
 if echo "$out" | grep -q "^  cycles " && echo "$out" | grep -q -- "--loop-header"; then ok; else bad "help"; fi
+# every long option of --help is documented in docs/cli.md's grammar section
+sec=$(sed -n '/^## `sonde grammar`/,/^## /p' "$SONDE_SRC/docs/cli.md")
+for opt in $(echo "$out" | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+  [ "$opt" == "--help" ] && continue
+  if echo "$sec" | grep -q -- "$opt"; then ok; else bad "option $opt missing from docs/cli.md"; fi
+done
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
