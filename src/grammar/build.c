@@ -75,7 +75,7 @@ struct gbuilder {
   uint32_t ncap, nused, nfree, npend;
   struct grule *r;
   uint32_t rcap, rused, rfree, rpend;
-  uint32_t *ht; /* digram index: node+1, 0 = empty; linear probing */
+  uint64_t *ht; /* digram index: node+1 | low 32 hash bits << 32, 0 = empty; linear probing */
   uint32_t htmask, htcount;
   uint32_t S, C; /* top rule; open cycle rule (NIL when none) */
   bool has_lh;
@@ -239,13 +239,17 @@ static inline int dg_equal(const struct gbuilder *b, uint32_t x, uint32_t y)
          b->n[x2].sym == b->n[y2].sym && ((b->n[x2].cnt ^ b->n[y2].cnt) & CNT_KEY) == 0;
 }
 
-/* Slot holding x's digram, or the empty slot where it would go. */
+#define SLOT_NODE(v) ((uint32_t)(v) - 1u)
+#define SLOT_HASH(v) ((uint32_t)((v) >> 32))
+
+/* Slot holding x's digram, or the empty slot where it would go. The stored
+ * hash bits reject most other digrams without reading their nodes. */
 static uint32_t dg_find(const struct gbuilder *b, uint32_t x)
 {
-  uint32_t h = (uint32_t)dg_hash(b, x) & b->htmask;
+  uint32_t hv = (uint32_t)dg_hash(b, x), h = hv & b->htmask;
   for (;;) {
-    uint32_t v = b->ht[h];
-    if (!v || dg_equal(b, v - 1, x))
+    uint64_t v = b->ht[h];
+    if (!v || (SLOT_HASH(v) == hv && dg_equal(b, SLOT_NODE(v), x)))
       return h;
     h = (h + 1) & b->htmask;
   }
@@ -254,8 +258,8 @@ static uint32_t dg_find(const struct gbuilder *b, uint32_t x)
 static int dg_grow(struct gbuilder *b)
 {
   uint32_t oldcap = b->htmask + 1, cap = oldcap * 2;
-  uint32_t *old = b->ht;
-  uint32_t *nt = calloc(cap, sizeof *nt);
+  uint64_t *old = b->ht;
+  uint64_t *nt = calloc(cap, sizeof *nt);
   if (!nt) {
     b->err = SONDE_E_NOMEM;
     return -1;
@@ -264,7 +268,7 @@ static int dg_grow(struct gbuilder *b)
   b->htmask = cap - 1;
   for (uint32_t i = 0; i < oldcap; i++) {
     if (old[i]) {
-      uint32_t h = (uint32_t)dg_hash(b, old[i] - 1) & b->htmask;
+      uint32_t h = SLOT_HASH(old[i]) & b->htmask;
       while (nt[h])
         h = (h + 1) & b->htmask;
       nt[h] = old[i];
@@ -277,11 +281,11 @@ static int dg_grow(struct gbuilder *b)
 /* Point slot h (empty, or holding the same digram elsewhere) at x. */
 static void dg_set(struct gbuilder *b, uint32_t h, uint32_t x)
 {
-  uint32_t old = b->ht[h];
-  b->ht[h] = x + 1;
+  uint64_t old = b->ht[h];
+  b->ht[h] = (x + 1u) | ((uint64_t)(uint32_t)dg_hash(b, x) << 32);
   b->n[x].cnt |= CNT_IDX;
   if (old) {
-    b->n[old - 1].cnt &= ~CNT_IDX;
+    b->n[SLOT_NODE(old)].cnt &= ~CNT_IDX;
   } else if (++b->htcount * 2 > b->htmask + 1) {
     dg_grow(b);
   }
@@ -291,12 +295,12 @@ static void dg_set(struct gbuilder *b, uint32_t h, uint32_t x)
 static void dg_remove_slot(struct gbuilder *b, uint32_t h)
 {
   uint32_t i = h, j = h;
-  b->n[b->ht[h] - 1].cnt &= ~CNT_IDX;
+  b->n[SLOT_NODE(b->ht[h])].cnt &= ~CNT_IDX;
   for (;;) {
     j = (j + 1) & b->htmask;
     if (!b->ht[j])
       break;
-    uint32_t k = (uint32_t)dg_hash(b, b->ht[j] - 1) & b->htmask;
+    uint32_t k = SLOT_HASH(b->ht[j]) & b->htmask;
     if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
       continue;
     b->ht[i] = b->ht[j];
@@ -312,7 +316,7 @@ static int dg_remove_if(struct gbuilder *b, uint32_t x)
   if (!(b->n[x].cnt & CNT_IDX)) /* most calls: not indexed here, no lookup */
     return 0;
   uint32_t h = dg_find(b, x);
-  if (b->ht[h] == x + 1) {
+  if (b->ht[h] && SLOT_NODE(b->ht[h]) == x) {
     dg_remove_slot(b, h);
     return 1;
   }
@@ -480,12 +484,12 @@ static int check(struct gbuilder *b, uint32_t x)
   if (is_guard(b, x) || is_guard(b, N[x].next) || b->err || (N[x].cnt & CNT_IDX))
     return 0; /* an indexed digram is unique by construction */
   uint32_t h = dg_find(b, x);
-  uint32_t v = b->ht[h];
+  uint64_t v = b->ht[h];
   if (!v) {
     dg_set(b, h, x);
     return 0;
   }
-  uint32_t m = v - 1;
+  uint32_t m = SLOT_NODE(v);
   if (N[m].next == x || N[x].next == m) /* overlapping (aaa) */
     return 0;
   match(b, x, m, h);
