@@ -13,11 +13,14 @@
 #include "task.h"
 #endif
 
-enum { SNAP_IDLE, SNAP_RUNNING, SNAP_DONE };
+#define SNAP_IDLE TBAND_SNAP_IDLE
+#define SNAP_RUNNING TBAND_SNAP_RUNNING
+#define SNAP_DONE TBAND_SNAP_DONE
 
-static uint8_t tband_snap_buf[tband_portNUMBER_OF_CORES][tband_configBACKEND_SNAPSHOT_BUF_SIZE];
-static size_t tband_snap_len[tband_portNUMBER_OF_CORES];
-static volatile uint32_t tband_snap_state;
+/* shared with the inline reserve/commit of tband_internal.h */
+uint8_t tband_snap_buf[tband_portNUMBER_OF_CORES][tband_configBACKEND_SNAPSHOT_BUF_SIZE];
+size_t tband_snap_len[tband_portNUMBER_OF_CORES];
+volatile uint32_t tband_snap_state;
 static volatile uint32_t tband_snap_full;
 static volatile unsigned char tband_snap_lock;
 

@@ -9,14 +9,7 @@
 #include "task.h"
 #endif
 
-/* Per-core state: only ever touched by its own core inside a critical
- * section, so it needs no lock. */
-struct tband_core_state {
-  uint32_t dropped;     /* events lost so far (cumulative, as traced) */
-  uint32_t since_report; /* events since the last dropped_evt_cnt */
-  bool report_pending;  /* a drop happened that is not yet reported */
-};
-static struct tband_core_state tband_cores[tband_portNUMBER_OF_CORES];
+struct tband_core_state tband_cores[tband_portNUMBER_OF_CORES];
 
 #if tband_configUSE_METADATA_BUF
 /* Shared by all cores: guarded by tband_meta_lock. The tail reserve holds the
@@ -72,7 +65,6 @@ static bool tband_send(uint32_t core, const uint8_t *buf, size_t len, bool is_me
 void tband_submit_to_backend(const uint8_t *buf, size_t len, bool is_metadata)
 {
   uint32_t core = (uint32_t)(tband_portGET_CORE_ID());
-  struct tband_core_state *cs = &tband_cores[core];
 #if tband_configUSE_METADATA_BUF
   if (is_metadata) {
     uint32_t lost = tband_meta_append(buf, len);
@@ -83,19 +75,18 @@ void tband_submit_to_backend(const uint8_t *buf, size_t len, bool is_metadata)
     }
   }
 #endif
-  if (!tband_send(core, buf, len, is_metadata))
-    return;
-  bool periodic = false;
-#if tband_configTRACE_DROP_CNT_EVERY > 0
-  periodic = ++cs->since_report >= tband_configTRACE_DROP_CNT_EVERY;
-#endif
-  if (cs->report_pending || periodic) {
-    uint8_t b[TBAND_EVT_dropped_evt_cnt_MAXLEN];
-    size_t n = tband_encode_dropped_evt_cnt(b, tband_portTIMESTAMP(), cs->dropped);
-    if (tband_send(core, b, n, false)) {
-      cs->report_pending = false;
-      cs->since_report = 0;
-    }
+  if (tband_send(core, buf, len, is_metadata))
+    tband_stored(core);
+}
+
+void tband_report_drops(uint32_t core)
+{
+  struct tband_core_state *cs = &tband_cores[core];
+  uint8_t b[TBAND_EVT_dropped_evt_cnt_MAXLEN];
+  size_t n = tband_encode_dropped_evt_cnt(b, tband_portTIMESTAMP(), cs->dropped);
+  if (tband_send(core, b, n, false)) {
+    cs->report_pending = false;
+    cs->since_report = 0;
   }
 }
 

@@ -112,6 +112,109 @@ static inline size_t tband_cobs_encode(const uint8_t *raw, size_t n, uint8_t *ou
   return o;
 }
 
+/* One-pass encoder: fields are varlen-encoded straight into COBS output.
+ * Invariant: out[code_at] is reserved for the current block's code, `code`
+ * is 1 + the bytes written since it. `lng` is a compile-time constant per
+ * event: only events that can exceed 253 raw bytes need the 0xFF block
+ * split (a split at the very end is left out, as in tband_cobs_encode). */
+struct tband_cobs {
+  uint8_t *out;
+  size_t o, code_at;
+  uint32_t code;
+  int split; /* the current (empty) block was opened by a 0xFF split */
+};
+
+static inline void tband_cobs_begin(struct tband_cobs *c, uint8_t *out)
+{
+  c->out = out;
+  c->code_at = 0;
+  c->o = 1;
+  c->code = 1;
+  c->split = 0;
+}
+
+static inline void tband_cobs_nz(struct tband_cobs *c, uint8_t b, int lng)
+{
+  c->out[c->o++] = b;
+  if (lng) {
+    c->split = 0;
+    if (++c->code == 0xFF) {
+      c->out[c->code_at] = 0xFF;
+      c->code_at = c->o++;
+      c->code = 1;
+      c->split = 1;
+    }
+  } else {
+    c->code++;
+  }
+}
+
+static inline void tband_cobs_zero(struct tband_cobs *c)
+{
+  c->out[c->code_at] = (uint8_t)c->code;
+  c->code_at = c->o++;
+  c->code = 1;
+  c->split = 0;
+}
+
+static inline void tband_cobs_u8(struct tband_cobs *c, uint8_t b, int lng)
+{
+  if (b)
+    tband_cobs_nz(c, b, lng);
+  else
+    tband_cobs_zero(c);
+}
+
+static inline void tband_cobs_u32(struct tband_cobs *c, uint32_t v, int lng)
+{
+  while (v >= 0x80u) { /* continuation bytes are never zero */
+    tband_cobs_nz(c, (uint8_t)(v | 0x80u), lng);
+    v >>= 7;
+  }
+  tband_cobs_u8(c, (uint8_t)v, lng);
+}
+
+static inline void tband_cobs_u64(struct tband_cobs *c, uint64_t v, int lng)
+{
+  while (v > 0xFFFFFFFFu) {
+    tband_cobs_nz(c, (uint8_t)(v | 0x80u), lng);
+    v >>= 7;
+  }
+  tband_cobs_u32(c, (uint32_t)v, lng);
+}
+
+static inline void tband_cobs_s64(struct tband_cobs *c, int64_t v, int lng)
+{
+  uint64_t m;
+  if (v == INT64_MIN)
+    m = 1;
+  else if (v < 0)
+    m = ((uint64_t)(-v) << 1) | 1u;
+  else
+    m = (uint64_t)v << 1;
+  tband_cobs_u64(c, m, lng);
+}
+
+static inline void tband_cobs_str(struct tband_cobs *c, const char *s, size_t max, int lng)
+{
+  if (s)
+    for (size_t n = 0; n < max && s[n] != '\0'; n++)
+      tband_cobs_nz(c, (uint8_t)s[n], lng);
+}
+
+/* Close the frame: the last block's code, then the delimiter. A trailing
+ * 0xFF split with no data after it is undone (the decoder treats a final
+ * 0xFF block as ending the frame). */
+static inline size_t tband_cobs_end(struct tband_cobs *c)
+{
+  if (c->split) /* nothing followed the full block: drop its empty successor */
+    c->o = c->code_at;
+  else
+    c->out[c->code_at] = (uint8_t)c->code;
+  c->out[c->o++] = 0;
+  return c->o;
+}
+
 /* ---- generated from tband_events.def ---------------------------------- */
 #define TBAND_CTYPE_U8 uint8_t
 #define TBAND_CTYPE_QKIND uint8_t
@@ -134,29 +237,30 @@ static inline size_t tband_cobs_encode(const uint8_t *raw, size_t n, uint8_t *ou
 #define TBAND_ISMETA_TS 0
 #define TBAND_ISMETA_META 1
 
-#define TBAND_PUT_U8(p, v) p += tband_put_u8(p, v)
-#define TBAND_PUT_QKIND(p, v) p += tband_put_u8(p, v)
-#define TBAND_PUT_SBKIND(p, v) p += tband_put_u8(p, v)
-#define TBAND_PUT_U32(p, v) p += tband_put_u32(p, v)
-#define TBAND_PUT_U64(p, v) p += tband_put_u64(p, v)
-#define TBAND_PUT_S64(p, v) p += tband_put_s64(p, v)
-#define TBAND_PUT_STR(p, v) p += tband_put_str(p, v, TBAND_ENCODE_MAX_STR_LEN)
+#define TBAND_LONG(name) (TBAND_EVT_##name##_RAWMAX >= 254)
+#define TBAND_PUT_U8(c, v, l) tband_cobs_u8(c, v, l)
+#define TBAND_PUT_QKIND(c, v, l) tband_cobs_u8(c, v, l)
+#define TBAND_PUT_SBKIND(c, v, l) tband_cobs_u8(c, v, l)
+#define TBAND_PUT_U32(c, v, l) tband_cobs_u32(c, v, l)
+#define TBAND_PUT_U64(c, v, l) tband_cobs_u64(c, v, l)
+#define TBAND_PUT_S64(c, v, l) tband_cobs_s64(c, v, l)
+#define TBAND_PUT_STR(c, v, l) tband_cobs_str(c, v, TBAND_ENCODE_MAX_STR_LEN, l)
 
 #define TBAND_TSPARAM_TS , uint64_t ts
 #define TBAND_TSPARAM_META
-#define TBAND_TSPUT_TS(p) TBAND_PUT_U64(p, ts)
-#define TBAND_TSPUT_META(p) (void)0
+#define TBAND_TSPUT_TS(c, l) TBAND_PUT_U64(c, ts, l)
+#define TBAND_TSPUT_META(c, l) (void)0
 
 #define TBAND_PARAMS_0(t1, n1, t2, n2, t3, n3)
 #define TBAND_PARAMS_1(t1, n1, t2, n2, t3, n3) , TBAND_CTYPE_##t1 n1
 #define TBAND_PARAMS_2(t1, n1, t2, n2, t3, n3) , TBAND_CTYPE_##t1 n1, TBAND_CTYPE_##t2 n2
 #define TBAND_PARAMS_3(t1, n1, t2, n2, t3, n3) \
   , TBAND_CTYPE_##t1 n1, TBAND_CTYPE_##t2 n2, TBAND_CTYPE_##t3 n3
-#define TBAND_PUTS_0(p, t1, n1, t2, n2, t3, n3) (void)0
-#define TBAND_PUTS_1(p, t1, n1, t2, n2, t3, n3) TBAND_PUT_##t1(p, n1)
-#define TBAND_PUTS_2(p, t1, n1, t2, n2, t3, n3) TBAND_PUT_##t1(p, n1); TBAND_PUT_##t2(p, n2)
-#define TBAND_PUTS_3(p, t1, n1, t2, n2, t3, n3) \
-  TBAND_PUT_##t1(p, n1); TBAND_PUT_##t2(p, n2); TBAND_PUT_##t3(p, n3)
+#define TBAND_PUTS_0(c, l, t1, n1, t2, n2, t3, n3) (void)0
+#define TBAND_PUTS_1(c, l, t1, n1, t2, n2, t3, n3) TBAND_PUT_##t1(c, n1, l)
+#define TBAND_PUTS_2(c, l, t1, n1, t2, n2, t3, n3) TBAND_PUT_##t1(c, n1, l); TBAND_PUT_##t2(c, n2, l)
+#define TBAND_PUTS_3(c, l, t1, n1, t2, n2, t3, n3) \
+  TBAND_PUT_##t1(c, n1, l); TBAND_PUT_##t2(c, n2, l); TBAND_PUT_##t3(c, n3, l)
 
 #define TBAND_EVENT(id, group, name, kind, origin, nf, t1, n1, t2, n2, t3, n3)          \
   enum {                                                                                \
@@ -169,12 +273,12 @@ static inline size_t tband_cobs_encode(const uint8_t *raw, size_t n, uint8_t *ou
   static inline size_t tband_encode_##name(uint8_t *out TBAND_TSPARAM_##kind           \
                                                TBAND_PARAMS_##nf(t1, n1, t2, n2, t3, n3)) \
   {                                                                                     \
-    uint8_t raw[TBAND_EVT_##name##_RAWMAX];                                             \
-    uint8_t *p = raw;                                                                   \
-    *p++ = (uint8_t)(id);                                                               \
-    TBAND_TSPUT_##kind(p);                                                              \
-    TBAND_PUTS_##nf(p, t1, n1, t2, n2, t3, n3);                                         \
-    return tband_cobs_encode(raw, (size_t)(p - raw), out);                              \
+    struct tband_cobs c_;                                                               \
+    tband_cobs_begin(&c_, out);                                                         \
+    tband_cobs_u8(&c_, (uint8_t)(id), 0); /* a constant: the branch folds */              \
+    TBAND_TSPUT_##kind(&c_, TBAND_LONG(name));                                          \
+    TBAND_PUTS_##nf(&c_, TBAND_LONG(name), t1, n1, t2, n2, t3, n3);                     \
+    return tband_cobs_end(&c_);                                                         \
   }
 #include "tband_events.def"
 #undef TBAND_EVENT

@@ -10,15 +10,24 @@
 /* Emit one event: critical section, timestamp taken inside it (so the order
  * in a core's buffer is timestamp order), encode on the stack, submit.
  *   TBAND_EMIT_TS(isr_enter, id);    TBAND_EMIT_META(isr_name, id, name); */
-#define TBAND_EMIT_TS(name, ...)                                                     \
-  do {                                                                               \
-    tband_portENTER_CRITICAL_FROM_ANY();                                             \
-    {                                                                                \
-      uint8_t tband_b_[TBAND_EVT_##name##_MAXLEN];                                   \
-      size_t tband_n_ = tband_encode_##name(tband_b_, tband_portTIMESTAMP(), __VA_ARGS__); \
-      tband_submit_to_backend(tband_b_, tband_n_, false);                            \
-    }                                                                                \
-    tband_portEXIT_CRITICAL_FROM_ANY();                                              \
+#define TBAND_EMIT_TS(name, ...)                                                       \
+  do {                                                                                 \
+    tband_portENTER_CRITICAL_FROM_ANY();                                               \
+    {                                                                                  \
+      uint32_t tband_c_ = (uint32_t)(tband_portGET_CORE_ID());                         \
+      uint8_t tband_b_[TBAND_EVT_##name##_MAXLEN];                                     \
+      /* straight into the backend's buffer when it has room (no copy) */            \
+      uint8_t *tband_d_ = tband_backend_reserve(tband_c_, TBAND_EVT_##name##_MAXLEN);  \
+      size_t tband_n_ = tband_encode_##name(tband_d_ ? tband_d_ : tband_b_,            \
+                                            tband_portTIMESTAMP(), __VA_ARGS__);       \
+      if (tband_d_) {                                                                  \
+        tband_backend_commit(tband_c_, tband_n_);                                      \
+        tband_stored(tband_c_);                                                        \
+      } else {                                                                         \
+        tband_submit_to_backend(tband_b_, tband_n_, false);                            \
+      }                                                                                \
+    }                                                                                  \
+    tband_portEXIT_CRITICAL_FROM_ANY();                                                \
   } while (0)
 #define TBAND_EMIT_META(name, ...)                                                   \
   do {                                                                               \
@@ -31,6 +40,15 @@
     tband_portEXIT_CRITICAL_FROM_ANY();                                              \
   } while (0)
 
+/* Loads/stores of flags shared between cores. */
+#if tband_portNUMBER_OF_CORES > 1
+#define TBAND_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define TBAND_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#else
+#define TBAND_LOAD(p) (*(p))
+#define TBAND_STORE(p, v) (*(p) = (v))
+#endif
+
 /* Backend interface (one of tband_backend_*.c is compiled in). */
 enum tband_backend_result {
   TBAND_STORED,  /* accepted */
@@ -40,15 +58,61 @@ enum tband_backend_result {
 enum tband_backend_result tband_backend_submit(uint32_t core, const uint8_t *buf, size_t len,
                                                bool is_metadata);
 void tband_backend_init(void);
-
-/* Loads/stores of flags shared between cores. */
-#if tband_portNUMBER_OF_CORES > 1
-#define TBAND_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define TBAND_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+/* Zero-copy path: room for a frame of at most maxlen bytes in the backend's
+ * own buffer, or NULL (then the event goes through tband_backend_submit).
+ * tband_backend_commit() then says how many bytes were written there.
+ * Inline, so that the hot path has no calls and other backends fold it away. */
+#if tband_configUSE_BACKEND_SNAPSHOT
+enum { TBAND_SNAP_IDLE, TBAND_SNAP_RUNNING, TBAND_SNAP_DONE };
+extern uint8_t tband_snap_buf[tband_portNUMBER_OF_CORES][tband_configBACKEND_SNAPSHOT_BUF_SIZE];
+extern size_t tband_snap_len[tband_portNUMBER_OF_CORES];
+extern volatile uint32_t tband_snap_state;
+static inline uint8_t *tband_backend_reserve(uint32_t core, size_t maxlen)
+{
+  if (TBAND_LOAD(&tband_snap_state) != TBAND_SNAP_RUNNING)
+    return 0;
+  size_t used = tband_snap_len[core];
+  if (maxlen > tband_configBACKEND_SNAPSHOT_BUF_SIZE - used)
+    return 0; /* near the end: the exact-size path in tband_backend_submit decides */
+  return tband_snap_buf[core] + used;
+}
+static inline void tband_backend_commit(uint32_t core, size_t len) { tband_snap_len[core] += len; }
 #else
-#define TBAND_LOAD(p) (*(p))
-#define TBAND_STORE(p, v) (*(p) = (v))
+static inline uint8_t *tband_backend_reserve(uint32_t core, size_t maxlen)
+{
+  (void)core;
+  (void)maxlen;
+  return 0;
+}
+static inline void tband_backend_commit(uint32_t core, size_t len)
+{
+  (void)core;
+  (void)len;
+}
 #endif
+
+/* Per-core state (tband_core.c): only touched by its own core inside a
+ * critical section, so it needs no lock. */
+struct tband_core_state {
+  uint32_t dropped;      /* events lost so far (cumulative, as traced) */
+  uint32_t since_report; /* events since the last dropped_evt_cnt */
+  bool report_pending;   /* a drop happened that is not yet reported */
+};
+extern struct tband_core_state tband_cores[tband_portNUMBER_OF_CORES];
+void tband_report_drops(uint32_t core);
+
+/* After an event was stored: trace the dropped-event count when a drop is
+ * pending or every tband_configTRACE_DROP_CNT_EVERY events. */
+static inline void tband_stored(uint32_t core)
+{
+  struct tband_core_state *cs = &tband_cores[core];
+  bool periodic = false;
+#if tband_configTRACE_DROP_CNT_EVERY > 0
+  periodic = ++cs->since_report >= tband_configTRACE_DROP_CNT_EVERY;
+#endif
+  if (cs->report_pending || periodic)
+    tband_report_drops(core);
+}
 
 /* Byte copy without libc. */
 static inline void tband_copy(uint8_t *dst, const uint8_t *src, size_t n)

@@ -233,6 +233,17 @@ static void test_long_frames(void)
       msg[i] = (char)('a' + i % 26);
     msg[len] = 0;
     size_t n = tband_encode_evtmarker(buf, 0x1234, 77, msg);
+    /* the one-pass encoder gives exactly the bytes of the two-pass reference */
+    uint8_t raw[700], ref[800];
+    size_t rn = 0;
+    raw[rn++] = 0x07;
+    rn += tband_put_u64(raw + rn, 0x1234);
+    rn += tband_put_u32(raw + rn, 77);
+    rn += tband_put_str(raw + rn, msg, 600);
+    size_t refn = tband_cobs_encode(raw, rn, ref);
+    CHECK_EQ_U(n, refn);
+    CHECK(n == refn && memcmp(buf, ref, n) == 0);
+    CHECK(n <= TBAND_COBS_MAXLEN(rn));
     struct capture c;
     decode1(&c, buf, n);
     CHECK_EQ_I(c.errors, 0);
