@@ -263,6 +263,8 @@ static void print_chan(FILE *out, const struct chan_fmt *c, const struct sonde_i
 
 enum { FMT_TEXT, FMT_CSV, FMT_JSON };
 
+#define HOLD_MAX 4096
+
 struct printer {
   FILE *out;
   int format;
@@ -270,6 +272,10 @@ struct printer {
   struct sonde_sym *sym;
   const struct itm_opts *opts;
   uint64_t warned;
+  /* --ts-next: packets held until the local timestamp that follows them */
+  bool ts_next;
+  struct sonde_itm_packet *hold;
+  size_t nhold;
 };
 
 static const char *skip_reason(unsigned why)
@@ -505,6 +511,45 @@ static void print_text(struct printer *pr, const struct sonde_itm_packet *p)
   }
 }
 
+static void print_one(struct printer *pr, const struct sonde_itm_packet *p)
+{
+  if (pr->format == FMT_JSON)
+    print_json(pr, p);
+  else if (pr->format == FMT_CSV)
+    print_csv(pr, p);
+  else
+    print_text(pr, p);
+}
+
+static void flush_hold(struct printer *pr, uint64_t ts, bool restamp)
+{
+  for (size_t i = 0; i < pr->nhold; i++) {
+    if (restamp)
+      pr->hold[i].ts = ts;
+    print_one(pr, &pr->hold[i]);
+  }
+  pr->nhold = 0;
+}
+
+/* Print a packet; with --ts-next, packets wait for the next local timestamp
+ * and take its time (ARMv7-M D4.2.4: an LTS times the packets before it).
+ * Without a timestamp within HOLD_MAX packets they go out as decoded. */
+static void emit(struct printer *pr, const struct sonde_itm_packet *p)
+{
+  if (!pr->ts_next) {
+    print_one(pr, p);
+    return;
+  }
+  if (p->type == SONDE_ITM_LTS) {
+    flush_hold(pr, p->ts, true);
+    print_one(pr, p);
+    return;
+  }
+  if (pr->nhold == HOLD_MAX)
+    flush_hold(pr, 0, false);
+  pr->hold[pr->nhold++] = *p;
+}
+
 static void print_stats(FILE *o, const struct sonde_itm_stats *st, double secs, bool json)
 {
   double mbs = secs > 0 ? (double)st->bytes / 1e6 / secs : 0;
@@ -542,7 +587,7 @@ int cmd_itm(int argc, char **argv)
   const char *elf = NULL, *tpiu = NULL, *line = NULL, *rate = NULL, *format = "text";
   const char *output = NULL;
   uint64_t la_channel = 0, prescale = 1;
-  bool events = false, stats = false, json = false, wait_sync = false;
+  bool events = false, stats = false, json = false, wait_sync = false, ts_next = false;
   static struct itm_opts opts;
   memset(&opts, 0, sizeof opts);
   opts.help = &help;
@@ -562,6 +607,8 @@ int cmd_itm(int argc, char **argv)
       OPT_CALLBACK('c', "channel", "<port>,<fmt>", &opts, opt_chan,
                    "print software port <port> with printf format <fmt> (%c %d %u %x ...)"),
       OPT_FLAG(0, "events", &events, "text: print every packet with its timestamp"),
+      OPT_FLAG(0, "ts-next", &ts_next,
+               "stamp packets with the local timestamp that follows them (event time)"),
       OPT_FLAG(0, "stats", &stats, "print packet counts, bytes skipped and speed instead"),
       OPT_JSON(&json),
       OPT_OUTPUT(&output),
@@ -612,7 +659,14 @@ int cmd_itm(int argc, char **argv)
     sonde_sym_free(sym);
     return dec ? CLI_FAIL : cli_error("out of memory");
   }
-  struct printer pr = {out, fmt, events, sym, &opts, 0};
+  struct printer pr = {out, fmt, events, sym, &opts, 0, ts_next, NULL, 0};
+  if (ts_next && !(pr.hold = malloc(HOLD_MAX * sizeof *pr.hold))) {
+    fclose(out);
+    sonde_itm_free(dec);
+    itm_input_close(&in);
+    sonde_sym_free(sym);
+    return cli_error("out of memory");
+  }
   if (fmt == FMT_CSV && !stats)
     fputs("offset,ts,type,port,size,value,flags,info\n", out);
   enum { CAP = 1024 };
@@ -638,14 +692,8 @@ int cmd_itm(int argc, char **argv)
         pos += used;
       }
       if (!stats)
-        for (size_t i = 0; i < got; i++) {
-          if (fmt == FMT_JSON)
-            print_json(&pr, &pk[i]);
-          else if (fmt == FMT_CSV)
-            print_csv(&pr, &pk[i]);
-          else
-            print_text(&pr, &pk[i]);
-        }
+        for (size_t i = 0; i < got; i++)
+          emit(&pr, &pk[i]);
       else
         for (size_t i = 0; i < got; i++)
           if (pk[i].type == SONDE_ITM_SKIP && pr.warned++ < 20)
@@ -656,6 +704,7 @@ int cmd_itm(int argc, char **argv)
     if (n == 0)
       break;
   }
+  flush_hold(&pr, 0, false); /* no timestamp after them: as decoded */
   double secs = cli_now_s() - t0;
   const struct sonde_itm_stats *st = sonde_itm_stats(dec);
   if (rc == CLI_OK && stats)
@@ -665,6 +714,7 @@ int cmd_itm(int argc, char **argv)
   int crc = cli_close_output(out, output);
   if (rc == CLI_OK)
     rc = crc;
+  free(pr.hold);
   sonde_itm_free(dec);
   itm_input_close(&in);
   sonde_sym_free(sym);

@@ -83,6 +83,13 @@ printf '\x01A\x00\x00\x00\x00\x00\x80\x01B' >"$T/w.bin"
 check_eq "$("$SONDE" itm --wait-sync "$T/w.bin" 2>/dev/null)" "B" "--wait-sync"
 check_eq "$("$SONDE" itm "$T/w.bin" 2>/dev/null)" "AB" "default starts synced"
 
+# --ts-next: packets take the time of the local timestamp that follows them
+printf '\x01A\xc0\x05\x01B\x17\x80\x26\x00\x00\xc0\x0a\x01C' >"$T/tsn.bin"
+got=$("$SONDE" itm --format csv --ts-next "$T/tsn.bin" 2>/dev/null | cut -d, -f1-3 | tr '\n' ' ')
+check_eq "$got" "offset,ts,type 0,5,sw 2,5,lts 4,15,sw 6,15,pc 11,15,lts 13,15,sw " "--ts-next"
+got=$("$SONDE" itm --format csv "$T/tsn.bin" 2>/dev/null | cut -d, -f1-3 | tr '\n' ' ')
+check_eq "$got" "offset,ts,type 0,,sw 2,5,lts 4,5,sw 6,5,pc 11,15,lts 13,15,sw " "default ts"
+
 # stdin
 check_eq "$("$SONDE" itm - <"$T/s.bin" 2>/dev/null)" "Hi!" "stdin"
 
