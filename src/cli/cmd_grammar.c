@@ -128,22 +128,37 @@ static int load(const char *path, const struct gopts *o, struct namer *nm, struc
 {
   memset(L, 0, sizeof *L);
   struct sonde_diag d = {{0}};
-  void *buf;
-  size_t len;
-  if (sonde_grammar_read_file(path, &buf, &len, &d))
-    return cli_error("%s", d.msg);
-  if (len >= 8 && !memcmp(buf, SONDE_GRAMMAR_MAGIC, 8)) {
-    int rc = sonde_grammar_parse(buf, len, path, &L->g, &d);
-    free(buf);
-    if (rc)
-      return cli_error("%s", d.msg);
-    return CLI_OK;
-  }
   struct sonde_grammar_input_opts io = {o->keep_invalid, o->mark_gaps, o->cycle_level,
                                         nm->sym ? resolve_elf : NULL, nm->sym, nm->share};
-  int rc = sonde_grammar_input_load_buffer(buf, len, strcmp(path, "-") ? path : "stdin", &io,
-                                           &L->in, &d);
-  free(buf);
+  int rc;
+  /* A file that is not a grammar file is read by the library, which streams
+   * binary PC traces; stdin (and gzip) is read whole first. */
+  bool grammar_file = false;
+  if (strcmp(path, "-")) {
+    FILE *f = fopen(path, "rb");
+    char magic[8];
+    grammar_file = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, SONDE_GRAMMAR_MAGIC, 8);
+    if (f)
+      fclose(f);
+  }
+  if (strcmp(path, "-") && !grammar_file) {
+    rc = sonde_grammar_input_load(path, &io, &L->in, &d);
+  } else {
+    void *buf;
+    size_t len;
+    if (sonde_grammar_read_file(path, &buf, &len, &d))
+      return cli_error("%s", d.msg);
+    if (len >= 8 && !memcmp(buf, SONDE_GRAMMAR_MAGIC, 8)) {
+      rc = sonde_grammar_parse(buf, len, path, &L->g, &d);
+      free(buf);
+      if (rc)
+        return cli_error("%s", d.msg);
+      return CLI_OK;
+    }
+    rc = sonde_grammar_input_load_buffer(buf, len, strcmp(path, "-") ? path : "stdin", &io,
+                                         &L->in, &d);
+    free(buf);
+  }
   if (rc)
     return cli_error("%s", d.msg);
   nm->in = L->in;

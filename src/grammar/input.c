@@ -381,15 +381,11 @@ out:
 }
 
 #ifdef SONDE_HAVE_TRACE
-static int load_pctrace(struct sonde_grammar_input *in, const void *data, size_t len,
-                        const char *name, const struct sonde_grammar_input_opts *o,
-                        struct sonde_diag *diag)
+static int read_pctrace(struct sonde_grammar_input *in, struct sonde_pctrace_reader *r,
+                        const struct sonde_grammar_input_opts *o, struct sonde_diag *diag)
 {
-  struct sonde_pctrace_reader *r = NULL;
-  int rc = sonde_pctrace_reader_new_buffer(data, len, name, &r, diag);
-  if (rc)
-    return rc;
   struct sonde_pctrace_record rec;
+  int rc;
   while ((rc = sonde_pctrace_next(r, &rec)) == 1) {
     uint32_t s = rec.kind == SONDE_PCTRACE_INSN
                      ? rec.pc
@@ -403,9 +399,21 @@ static int load_pctrace(struct sonde_grammar_input *in, const void *data, size_t
       break;
   }
   if (rc < 0 && diag)
-    sonde_diag_set(diag, rc, "%s", sonde_pctrace_reader_error_detail(r));
+    sonde_diag_set(diag, rc, "%s", rc == SONDE_E_NOMEM ? "out of memory"
+                                                       : sonde_pctrace_reader_error_detail(r));
   sonde_pctrace_reader_free(r);
   return rc < 0 ? rc : 0;
+}
+
+static int load_pctrace(struct sonde_grammar_input *in, const void *data, size_t len,
+                        const char *name, const struct sonde_grammar_input_opts *o,
+                        struct sonde_diag *diag)
+{
+  struct sonde_pctrace_reader *r = NULL;
+  int rc = sonde_pctrace_reader_new_buffer(data, len, name, &r, diag);
+  if (rc)
+    return rc;
+  return read_pctrace(in, r, o, diag);
 }
 #endif
 
@@ -528,6 +536,32 @@ int sonde_grammar_input_load(const char *path, const struct sonde_grammar_input_
   void *buf;
   size_t n;
   *out = NULL;
+#ifdef SONDE_HAVE_TRACE
+  /* An uncompressed binary PC trace streams through src/trace: only the
+   * symbols are kept (4 bytes per instruction instead of the file's 8 more). */
+  if (strcmp(path, "-") && !(opts && opts->share_names)) {
+    FILE *f = fopen(path, "rb");
+    char magic[8];
+    if (f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, "SONDEPCT", 8) && !fseek(f, 0, SEEK_SET)) {
+      struct sonde_diag tmp;
+      struct sonde_grammar_input *in = calloc(1, sizeof *in);
+      struct sonde_pctrace_reader *r = NULL;
+      int rc = in ? sonde_pctrace_reader_new(f, path, &r, diag ? diag : &tmp) : SONDE_E_NOMEM;
+      if (!rc)
+        rc = read_pctrace(in, r, opts, diag ? diag : &tmp);
+      fclose(f);
+      if (rc) {
+        sonde_grammar_input_free(in);
+        return rc;
+      }
+      in->kind = SONDE_GRAMMAR_INPUT_PCTRACE;
+      *out = in;
+      return 0;
+    }
+    if (f)
+      fclose(f);
+  }
+#endif
   int rc = sonde_grammar_read_file(path, &buf, &n, diag);
   if (rc)
     return rc;
