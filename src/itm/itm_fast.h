@@ -24,7 +24,7 @@ struct itm_fast {
   uint32_t vmask;
   uint8_t kind, len, lts2, is_lts;
   uint8_t fshift, fmask, page, type;
-  uint8_t pad[4];
+  uint8_t pad[12]; /* 32 bytes: the index is a shift */
 };
 
 #define M(port, type, size, flags) \
