@@ -1,7 +1,8 @@
 /* Shared by test_dsp.c and test_fp*.c: a hand-built VM (no decoder needed)
  * next to a Unicorn reference, and single-instruction differential runs.
  *
- * Both sides get the same code at TU_CODE (Unicorn) and the same RAM window
+ * Both sides get the same code address (a fresh 8-byte slot from TU_CODE for
+ * each new instruction; the VM only needs it in r15) and the same RAM window
  * at UREF_RAM_BASE; the VM executes `insn` through vm_exec_dsp/vm_exec_fp
  * directly, Unicorn executes it from memory. */
 #ifndef SONDE_TEST_FPDSP_UTIL_H
@@ -17,14 +18,17 @@
 #include "unicorn_ref.h"
 
 #define TU_CODE (UREF_CODE_BASE + 0x1000u)
+#define TU_SLOTS 0x1e000u /* 8-byte code slots from TU_CODE */
 
 struct tu {
   struct sonde_vm *vm;
   struct uref *u;
   uint64_t rng;
   unsigned long cases, skipped;
-  uint32_t last_insn; /* already at TU_CODE in Unicorn (saves a retranslation) */
+  uint32_t last_insn; /* already at `pc` in Unicorn (saves a retranslation) */
   bool have_last;
+  uint32_t pc;        /* where the current instruction is, in both */
+  unsigned slot;      /* next fresh code slot */
 };
 
 static inline uint64_t tu_rand64(struct tu *t)
@@ -85,7 +89,7 @@ static inline void tu_free(struct tu *t)
 static inline void tu_to_vm(struct tu *t, const struct uref_state *st)
 {
   memcpy(t->vm->cpu.r, st->r, sizeof st->r);
-  t->vm->cpu.r[15] = TU_CODE;
+  t->vm->cpu.r[15] = t->pc;
   t->vm->cpu.apsr = st->apsr;
   memcpy(t->vm->cpu.s, st->s, sizeof st->s);
   t->vm->cpu.fpscr = st->fpscr;
@@ -107,19 +111,27 @@ static inline int tu_run(struct tu *t, uint32_t insn, bool fp, const struct uref
                          struct uref_state *ref, struct uref_state *got, bool *ref_ok)
 {
   if (!t->have_last || t->last_insn != insn) {
-    uint16_t code[2] = {(uint16_t)(insn >> 16), (uint16_t)insn};
-    uref_write_code(t->u, TU_CODE, code, 2);
+    /* Each new instruction goes to a fresh slot (no invalidation: see
+     * uref_write_mem_fresh); after the last slot, one flush and wrap. */
+    if (t->slot == TU_SLOTS) {
+      uref_flush_code(t->u);
+      t->slot = 0;
+    }
+    t->pc = TU_CODE + 8 * t->slot++;
+    uint8_t code[4] = {(uint8_t)(insn >> 16), (uint8_t)(insn >> 24), (uint8_t)insn,
+                       (uint8_t)(insn >> 8)};
+    uref_write_mem_fresh(t->u, t->pc, code, 4);
     t->last_insn = insn;
     t->have_last = true;
   }
   uref_set_state(t->u, in);
-  *ref_ok = uref_run(t->u, TU_CODE, 1) == 0;
+  *ref_ok = uref_run(t->u, t->pc, 1) == 0;
   uref_get_state(t->u, ref);
   tu_to_vm(t, in);
   int rc = fp ? vm_exec_fp(t->vm, insn) : vm_exec_dsp(t->vm, insn);
   tu_from_vm(t, got);
   if (rc > 0)
-    got->r[15] = TU_CODE + 4;
+    got->r[15] = t->pc + 4;
   t->cases++;
   return rc;
 }

@@ -103,6 +103,17 @@ int uref_write_mem(struct uref *u, uint32_t addr, const void *data, size_t len)
   return 0;
 }
 
+int uref_write_mem_fresh(struct uref *u, uint32_t addr, const void *data, size_t len)
+{
+  u->last = uc_mem_write(u->uc, addr, data, len);
+  return u->last == UC_ERR_OK ? 0 : -1;
+}
+
+void uref_flush_code(struct uref *u)
+{
+  uc_ctl_remove_cache(u->uc, UREF_CODE_BASE, UREF_CODE_BASE + UREF_CODE_SIZE);
+}
+
 int uref_read_mem(struct uref *u, uint32_t addr, void *data, size_t len)
 {
   u->last = uc_mem_read(u->uc, addr, data, len);

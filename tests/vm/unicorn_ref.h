@@ -59,6 +59,14 @@ int uref_map(struct uref *u, uint32_t base, uint32_t size);
  * so rewriting code at the same address is safe. 0 or -1 (unmapped). */
 int uref_write_mem(struct uref *u, uint32_t addr, const void *data, size_t len);
 int uref_read_mem(struct uref *u, uint32_t addr, void *data, size_t len);
+/* Write without dropping translated code: only for addresses Unicorn has not
+ * executed since the last uref_flush_code(). Unicorn 2.0.1 can crash after a
+ * very large number (~10^6) of ranged invalidations (uref_write_mem at the
+ * same address, Unicorn issue #1946), so long differential runs write each
+ * new instruction to a fresh address this way and flush rarely. */
+int uref_write_mem_fresh(struct uref *u, uint32_t addr, const void *data, size_t len);
+/* Drop all translated code of the code window. */
+void uref_flush_code(struct uref *u);
 /* Write `n` halfwords of Thumb code (hw1 first for 32-bit encodings). */
 int uref_write_code(struct uref *u, uint32_t addr, const uint16_t *hw, size_t n);
 
