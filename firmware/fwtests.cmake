@@ -9,7 +9,7 @@ foreach(prog ${SONDE_FWTEST_PROGRAMS})
     list(GET cm 1 mach)
     foreach(opt ${SONDE_FWTEST_OPTS})
       sonde_firmware(fw_${prog}_${core}_${opt} SOURCES tests/fw_${prog}.c
-                     CORE ${core} MACHINE ${mach} OPT -${opt} SEMIHOSTING LIBS -lm)
+                     CORE ${core} MACHINE ${mach} OPT -${opt} SEMIHOSTING LIBS -lm -u _printf_float)
     endforeach()
   endforeach()
 endforeach()
@@ -33,9 +33,9 @@ sonde_firmware(run_irq SOURCES bench/bench_irq.c CORE m3 MACHINE cm3 OPT -O2 DEF
 # between QEMU and the VM.
 foreach(prog ${SONDE_FWTEST_PROGRAMS})
   sonde_firmware(qemu_fw_${prog}_m3 SOURCES tests/fw_${prog}.c common/syscalls_write0.c
-                 CORE m3 MACHINE cm3 OPT -O2 LIBS -lm)
+                 CORE m3 MACHINE cm3 OPT -O2 LIBS -lm -u _printf_float)
   sonde_firmware(qemu_fw_${prog}_m4f SOURCES tests/fw_${prog}.c common/syscalls_write0.c
-                 CORE m4f MACHINE cm4f OPT -O2 LIBS -lm)
+                 CORE m4f MACHINE cm4f OPT -O2 LIBS -lm -u _printf_float)
   sonde_firmware(qemu_fw_${prog}_m0plus SOURCES tests/fw_${prog}.c common/syscalls_write0.c
-                 CORE m0plus MACHINE microbit OPT -Os LIBS -lm)
+                 CORE m0plus MACHINE microbit OPT -Os LIBS -lm -u _printf_float)
 endforeach()

@@ -1,5 +1,7 @@
-/* newlib printf of numbers and strings (integer conversions only: the nano
- * library's printf has no %lld, and %f is left out on purpose). */
+/* newlib printf of numbers and strings: integer conversions (the nano
+ * library's printf has no %lld) and, linked with -u _printf_float, floating
+ * point (%f %e %g, including halfway cases, which must round like the host's
+ * correctly rounded printf). */
 #include "fwtest.h"
 
 int main(void)
@@ -22,6 +24,12 @@ int main(void)
   long l = -123456789L;
   unsigned short us = 65535;
   printf("long %ld short %hu\n", l, us);
+  static const double dv[] = {0.0, 1.0, -1.5, 3.14159265358979, 1e-7, 123456.789, 2.5,
+                              0.125, 1e20, -0.0001234, 1.0 / 3.0, 0.5, 1.005, 2.675};
+  for (size_t i = 0; i < sizeof dv / sizeof dv[0]; i++)
+    printf("%f %.3f %.0f %e %.2e %g %10.4f\n", dv[i], dv[i], dv[i], dv[i], dv[i], dv[i], dv[i]);
+  float f = 0.1f;
+  printf("%.9f %f\n", (double)f, (double)(FW_OPAQUE(f) * 3.0f));
   puts("puts works");
   for (int i = 0; i < 3; i++)
     putchar('a' + i);
