@@ -11,7 +11,7 @@
 
 struct gopts {
   const char *algo, *lh, *elf, *output, *format, *diff, *svg_pie, *svg_time;
-  bool verify, json, keep_invalid, mark_gaps, cycle_level, names;
+  bool verify, json, keep_invalid, mark_gaps, cycle_level, names, compare;
   uint64_t cycle, max_list;
   double rare;
 };
@@ -324,8 +324,80 @@ static int do_expand(const char *path, const struct gopts *o, struct namer *nm)
   return cli_close_output(f, o->output);
 }
 
+/* stats --compare: the input with all three algorithms side by side. */
+static int do_compare(const char *path, const struct gopts *o, struct namer *nm)
+{
+  if (o->algo)
+    return cli_error("--compare runs every algorithm; drop --algo");
+  struct loaded L;
+  int rc = load(path, o, nm, &L);
+  if (!rc && !L.in)
+    rc = cli_error("%s: --compare needs a trace, not a grammar file", path);
+  if (rc) {
+    unload(&L);
+    return rc;
+  }
+  size_t n;
+  const uint32_t *w = sonde_grammar_input_symbols(L.in, &n);
+  struct sonde_grammar *g[3] = {NULL, NULL, NULL};
+  double secs[3] = {0, 0, L.secs};
+  int last = sonde_grammar_algo(L.g); /* cyclitur, or resequitur without a loop header */
+  for (int a = 0; a < 3 && !rc; a++) {
+    if (a == last) {
+      g[a] = L.g;
+      continue;
+    }
+    if (a == SONDE_GRAMMAR_CYCLITUR)
+      continue; /* no loop header: nothing to compare */
+    g[a] = sonde_grammar_new((enum sonde_grammar_algo)a);
+    double t0 = cli_now_s();
+    if (!g[a] || sonde_grammar_feed(g[a], w, n) || sonde_grammar_finish(g[a]))
+      rc = cli_error("%s: %s", path, g[a] ? sonde_grammar_error_detail(g[a]) : "out of memory");
+    secs[a] = cli_now_s() - t0;
+  }
+  FILE *f = rc ? NULL : cli_open_output(o->output, false);
+  if (f) {
+    uint64_t s0 = sonde_grammar_size(g[0]);
+    if (o->json) {
+      fprintf(f, "{\"input\":");
+      cli_json_string(f, path);
+      fprintf(f, ",\"symbols\":%zu", n);
+    } else {
+      fprintf(f, "%s: %zu symbols\n%-11s %8s %10s %14s %10s %12s\n", path, n, "algorithm",
+              "rules", "Size(G)", "Comp(G)", "seconds", "vs sequitur");
+    }
+    for (int a = 0; a < 3; a++) {
+      if (!g[a])
+        continue;
+      uint64_t sz = sonde_grammar_size(g[a]);
+      double gain = s0 ? 100.0 * (1.0 - (double)sz / (double)s0) : 0;
+      if (o->json)
+        fprintf(f, ",\"%s\":{\"rules\":%zu,\"size\":%" PRIu64 ",\"comp\":%.9g,\"seconds\":%.6f,"
+                   "\"smaller_than_sequitur_pct\":%.3f}",
+                sonde_grammar_algo_name((enum sonde_grammar_algo)a), sonde_grammar_rule_count(g[a]),
+                sz, sonde_grammar_comp(g[a]), secs[a], gain);
+      else if (a == 0)
+        fprintf(f, "%-11s %8zu %10" PRIu64 " %14.9f %10.3f %12s\n", "sequitur",
+                sonde_grammar_rule_count(g[a]), sz, sonde_grammar_comp(g[a]), secs[a], "(base)");
+      else
+        fprintf(f, "%-11s %8zu %10" PRIu64 " %14.9f %10.3f %+11.1f%%\n",
+                sonde_grammar_algo_name((enum sonde_grammar_algo)a), sonde_grammar_rule_count(g[a]),
+                sz, sonde_grammar_comp(g[a]), secs[a], -gain);
+    }
+    if (o->json)
+      fputs("}\n", f);
+  }
+  for (int a = 0; a < 3; a++)
+    if (g[a] != L.g)
+      sonde_grammar_free(g[a]);
+  unload(&L);
+  return f ? cli_close_output(f, o->output) : CLI_FAIL;
+}
+
 static int do_stats(const char *path, const struct gopts *o, struct namer *nm)
 {
+  if (o->compare)
+    return do_compare(path, o, nm);
   struct loaded L;
   int rc = load(path, o, nm, &L);
   if (!rc && o->verify)
@@ -691,6 +763,7 @@ int cmd_grammar(int argc, char **argv)
                  "Cyclitur's loop header (default auto: widest backward-branch loop, in main with -e)"),
       OPT_ELF(&o.elf),
       OPT_FLAG(0, "verify", &o.verify, "check that the grammar expands to the input and has the paper's properties"),
+      OPT_FLAG(0, "compare", &o.compare, "stats: also compress with sequitur and resequitur and compare the sizes"),
       OPT_GROUP("Input"),
       OPT_FLAG(0, "keep-invalid", &o.keep_invalid, "CSV: keep rows with valid=false (default: drop)"),
       OPT_FLAG(0, "mark-gaps", &o.mark_gaps, "CSV: insert a <gap> symbol where ts jumps"),

@@ -34,6 +34,9 @@ run "$SONDE" grammar stats --json --loop-header a "$T/w.txt"
 expect "stats json" '{"input":"'"$T"'/w.txt","algo":"cyclitur","symbols":15,"distinct_symbols":4,"rules":3,"size":11,"comp":0.733333333,"cycles":6,"distinct_cycles":3,"loop_header":"0xf0000001","loop_header_name":"a","binary_bytes":79' "${out%%,\"rows\"*}"
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert all(k in d for k in ("symbols","rules","size","comp","cycles"))' "$out" && ok || bad "stats json keys"
 
+run "$SONDE" grammar stats --compare --json --loop-header a "$T/w.txt"
+expect "compare json" '{"input":"'"$T"'/w.txt","symbols":15,"sequitur":{"rules":4,"size":14,"comp":0.933333333,"smaller_than_sequitur_pct":0.000},"resequitur":{"rules":3,"size":10,"comp":0.666666667,"smaller_than_sequitur_pct":28.571},"cyclitur":{"rules":3,"size":11,"comp":0.733333333,"smaller_than_sequitur_pct":21.429}}' "$(echo "$out" | sed 's/,"seconds":[0-9.]*//g')"
+
 # binary round trip: compress -> file -> expand == input; stats on the file
 run "$SONDE" grammar compress --loop-header a --format binary -o "$T/w.sgr" "$T/w.txt"
 expect "binary rc" 0 "$rc"

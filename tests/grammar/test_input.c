@@ -4,6 +4,8 @@
  * FrankenTrace CC2650 trace from shared/testdata compressed with all three
  * algorithms (exact figures; the independent recount is in
  * tests/cli/grammar_real.sh, which re-derives them in Python). */
+#include <unistd.h>
+
 #include "check.h"
 #include "sonde/grammar.h"
 #include "sonde/trace.h"
@@ -161,6 +163,24 @@ static void test_pctrace(void)
   sonde_grammar_input_symbols(in, &n);
   CHECK_EQ_U(n, 1 + 3 + 1 + 12 + 1 + 100);
   sonde_grammar_input_free(in);
+  /* the same from a file path: streamed through the FILE reader */
+  char path[] = "/tmp/sonde_test_pctXXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  FILE *pf = fdopen(fd, "wb");
+  fwrite(buf, 1, len, pf);
+  fclose(pf);
+  REQUIRE(sonde_grammar_input_load(path, NULL, &in, &d) == 0);
+  CHECK_EQ_I(sonde_grammar_input_kind(in), SONDE_GRAMMAR_INPUT_PCTRACE);
+  syms_str(in, s);
+  CHECK_EQ_STR(s, "100 102 102 f05 200 3 ");
+  sonde_grammar_input_free(in);
+  pf = fopen(path, "wb");
+  fwrite(buf, 1, len - 3, pf); /* truncated inside the last record */
+  fclose(pf);
+  CHECK(sonde_grammar_input_load(path, NULL, &in, &d) < 0);
+  CHECK(strstr(d.msg, path) != NULL);
+  unlink(path);
   /* truncated: the reader's message with the byte offset comes through */
   CHECK(sonde_grammar_input_load_buffer(buf, len - 3, "t.pct", NULL, &in, &d) < 0);
   CHECK(strstr(d.msg, "t.pct") != NULL);
