@@ -15,6 +15,10 @@ json() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p" "$tmp/stats"; }
 "$SONDE" run --json --trace-pc "$tmp/t.pct" --trace-lsu "$tmp/t.lsu" "$fw" >"$tmp/uart" 2>"$tmp/stats"
 check "exit status" $? 0
 cycles=$(json cycles) insns=$(json instructions) exc=$(json exceptions) sleep=$(json sleep_cycles)
+# tracing never changes the run: the same cycles and instructions without hooks
+"$SONDE" run --json "$fw" >/dev/null 2>"$tmp/stats_fast"
+check "untraced cycles" "$(sed -n 's/.*"cycles": \([0-9]*\).*/\1/p' "$tmp/stats_fast")" "$cycles"
+check "untraced instructions" "$(sed -n 's/.*"instructions": \([0-9]*\).*/\1/p' "$tmp/stats_fast")" "$insns"
 # header: magic, version 1, header size 32, clock 48 MHz (cm3), first cycle 0
 check "magic" "$(head -c 8 "$tmp/t.pct")" "SONDEPCT"
 check "version/size/flags" "$(od -An -v -tu2 -j8 -N4 "$tmp/t.pct" | tr -s ' ')" " 1 32"
