@@ -1,5 +1,6 @@
 # The tracer (target/tband) on the virtual Cortex-M: a bare-metal demo,
-# streamed over the UART and as a snapshot, and a cycles-per-event benchmark
+# streamed over the UART and as a snapshot, a post-mortem ring that survives a
+# fault and a reset, and a cycles-per-event benchmark
 # on the Cortex-M4 model. Tests: tests/cli/tband_vm.sh.
 set(_tb ${CMAKE_SOURCE_DIR}/target/tband)
 set(_tb_src ${_tb}/examples/vm/demo.c ${_tb}/tband_core.c ${_tb}/tband_backend_stream.c
@@ -12,6 +13,9 @@ sonde_firmware(tband_vm_bench_snapshot SOURCES ${_tb_src} CORE m4f MACHINE cm4f 
   DEFINES TBAND_DEMO_SNAPSHOT TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u)
 sonde_firmware(tband_vm_bench_stream SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u)
+sonde_firmware(tband_vm_postmortem SOURCES ${_tb}/examples/vm/postmortem.c ${_tb}/tband_core.c
+  ${_tb}/tband_backend_postmortem.c ${_tb}/ports/cortex-m/tband_port_cortexm.c
+  CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${_tb_inc} DEFINES TBAND_DEMO_POSTMORTEM)
 if(EXISTS ${CMAKE_SOURCE_DIR}/tests/cli/tband_vm.sh)
   sonde_cli_test(tband_vm)
   set_property(TEST cli_tband_vm APPEND PROPERTY ENVIRONMENT "SONDE_FIRMWARE_DIR=${SONDE_FIRMWARE_DIR}")

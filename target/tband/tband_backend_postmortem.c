@@ -123,9 +123,10 @@ size_t tband_postmortem_read(uint32_t core_id, uint8_t *dst, size_t cap)
   uint32_t total = r->wrapped ? TBAND_PM_SIZE : head;
   uint32_t start = r->wrapped ? head : 0; /* ring index of the oldest byte */
   uint32_t skip = 0;
-  /* When wrapped, the oldest frame may be partly overwritten: start after the
-   * first delimiter unless the byte before head ends a frame. */
-  if (r->wrapped && r->buf[(head + TBAND_PM_SIZE - 1) % TBAND_PM_SIZE] != 0)
+  /* When wrapped, the oldest frame is usually partly overwritten, and whether
+   * head happens to sit on a frame start cannot be told: always start after
+   * the first delimiter (losing at most one whole frame). */
+  if (r->wrapped)
     skip = tband_pm_next_frame(r, start, 0, total);
   /* Keep the newest if dst is too small, again from a frame boundary. */
   if (total - skip > cap) {

@@ -73,7 +73,7 @@ int main(void)
   tband_evtmarker_name(2, "tick seen");
   tband_valmarker_name(1, "result");
   tband_isr_name(ISR_SYSTICK, "SysTick");
-  SYST_RVR = 3000 - 1; /* an interrupt every 3000 cycles */
+  SYST_RVR = 1500 - 1; /* an interrupt every 1500 cycles */
   SYST_CVR = 0;
   SYST_CSR = 7;        /* processor clock, interrupt, enable */
   uint32_t x = 1, seen = 0;

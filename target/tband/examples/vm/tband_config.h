@@ -1,11 +1,14 @@
-/* Tracer configuration of the VM demo (demo.c). The backend is chosen by the
- * build: TBAND_DEMO_SNAPSHOT selects the snapshot backend, else streaming. */
+/* Tracer configuration of the VM demos (demo.c, postmortem.c). The backend is
+ * chosen by the build: TBAND_DEMO_SNAPSHOT, TBAND_DEMO_POSTMORTEM, else streaming. */
 #ifndef TBAND_CONFIG_H
 #define TBAND_CONFIG_H
 #define tband_configENABLE 1
-#ifdef TBAND_DEMO_SNAPSHOT
+#if defined(TBAND_DEMO_SNAPSHOT)
 #define tband_configUSE_BACKEND_SNAPSHOT 1
 #define tband_configBACKEND_SNAPSHOT_BUF_SIZE 8192
+#elif defined(TBAND_DEMO_POSTMORTEM)
+#define tband_configUSE_BACKEND_POST_MORTEM 1
+#define tband_configBACKEND_POST_MORTEM_BUF_SIZE 512
 #else
 #define tband_configUSE_BACKEND_STREAMING 1
 #endif
