@@ -414,6 +414,8 @@ static void substitute(struct gbuilder *b, uint32_t x, uint32_t r)
     N[p].cnt++;
     y = p;
   } else {
+    if (b->re && !is_guard(b, p) && is_nt(b, p) && N[p].sym == r)
+      b->limit_hit = true; /* could not merge: exponent at its limit */
     y = node_new(b, r, CNT_NT | 1);
     if (y == NIL)
       return;
