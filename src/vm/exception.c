@@ -461,20 +461,50 @@ static bool exc_return_valid(const struct sonde_vm *vm, uint32_t v)
   return low == 0x1 || low == 0x9 || low == 0xD;
 }
 
+/* A failed integrity check of an exception return (B1.5.8 ExceptionReturn()):
+ * the returning exception is deactivated, nothing is unstacked, and UsageFault
+ * INVPC is taken at once without stacking, with LR = 0xF0000000 +
+ * EXC_RETURN<27:0>, so the fault handler runs on the frame of the exception
+ * that tried to return. Escalates like any fault. */
+static void return_integrity_fault(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
+{
+  struct vm_sys *s = &vm->sys;
+  if (exc && vm_nvic_is_active(vm, exc)) {
+    vm_nvic_set_active(vm, exc, false);
+    if (exc != VM_EXC_NMI)
+      vm->cpu.faultmask = 0;
+  }
+  hook_exc(vm, SONDE_VM_EXC_EXIT, exc);
+  unsigned target = vm->has_v7m ? VM_EXC_USAGEFAULT : VM_EXC_HARDFAULT;
+  if (vm->has_v7m)
+    s->cfsr |= CFSR_INVPC;
+  int exec_prio = vm_nvic_execution_priority(vm, false);
+  if (target != VM_EXC_HARDFAULT &&
+      (!vm_nvic_is_enabled(vm, target) ||
+       vm_nvic_group_priority(vm, vm_nvic_priority(vm, target)) >= exec_prio)) {
+    target = VM_EXC_HARDFAULT;
+    s->hfsr |= HFSR_FORCED;
+  }
+  if (target == VM_EXC_HARDFAULT && exec_prio <= -1) {
+    lockup(vm);
+    return;
+  }
+  tail_chain(vm, target, 0xF0000000u | (exc_return & 0x0FFFFFFFu));
+}
+
 void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
 {
   struct vm_cpu *c = &vm->cpu;
   struct vm_sys *s = &vm->sys;
   unsigned exc = c->ipsr;
-  if (!exc || !exc_return_valid(vm, exc_return) || !vm_nvic_is_active(vm, exc)) {
-    /* Integrity check failed (B1.5.9): INVPC, stacking the EXC_RETURN value. */
+  if (!exc) { /* not in Handler mode: not an exception return at all */
     vm_cpu_branch(vm, exc_return);
-    vm_fault(vm, VM_FAULT_INVPC, 0);
     return;
   }
-  if ((exc_return & 8) && s->nactive > 1 && !(s->ccr & CCR_NONBASETHRDENA)) {
-    vm_cpu_branch(vm, exc_return);
-    vm_fault(vm, VM_FAULT_INVPC, 0);
+  if (!exc_return_valid(vm, exc_return) || !vm_nvic_is_active(vm, exc) ||
+      ((exc_return & 8) && s->nactive > 1 && !vm->has_v8m && !(s->ccr & CCR_NONBASETHRDENA))) {
+    return_integrity_fault(vm, exc, exc_return);
+    vm_exc_update(vm);
     return;
   }
   vm_nvic_set_active(vm, exc, false);

@@ -23,5 +23,8 @@ find_program(SONDE_ARM_GCC_FOR_EXC arm-none-eabi-gcc)
 if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_EXC)
   sonde_unit_test(test_vm_exc vm/test_exc.c LIBS sonde_vm LABELS firmware)
   target_compile_definitions(test_vm_exc PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
+  # The same firmwares on QEMU (mps2-an385): an independent exception model.
+  sonde_unit_test(test_vm_exc_qemu vm/test_exc_qemu.c LIBS sonde_vm LABELS "firmware;qemu")
+  target_compile_definitions(test_vm_exc_qemu PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
 endif()
 sonde_unit_test(test_vm_cpu vm/test_cpu.c LIBS sonde_vm)
