@@ -145,9 +145,12 @@ int main(int argc, char **argv)
       return 1;
     }
     char *buf = malloc(len + 2);
-    size_t got = fread(buf, 1, len + 1, f);
+    size_t got = buf ? fread(buf, 1, len + 1, f) : 0;
     fclose(f);
-    if (got != len || memcmp(buf, out, len)) {
+    int stale = got != len || memcmp(buf, out, len) != 0;
+    free(buf);
+    free(out);
+    if (stale) {
       fprintf(stderr, "%s is stale: regenerate it with `cmake --build <build> --target tband-events-doc`\n", argv[2]);
       return 1;
     }
@@ -156,10 +159,11 @@ int main(int argc, char **argv)
   }
   if (argc == 3 && !strcmp(argv[1], "-o")) {
     FILE *f = fopen(argv[2], "wb");
-    if (!f || fwrite(out, 1, len, f) != len || fclose(f))
-      return 1;
-    return 0;
+    int bad = !f || fwrite(out, 1, len, f) != len || fclose(f);
+    free(out);
+    return bad;
   }
   fwrite(out, 1, len, stdout);
+  free(out);
   return 0;
 }
