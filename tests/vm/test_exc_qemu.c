@@ -1,7 +1,8 @@
 /* The exception test firmwares on QEMU (mps2-an385, a Cortex-M3 board) and on
  * the VM print the same: an independent model of preemption, tail-chaining,
  * masking, the fault status registers, INVPC, SVC/PendSV, SysTick's
- * COUNTFLAG and SYSRESETREQ with SRAM retained. Lines that depend on the
+ * COUNTFLAG, SYSRESETREQ with SRAM retained and (mps2-an386, Cortex-M4)
+ * lazy FP stacking. Lines that depend on the
  * board are left out: QEMU's flash is writable (no fault for a store to it)
  * and its SysTick CALIB differs. */
 #include "check.h"
@@ -52,7 +53,7 @@ static void filter(char *s, const char *const *skip)
   *out = 0;
 }
 
-static bool run_vm(const char *path, struct buf *b)
+static bool run_vm(const char *path, const char *mach, struct buf *b)
 {
   FILE *f = fopen(path, "rb");
   if (!f)
@@ -62,7 +63,7 @@ static bool run_vm(const char *path, struct buf *b)
   fclose(f);
   struct sonde_machine *m = NULL;
   struct sonde_vm *vm = NULL;
-  bool ok = sonde_machine_builtin("cm3", &m) == 0 && sonde_vm_new(m, &vm) == 0 &&
+  bool ok = sonde_machine_builtin(mach, &m) == 0 && sonde_vm_new(m, &vm) == 0 &&
             sonde_vm_load_elf(vm, img, n, path) == 0;
   if (ok) {
     sonde_vm_set_output(vm, on_write, b);
@@ -76,14 +77,14 @@ static bool run_vm(const char *path, struct buf *b)
   return ok;
 }
 
-static bool run_qemu(const char *path, struct buf *b)
+static bool run_qemu(const char *path, const char *board, struct buf *b)
 {
   char cmd[1024];
   snprintf(cmd, sizeof cmd,
-           "timeout 30 qemu-system-arm -M mps2-an385 -icount shift=0,sleep=off -nographic "
+           "timeout 30 qemu-system-arm -M %s -icount shift=0,sleep=off -nographic "
            "-monitor none -serial none "
            "-semihosting-config enable=on,target=native -kernel '%s' 2>&1",
-           path);
+           board, path);
   FILE *p = popen(cmd, "r");
   if (!p)
     return false;
@@ -95,18 +96,19 @@ static bool run_qemu(const char *path, struct buf *b)
   return st != -1 && !strstr(b->data, "qemu-system-arm:") && !strstr(b->data, "qemu: fatal");
 }
 
-static void compare(const char *name, const char *const *skip)
+static void compare_on(const char *name, const char *board, const char *mach,
+                       const char *const *skip)
 {
   char path[512];
   snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, name);
   static struct buf vm_out, q_out;
   memset(&vm_out, 0, sizeof vm_out);
   memset(&q_out, 0, sizeof q_out);
-  if (!run_vm(path, &vm_out)) {
+  if (!run_vm(path, mach, &vm_out)) {
     CHECK_FAIL_("%s: did not run to its exit on the VM", path);
     return;
   }
-  if (!run_qemu(path, &q_out)) {
+  if (!run_qemu(path, board, &q_out)) {
     CHECK_FAIL_("%s: qemu-system-arm failed: %s", path, q_out.data);
     return;
   }
@@ -114,6 +116,11 @@ static void compare(const char *name, const char *const *skip)
   filter(q_out.data, skip);
   CHECK(vm_out.data[0] != 0);
   CHECK_EQ_STR(vm_out.data, q_out.data);
+}
+
+static void compare(const char *name, const char *const *skip)
+{
+  compare_on(name, "mps2-an385", "cm3", skip);
 }
 
 static const char *const none[] = {NULL};
@@ -135,6 +142,10 @@ static void test_faults(void)
   compare("exc_faults_m3", skip);
 }
 
+/* Lazy FP stacking on a Cortex-M4F (mps2-an386): EXC_RETURN, FPCCR before and
+ * after the handler's first FP instruction, FPCAR, the saved registers. */
+static void test_lazy_fp(void) { compare_on("exc_lazyfp_m4f", "mps2-an386", "cm4f", none); }
+
 int main(void)
 {
   if (system("command -v qemu-system-arm >/dev/null 2>&1") != 0) {
@@ -147,5 +158,6 @@ int main(void)
   RUN(test_reset);
   RUN(test_systick);
   RUN(test_faults);
+  RUN(test_lazy_fp);
   return check_summary();
 }
