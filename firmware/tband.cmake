@@ -16,6 +16,18 @@ sonde_firmware(tband_vm_bench_stream SOURCES ${_tb_src} CORE m4f MACHINE cm4f OP
 sonde_firmware(tband_vm_postmortem SOURCES ${_tb}/examples/vm/postmortem.c ${_tb}/tband_core.c
   ${_tb}/tband_backend_postmortem.c ${_tb}/ports/cortex-m/tband_port_cortexm.c
   CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${_tb_inc} DEFINES TBAND_DEMO_POSTMORTEM)
+# FreeRTOS on the VM (ARM_CM3 port), only with a kernel checkout (FREERTOS_KERNEL,
+# see tests/tband/tests.cmake); never copied into the repository.
+if(FREERTOS_KERNEL AND EXISTS "${FREERTOS_KERNEL}/portable/GCC/ARM_CM3/port.c")
+  set(_k ${FREERTOS_KERNEL})
+  sonde_firmware(tband_vm_freertos
+    SOURCES ${_tb}/examples/vm_freertos/main.c ${_tb}/tband_core.c ${_tb}/tband_backend_stream.c
+      ${_tb}/tband_freertos.c ${_tb}/ports/cortex-m/tband_port_cortexm.c
+      ${_k}/tasks.c ${_k}/queue.c ${_k}/list.c ${_k}/timers.c ${_k}/event_groups.c
+      ${_k}/stream_buffer.c ${_k}/portable/GCC/ARM_CM3/port.c ${_k}/portable/MemMang/heap_4.c
+    CORE m3 MACHINE cm3 OPT -O2
+    INCLUDES ${_tb}/examples/vm_freertos ${_tb}/ports/vm ${_tb} ${_k}/include ${_k}/portable/GCC/ARM_CM3)
+endif()
 if(EXISTS ${CMAKE_SOURCE_DIR}/tests/cli/tband_vm.sh)
   sonde_cli_test(tband_vm)
   set_property(TEST cli_tband_vm APPEND PROPERTY ENVIRONMENT "SONDE_FIRMWARE_DIR=${SONDE_FIRMWARE_DIR}")

@@ -65,5 +65,31 @@ else
   bad "pm: firmware $P not built"
 fi
 
+# FreeRTOS (ARM_CM3 port) on the VM, when built from FREERTOS_KERNEL
+R="$F/tband_vm_freertos.elf"
+if [ -f "$R" ]; then
+  "$SONDE" run --machine cm3 --uart "$W/fr.bin" --json "$R" 2>"$W/fr.stats" >/dev/null && ok || bad "freertos: run: $(cat "$W/fr.stats")"
+  "$SONDE" tband dump --format json "$W/fr.bin" >"$W/fr.json" 2>"$W/fr.err" && ok || bad "freertos: dump: $(cat "$W/fr.err")"
+  c() { grep -c "$1" "$W/fr.json"; }
+  [ "$(c '"evt":"queue_send","ts":[0-9]*,"core":0,"queue_id":1,')" = 30 ] && ok || bad "freertos: 30 sends on the queue"
+  [ "$(c '"evt":"queue_receive","ts":[0-9]*,"core":0,"queue_id":1,')" = 30 ] && ok || bad "freertos: 30 receives"
+  [ "$(c '"evt":"queue_kind","core":0,"queue_id":2,"kind":3}')" = 1 ] && ok || bad "freertos: mutex kind"
+  [ "$(c '"evt":"queue_receive","ts":[0-9]*,"core":0,"queue_id":2,')" = 16 ] && ok || bad "freertos: 16 mutex takes"
+  [ "$(c '"evt":"queue_send","ts":[0-9]*,"core":0,"queue_id":2,')" = 17 ] && ok || bad "freertos: 1 + 16 mutex gives"
+  [ "$(c '"evt":"task_evtmarker_begin"')" = 16 ] && ok || bad "freertos: task markers"
+  for t in producer consumer workerA workerB control IDLE "Tmr Svc"; do
+    grep -q "\"evt\":\"task_name\".*\"name\":\"$t\"" "$W/fr.json" && ok || bad "freertos: task $t"
+  done
+  [ "$(c '"evt":"task_is_idle_task"')" = 1 ] && ok || bad "freertos: idle task"
+  [ "$(c '"evt":"task_deleted"')" = 4 ] && ok || bad "freertos: 4 deletions"
+  ! grep -q '"evt":"error"' "$W/fr.json" && ok || bad "freertos: decode errors"
+  "$SONDE" tband conv --mode freertos --json -o "$W/fr.perfetto-trace" "$W/fr.bin" 2>"$W/fr.conv" && ok || bad "freertos: conv"
+  grep -q '"errors":0' "$W/fr.conv" && ok || bad "freertos: conv errors: $(cat "$W/fr.conv")"
+  sw=$(sed 's/.*"task_switches":\([0-9]*\).*/\1/' "$W/fr.conv")
+  [ "$sw" = "$(c '"evt":"task_switched_in"')" ] && [ "$sw" -gt 20 ] && ok || bad "freertos: switches $sw"
+else
+  echo "*** SKIPPED: FreeRTOS on the VM was NOT tested (configure with -DFREERTOS_KERNEL=/path/to/FreeRTOS-Kernel) ***"
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
