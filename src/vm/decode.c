@@ -761,4 +761,8 @@ void vm_decode(const struct vm_decode_features *f, uint16_t hw1, uint16_t hw2,
   }
   if (out->op == VM_OP_UNDEF)
     set_undef(out);
+  else if (out->op == VM_OP_DP_I)
+    out->op = (uint8_t)(VM_OP_DPI0 + out->sub);
+  else if (out->op == VM_OP_DP_R)
+    out->op = (uint8_t)(VM_OP_DPR0 + out->sub);
 }

@@ -51,7 +51,11 @@ enum vm_op {
   VM_OP_IT,                    /* imm = firstcond:mask */
   VM_OP_DSP, VM_OP_FP,         /* routed to exec_dsp.c / exec_fp.c with `raw` */
   VM_OP_TT,
-  VM_OP_COUNT
+  /* After decoding, VM_OP_DP_I/VM_OP_DP_R become one op per ALU operation
+   * (VM_OP_DPI0 + alu, VM_OP_DPR0 + alu) so execution dispatches once. */
+  VM_OP_DPI0 = 64,
+  VM_OP_DPR0 = 80,
+  VM_OP_COUNT = 96
 };
 
 /* ALU operations of VM_OP_DP_*. */

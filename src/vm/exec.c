@@ -132,7 +132,7 @@ static inline uint32_t refill_cycles(const struct sonde_vm *vm, uint32_t target)
   return vm->cpu.t.refill + vm->bus.page[target >> VM_PAGE_SHIFT].wait_read;
 }
 
-static bool mem_read(struct sonde_vm *vm, struct vm_exec_ctx *x, uint32_t addr, unsigned size,
+VM_INLINE bool mem_read(struct sonde_vm *vm, struct vm_exec_ctx *x, uint32_t addr, unsigned size,
                      uint32_t *out, bool hooked)
 {
   if (vm_bus_read(vm, &vm->bus, addr, size, out) != VM_BUS_OK) {
@@ -149,7 +149,7 @@ static bool mem_read(struct sonde_vm *vm, struct vm_exec_ctx *x, uint32_t addr, 
   return true;
 }
 
-static bool mem_write(struct sonde_vm *vm, struct vm_exec_ctx *x, uint32_t addr, unsigned size,
+VM_INLINE bool mem_write(struct sonde_vm *vm, struct vm_exec_ctx *x, uint32_t addr, unsigned size,
                       uint32_t value, bool hooked)
 {
   if (vm_bus_write(vm, &vm->bus, addr, size, value) != VM_BUS_OK) {
@@ -371,50 +371,49 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
   const bool setflags = (in->flags & VM_F_S) || ((in->flags & VM_F_S_NOTIT) && !it);
   const uint32_t cin = (apsr >> 29) & 1;
   uint32_t a, b, res, carry = cin, ovf = (apsr >> 28) & 1;
+  bool wr = true;
 
-  switch ((enum vm_op)in->op) {
-  case VM_OP_DP_I:
-    b = in->imm;
-    if (in->flags & VM_F_IMMC)
-      carry = (in->flags & VM_F_IMMC_1) ? 1 : 0;
-    goto alu;
-  case VM_OP_DP_R:
-    b = shift_c(R(in->rm), in->sh_type, in->sh_n, cin, &carry);
-  alu:
-    a = in->rn == VM_NOREG ? 0 : R(in->rn);
-    switch (in->sub) {
-    case VM_ALU_AND: case VM_ALU_TST: res = a & b; break;
-    case VM_ALU_EOR: case VM_ALU_TEQ: res = a ^ b; break;
-    case VM_ALU_ORR: res = a | b; break;
-    case VM_ALU_ORN: res = a | ~b; break;
-    case VM_ALU_BIC: res = a & ~b; break;
-    case VM_ALU_MOV: res = b; break;
-    case VM_ALU_MVN: res = ~b; break;
-    case VM_ALU_ADD: case VM_ALU_CMN: goto add0;
-    case VM_ALU_ADC: {
+  switch ((unsigned)in->op) {
+#define DP_CASES(BASE, OPERAND)                                                        \
+  case BASE + VM_ALU_AND: OPERAND; res = R(in->rn) & b; goto logical;                  \
+  case BASE + VM_ALU_TST: OPERAND; res = R(in->rn) & b; wr = false; goto logical;      \
+  case BASE + VM_ALU_EOR: OPERAND; res = R(in->rn) ^ b; goto logical;                  \
+  case BASE + VM_ALU_TEQ: OPERAND; res = R(in->rn) ^ b; wr = false; goto logical;      \
+  case BASE + VM_ALU_ORR: OPERAND; res = R(in->rn) | b; goto logical;                  \
+  case BASE + VM_ALU_ORN: OPERAND; res = R(in->rn) | ~b; goto logical;                 \
+  case BASE + VM_ALU_BIC: OPERAND; res = R(in->rn) & ~b; goto logical;                 \
+  case BASE + VM_ALU_MOV: OPERAND; res = b; goto logical;                              \
+  case BASE + VM_ALU_MVN: OPERAND; res = ~b; goto logical;                             \
+  case BASE + VM_ALU_ADD: OPERAND; a = R(in->rn); goto add0;                           \
+  case BASE + VM_ALU_CMN: OPERAND; a = R(in->rn); wr = false; goto add0;               \
+  case BASE + VM_ALU_ADC: OPERAND; a = R(in->rn); goto adc;                    \
+  case BASE + VM_ALU_SUB: OPERAND; a = R(in->rn); b = ~b; goto add1;                   \
+  case BASE + VM_ALU_CMP: OPERAND; a = R(in->rn); b = ~b; wr = false; goto add1;       \
+  case BASE + VM_ALU_SBC: OPERAND; a = R(in->rn); b = ~b; goto adc;                    \
+  case BASE + VM_ALU_RSB: OPERAND; a = ~R(in->rn); goto add1;
+#define OPERAND_I                                                                      \
+  b = in->imm;                                                                         \
+  if (in->flags & VM_F_IMMC)                                                           \
+    carry = (in->flags & VM_F_IMMC_1) ? 1 : 0
+#define OPERAND_R                                                                      \
+  b = (in->sh_n == 0 && in->sh_type == VM_SH_LSL)                                      \
+          ? R(in->rm)                                                                  \
+          : shift_c(R(in->rm), in->sh_type, in->sh_n, cin, &carry)
+
+  DP_CASES(VM_OP_DPI0, OPERAND_I)
+  DP_CASES(VM_OP_DPR0, OPERAND_R)
+  logical:
+    if (setflags)
+      c->apsr = (apsr & 0x0fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29) |
+                (apsr & APSR_V);
+    goto dp_write;
+  adc: {
       uint64_t u = (uint64_t)a + b + cin;
       res = (uint32_t)u;
       carry = (uint32_t)(u >> 32);
       ovf = ((~(a ^ b) & (a ^ res)) >> 31) & 1;
       goto arith;
     }
-    case VM_ALU_SUB: case VM_ALU_CMP: b = ~b; goto add1;
-    case VM_ALU_SBC: {
-      uint64_t u = (uint64_t)a + (uint32_t)~b + cin;
-      b = ~b;
-      res = (uint32_t)u;
-      carry = (uint32_t)(u >> 32);
-      ovf = ((~(a ^ b) & (a ^ res)) >> 31) & 1;
-      goto arith;
-    }
-    case VM_ALU_RSB: { uint32_t t = a; a = b; b = ~t; goto add1; }
-    default: res = 0; break;
-    }
-    /* logical */
-    if (setflags)
-      c->apsr = (apsr & 0x0fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29) |
-                (apsr & APSR_V);
-    goto dp_write;
   add0: {
       uint64_t u = (uint64_t)a + b;
       res = (uint32_t)u;
@@ -433,8 +432,7 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
       c->apsr = (apsr & 0x0fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29) |
                 (ovf << 28);
   dp_write:
-    if (in->sub >= VM_ALU_TST && (in->sub == VM_ALU_TST || in->sub == VM_ALU_TEQ ||
-                                  in->sub == VM_ALU_CMP || in->sub == VM_ALU_CMN))
+    if (!wr)
       break;
     if (VM_UNLIKELY(in->rd == 15)) {
       branch_write(&x, res);
@@ -443,6 +441,9 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
       c->r[in->rd] = res;
     }
     break;
+#undef DP_CASES
+#undef OPERAND_I
+#undef OPERAND_R
 
   case VM_OP_DP_RSR:
     res = shift_c(c->r[in->rn], in->sh_type, c->r[in->rm] & 0xff, cin, &carry);
