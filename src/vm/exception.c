@@ -318,8 +318,11 @@ static uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra)
   c->r[13] = frame;
   if (st.error)
     stack_error(vm, CFSR_STKERR);
-  uint32_t lr = 0xFFFFFFE1u | (fp ? 0 : 0x10) | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
-  return lr;
+  /* ARMv7-M: 0xFFFFFFE1 | FType | Mode | SPSEL (F1/F9/FD, E1/E9/ED).
+   * ARMv8-M without the Security Extension: PREFIX | DCRS, S = ES = 0
+   * (B0/B8/BC, A0/A8/AC), as the Cortex-M33 writes it. */
+  uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;
+  return base | (fp ? 0 : 0x10) | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
 }
 
 /* ExceptionTaken(): jump to the handler of `exc` with LR = exc_return. */
@@ -453,9 +456,19 @@ static void pop_stack(struct sonde_vm *vm, uint32_t exc_return)
 
 static bool exc_return_valid(const struct sonde_vm *vm, uint32_t v)
 {
-  if ((v & 0xFFFFFFE0u) != 0xFFFFFFE0u)
-    return false;
   if (!(v & 0x10) && !vm->has_fpu)
+    return false;
+  if (vm->has_v8m) {
+    /* ARMv8-M: PREFIX ones, DCRS = 1 (no callee-saved frame without the
+     * Security Extension), bit 1 zero. S and ES "should be" 0 (R_XLCP makes
+     * 1 UNPREDICTABLE); both are accepted so ARMv7-M style values (F9, FD)
+     * keep working. */
+    if ((v & 0xFFFFFF80u) != 0xFFFFFF80u || !(v & 0x20) || (v & 2))
+      return false;
+    unsigned mode = v & 0xC; /* Mode, SPSEL */
+    return mode == 0x0 || mode == 0x8 || mode == 0xC;
+  }
+  if ((v & 0xFFFFFFE0u) != 0xFFFFFFE0u)
     return false;
   unsigned low = v & 0xF;
   return low == 0x1 || low == 0x9 || low == 0xD;

@@ -459,6 +459,41 @@ static void test_faults(void)
   sonde_vm_free(vm);
 }
 
+/* ARMv8-M (Cortex-M33, no TrustZone): EXC_RETURN is PREFIX|DCRS|FType|Mode|
+ * SPSEL with S = ES = 0; ARMv7-M style values are accepted on return. */
+static void test_v8m_exc_return(void)
+{
+  struct sonde_vm *vm = make_vm("cm33");
+  REQUIRE(vm);
+  vm->max_cycles = UINT64_MAX;
+  struct vm_cpu *c = &vm->cpu;
+  c->r[15] = 0x300;
+  wr(vm, 0xE000E100, 3);
+  wr8(vm, 0xE000E400, 0x40);
+  wr8(vm, 0xE000E401, 0x20);
+  wr(vm, 0xE000E200, 1);
+  vm_sys_service(vm);
+  CHECK_EQ_U(c->r[14], 0xFFFFFFB8);
+  wr(vm, 0xE000E200, 2); /* nested */
+  vm_sys_service(vm);
+  CHECK_EQ_U(c->ipsr, 17);
+  CHECK_EQ_U(c->r[14], 0xFFFFFFB0);
+  vm_exc_return(vm, 0xFFFFFFB0);
+  CHECK_EQ_U(c->ipsr, 16);
+  vm_exc_return(vm, 0xFFFFFFF9); /* v7-M style: accepted */
+  CHECK_EQ_U(c->ipsr, 0);
+  CHECK_EQ_U(c->r[15], 0x300);
+  CHECK_EQ_U(vm->sys.cfsr, 0);
+  /* DCRS = 0 (a Secure callee frame) does not exist here: INVPC. */
+  wr(vm, 0xE000ED24, 0x70000);
+  wr(vm, 0xE000E200, 1);
+  vm_sys_service(vm);
+  vm_exc_return(vm, 0xFFFFFF98);
+  CHECK_EQ_U(vm->sys.cfsr, 1u << 18);
+  CHECK_EQ_U(c->ipsr, 6);
+  sonde_vm_free(vm);
+}
+
 static void test_stacking_errors(void)
 {
   struct sonde_vm *vm = make_vm("cm3");
@@ -844,6 +879,7 @@ int main(void)
   RUN(test_psp_and_tailchain);
   RUN(test_late_arrival_and_nesting);
   RUN(test_faults);
+  RUN(test_v8m_exc_return);
   RUN(test_stacking_errors);
   RUN(test_svc_and_escalation);
   RUN(test_systick);
