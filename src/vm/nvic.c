@@ -252,7 +252,11 @@ bool vm_nvic_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t value, uint32
       switch (group) {
       case 0: bit_put(s->nvic_enabled, exc, true); break;
       case 1: bit_put(s->nvic_enabled, exc, false); break;
-      case 2: bit_put(s->nvic_pending, exc, true); break;
+      case 2:
+        if (!bit_get(s->nvic_pending, exc) && (s->scr & (1u << 4)))
+          s->event_register = true; /* SCR.SEVONPEND */
+        bit_put(s->nvic_pending, exc, true);
+        break;
       case 3:
         /* A level-sensitive line still high pends again at once. */
         bit_put(s->nvic_pending, exc, bit_get(s->irq_level, exc) && !bit_get(s->nvic_active, exc));
@@ -274,10 +278,8 @@ bool vm_nvic_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t value, uint32
     return true;
   }
   if (off == 0xF00) { /* STIR: INTID in bits [8:0] */
-    if (vm->has_v7m && (value & 0x1FF) < s->num_irqs) {
-      bit_put(s->nvic_pending, VM_EXC_IRQ0 + (value & 0x1FF), true);
-      vm_exc_update(vm);
-    }
+    if (vm->has_v7m && (value & 0x1FF) < s->num_irqs)
+      vm_exc_set_pending(vm, VM_EXC_IRQ0 + (value & 0x1FF));
     return true;
   }
   return false;
@@ -289,9 +291,9 @@ void vm_exc_set_pending(struct sonde_vm *vm, unsigned exc)
 {
   if (exc >= VM_MAX_EXC)
     return;
+  if (exc >= VM_EXC_IRQ0 && !bit_get(vm->sys.nvic_pending, exc) && (vm->sys.scr & (1u << 4)))
+    vm->sys.event_register = true; /* SCR.SEVONPEND: a newly pending interrupt */
   bit_put(vm->sys.nvic_pending, exc, true);
-  if (exc >= VM_EXC_IRQ0 && (vm->sys.scr & (1u << 4)))
-    vm->sys.event_register = true; /* SCR.SEVONPEND */
   vm_exc_update(vm);
 }
 

@@ -723,6 +723,68 @@ static void test_peripherals(void)
   sonde_vm_free(vm);
 }
 
+/* A machine file with a UART at 115200 baud and receive data. */
+static void test_uart_baud_rx(void)
+{
+  static const char text[] = "core m3\nclock 1152000\nmemory flash 0 64K access=rx\n"
+                             "memory ram 0x20000000 16K\n"
+                             "peripheral uart 0x40000000 irq=3 baud=115200 rx=ok\\n\n";
+  struct sonde_machine *m = NULL;
+  REQUIRE(sonde_machine_parse(text, strlen(text), "uart.machine", &m, NULL) == 0);
+  struct sonde_vm *vm = NULL;
+  REQUIRE(sonde_vm_new(m, &vm) == 0);
+  sonde_vm_reset(vm);
+  vm->max_cycles = UINT64_MAX;
+  struct outbuf o = {{0}, 0, 0};
+  sonde_vm_set_output(vm, capture, &o);
+  struct vm_cpu *c = &vm->cpu;
+  c->r[13] = 0x20001000; /* the empty image gave SP 0 */
+  /* RX: "ok\n", RXNE until drained; level interrupt with RXNEIE. */
+  CHECK_EQ_U(rd(vm, 0x40000004), 3);
+  wr(vm, 0xE000E100, 1u << 3);
+  wr(vm, 0x40000008, 2);
+  CHECK_EQ_U(rd(vm, 0xE000E200), 1u << 3);
+  CHECK_EQ_U(rd(vm, 0x40000000), 'o');
+  CHECK_EQ_U(rd(vm, 0x40000000), 'k');
+  CHECK_EQ_U(rd(vm, 0x40000000), '\n');
+  CHECK_EQ_U(rd(vm, 0x40000004), 1);
+  CHECK_EQ_U(rd(vm, 0x40000000), 0);
+  wr(vm, 0xE000E280, 1u << 3); /* the level is low now: stays clear */
+  CHECK_EQ_U(rd(vm, 0xE000E200), 0);
+  /* TX at 115200 baud and 1.152 MHz: 100 cycles per byte. */
+  c->cycles = 1000;
+  wr(vm, 0x40000000, 'A');
+  CHECK_EQ_U(rd(vm, 0x40000004), 0); /* busy */
+  wr(vm, 0x40000000, 'B');           /* dropped: overrun */
+  CHECK_EQ_U(rd(vm, 0x40000004), 8);
+  wr(vm, 0x40000004, 8);
+  CHECK_EQ_U(o.len, 1);
+  CHECK_EQ_U(vm->event_cycle, 1100);
+  wr(vm, 0x40000008, 1); /* TXEIE while busy: no interrupt yet */
+  CHECK_EQ_U(rd(vm, 0xE000E200), 0);
+  c->cycles = 1100;
+  vm_sys_service(vm);
+  CHECK_EQ_U(c->ipsr, 19); /* TX empty: IRQ3 */
+  CHECK_EQ_U(rd(vm, 0x40000004), 1);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
+static void test_sevonpend(void)
+{
+  struct sonde_vm *vm = make_vm("cm3");
+  REQUIRE(vm);
+  wr(vm, 0xE000ED10, 0x10); /* SEVONPEND */
+  wr(vm, 0xE000E200, 1);     /* disabled interrupt becomes pending */
+  CHECK(vm->sys.event_register);
+  vm_wait(vm, true);         /* WFE returns at once */
+  CHECK(!vm->cpu.sleeping);
+  CHECK(!vm->sys.event_register);
+  wr(vm, 0xE000E200, 1); /* already pending: no new event */
+  CHECK(!vm->sys.event_register);
+  sonde_vm_free(vm);
+}
+
 /* ---- semihosting ------------------------------------------------------------- */
 
 static uint32_t semi(struct sonde_vm *vm, uint32_t op, uint32_t arg)
@@ -886,6 +948,8 @@ int main(void)
   RUN(test_wfi_and_limits);
   RUN(test_system_reset);
   RUN(test_peripherals);
+  RUN(test_uart_baud_rx);
+  RUN(test_sevonpend);
   RUN(test_semihosting);
   RUN(test_api);
   sonde_machine_free(machine);
