@@ -11,6 +11,10 @@ sonde_firmware(tband_vm_snapshot SOURCES ${_tb_src} CORE m3 MACHINE cm3 OPT -O2 
   DEFINES TBAND_DEMO_SNAPSHOT)
 sonde_firmware(tband_vm_bench_snapshot SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_SNAPSHOT TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u)
+# the same with a clock that divides 1 GHz, so raw cycles are traced (no ns
+# conversion); only the cycle counts of this one are meaningful
+sonde_firmware(tband_vm_bench_snapshot_rawts SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
+  DEFINES TBAND_DEMO_SNAPSHOT TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=100000000u)
 sonde_firmware(tband_vm_bench_stream SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u)
 sonde_firmware(tband_vm_postmortem SOURCES ${_tb}/examples/vm/postmortem.c ${_tb}/tband_core.c
