@@ -42,5 +42,15 @@ grep -q "1 corrupt frame(s) of 3" "$W/c.err" && ok || bad "corrupt: stderr $(cat
 "$SONDE" tband frob 2>/dev/null; [ $? -eq 2 ] && ok || bad "unknown subcommand"
 "$SONDE" tband dump --help | grep -q -- "--format" && ok || bad "help"
 
+# every option in --help is documented in docs/cli.md
+for sub in dump conv; do
+  for o in $("$SONDE" tband $sub --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+    [ "$o" = "--help" ] && continue
+    grep -q -- "$o" "$SONDE_SRC/docs/cli.md" && ok || bad "tband $sub: $o missing from docs/cli.md"
+  done
+done
+# a directory is not a trace
+"$SONDE" tband dump "$W" 2>"$W/e"; [ $? -eq 1 ] && grep -q "sonde: tband dump:" "$W/e" && ok || bad "directory input"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
