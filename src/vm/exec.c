@@ -845,7 +845,8 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
 retire:
   c->ls_pipe = ls_pipe;
   c->ls_rt = ls_rt;
-  x.cycles += (uint32_t)vm_bus_take_stalls(&vm->bus);
+  if (VM_UNLIKELY(vm->bus.stall_cycles)) /* wait states of this instruction's accesses */
+    x.cycles += (uint32_t)vm_bus_take_stalls(&vm->bus);
   c->r[15] = x.next;
   c->cycles = start + x.cycles;
   c->instret++;
@@ -911,6 +912,10 @@ static bool icache_fill(struct sonde_vm *vm, uint32_t pc, struct vm_icache_entry
   struct vm_decode_features f;
   features(vm, &f);
   vm_decode(&f, hw1, hw2, &e->insn);
+  if (VM_UNLIKELY(vm->dbgh && vm->dbgh->nbp) && vm_dbg_bp_match(vm, pc)) {
+    e->insn.op = VM_OP_BKPT; /* FPB or host breakpoint (dbg_fpb.c) */
+    e->insn.imm = 0;
+  }
   const struct vm_region *r = vm_bus_find_region(&vm->bus, pc);
   if (r && !(r->flags & VM_REGION_READONLY)) {
     vm->bus.code_written = vm_cpu_code_written;
