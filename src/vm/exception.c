@@ -665,6 +665,8 @@ bool vm_sys_service(struct sonde_vm *vm)
   struct vm_cpu *c = &vm->cpu;
   if (vm->attention & VM_ATTN_STOP)
     return true;
+  if (vm_dbgh_service(vm, true)) /* halt request, C_STEP/MON_STEP done (dbg_halt.c) */
+    return true;
   if (s->reset_request)
     vm_sys_reset(vm, false);
   if (c->locked_up) {
@@ -713,5 +715,7 @@ bool vm_sys_service(struct sonde_vm *vm)
   }
   vm_sys_update_event(vm);
   vm_exc_update(vm);
+  if (vm_dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
+    return true;
   return (vm->attention & VM_ATTN_STOP) != 0;
 }

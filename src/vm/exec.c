@@ -912,7 +912,7 @@ static bool icache_fill(struct sonde_vm *vm, uint32_t pc, struct vm_icache_entry
   struct vm_decode_features f;
   features(vm, &f);
   vm_decode(&f, hw1, hw2, &e->insn);
-  if (VM_UNLIKELY(vm->dbgh && vm->dbgh->nbp) && vm_dbg_bp_match(vm, pc)) {
+  if (VM_UNLIKELY(vm->dbgh && vm->dbgh->nbp) && vm_dbgh_bp_match(vm, pc)) {
     e->insn.op = VM_OP_BKPT; /* FPB or host breakpoint (dbg_fpb.c) */
     e->insn.imm = 0;
   }

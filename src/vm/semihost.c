@@ -204,9 +204,8 @@ static uint32_t semihost(struct sonde_vm *vm, uint32_t op, uint32_t arg)
 bool vm_bkpt(struct sonde_vm *vm, uint8_t imm)
 {
   if (imm != 0xAB) {
-    /* A debugger is attached: the core halts at the BKPT (not executed). */
-    vm_request_stop(vm, SONDE_VM_STOP_BREAKPOINT);
-    return false;
+    /* A debug event: halt, DebugMonitor or HardFault (dbg_halt.c). */
+    return vm_dbgh_breakpoint(vm);
   }
   vm->cpu.r[0] = semihost(vm, vm->cpu.r[0], vm->cpu.r[1]);
   return true;

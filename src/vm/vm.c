@@ -71,6 +71,8 @@ int sonde_vm_new(const struct sonde_machine *m, struct sonde_vm **out)
       sonde_diag_set(&vm->diag, rc, "machine '%s': peripheral at 0x%08x: %s", m->name,
                      m->periph[i].base, sonde_strerror(rc));
   }
+  if (rc == 0) /* last: chains the SCS debug registers installed before (dbg_halt.c) */
+    rc = vm_dbgh_init(vm);
   if (rc < 0) {
     sonde_vm_free(vm);
     return rc;
@@ -86,6 +88,7 @@ void sonde_vm_free(struct sonde_vm *vm)
     return;
   for (unsigned i = 0; i < vm->nperiph; i++)
     free(vm->periph[i]);
+  vm_dbgh_free(vm);
   vm_bus_free(&vm->bus);
   free(vm);
 }

@@ -24,6 +24,7 @@
 
 #include "bus.h"
 #include "cpu.h"
+#include "dbg_halt.h"
 #include "sys.h"
 
 /* Reasons for the CPU to leave its fast loop at the next instruction boundary. */
@@ -60,6 +61,7 @@ struct sonde_vm {
   struct sonde_diag diag;
 
   void *periph[8];           /* peripheral instances (periph_*.c) */
+  struct vm_dbgh *dbgh;      /* halting debug, DebugMonitor, FPB (dbg_halt.h) */
   unsigned nperiph;
 };
 
