@@ -67,7 +67,7 @@ bool vm_nvic_is_enabled(const struct sonde_vm *vm, unsigned exc)
   case VM_EXC_USAGEFAULT:
     return vm->has_v7m && (s->shcsr & (1u << 18));
   case VM_EXC_DEBUGMONITOR:
-    return false; /* owned by the debug blocks; not taken here */
+    return vm->has_v7m; /* pended by the debug blocks only with DEMCR.MON_EN */
   default:
     if (exc >= VM_EXC_IRQ0 && exc < vm_nvic_num_exc(vm))
       return bit_get(s->nvic_enabled, exc);
@@ -163,6 +163,27 @@ unsigned vm_nvic_highest_pending(const struct sonde_vm *vm, int *prio)
   return best;
 }
 
+/* With DHCSR.C_MASKINTS: the highest pending exception below PendSV
+ * (faults, SVCall, DebugMonitor, NMI) that may preempt, or 0. */
+unsigned vm_nvic_takeable_masked(const struct sonde_vm *vm)
+{
+  unsigned best = 0;
+  int best_prio = 1000, best_group = 1000;
+  for (unsigned exc = VM_EXC_NMI; exc < VM_EXC_PENDSV; exc++) {
+    if (!vm_nvic_is_pending(vm, exc) || !vm_nvic_is_enabled(vm, exc))
+      continue;
+    int p = vm_nvic_priority(vm, exc), g = vm_nvic_group_priority(vm, p);
+    if (g < best_group || (g == best_group && p < best_prio)) {
+      best = exc;
+      best_prio = p;
+      best_group = g;
+    }
+  }
+  if (best && best_group < vm_nvic_execution_priority(vm, false))
+    return best;
+  return 0;
+}
+
 /* The exception to take now, or 0: the highest pending one if its group
  * priority is higher (lower number) than the execution priority. */
 unsigned vm_nvic_takeable(const struct sonde_vm *vm)
@@ -171,6 +192,10 @@ unsigned vm_nvic_takeable(const struct sonde_vm *vm)
   unsigned exc = vm_nvic_highest_pending(vm, &prio);
   if (!exc)
     return 0;
+  if (vm->sys.maskints && exc >= VM_EXC_PENDSV) {
+    /* Halting debug masks PendSV, SysTick and IRQs: look for anything else. */
+    return vm_nvic_takeable_masked(vm);
+  }
   if (vm_nvic_group_priority(vm, prio) < vm_nvic_execution_priority(vm, false))
     return exc;
   return 0;

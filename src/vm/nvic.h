@@ -20,6 +20,7 @@ uint8_t vm_nvic_prio_mask(const struct sonde_vm *vm);
 int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask);
 unsigned vm_nvic_highest_pending(const struct sonde_vm *vm, int *prio);
 unsigned vm_nvic_takeable(const struct sonde_vm *vm);
+unsigned vm_nvic_takeable_masked(const struct sonde_vm *vm);
 void vm_nvic_repend_level(struct sonde_vm *vm, unsigned exc);
 /* NVIC registers at 0xE000E000 + off; false if `off` is not an NVIC register. */
 bool vm_nvic_reg_read(struct sonde_vm *vm, uint32_t off, uint32_t *value);

@@ -81,6 +81,9 @@ struct vm_sys {
    * accesses there go to these ops with the offset from 0xE000E000. */
   const struct vm_device_ops *debug_ops;
   void *debug_ctx;
+  /* DHCSR.C_DEBUGEN && C_MASKINTS, kept current by the debug blocks: PendSV,
+   * SysTick and external interrupts are not taken (ARMv7-M ARM C1.6.2). */
+  bool maskints;
 };
 
 /* Core-dependent feature gates (features.c): has_v7m, has_dsp, has_fpu, has_v8m. */

@@ -226,6 +226,13 @@ static void test_priorities(void)
   CHECK_EQ_I(vm_nvic_execution_priority(vm, true), 0x60);
   CHECK_EQ_U(vm_nvic_takeable(vm), 0);
   vm->cpu.primask = 0;
+  /* Halting debug's C_MASKINTS: IRQs, SysTick and PendSV wait; SVCall not. */
+  vm->sys.maskints = true;
+  CHECK_EQ_U(vm_nvic_takeable(vm), 0);
+  vm_nvic_set_pending(vm, VM_EXC_SVCALL, true);
+  CHECK_EQ_U(vm_nvic_takeable(vm), VM_EXC_SVCALL);
+  vm_nvic_set_pending(vm, VM_EXC_SVCALL, false);
+  vm->sys.maskints = false;
   vm->cpu.faultmask = 1;
   CHECK_EQ_I(vm_nvic_execution_priority(vm, false), -1);
   vm_nvic_set_pending(vm, VM_EXC_NMI, true);
