@@ -44,6 +44,7 @@ void pb_int(struct pbuf *p, unsigned field, int64_t v);
 void pb_str(struct pbuf *p, unsigned field, const char *s);
 void pb_begin(struct pbuf *p, unsigned field);
 void pb_end(struct pbuf *p);
+void pb_bytes(struct pbuf *p, const void *b, size_t n); /* raw bytes (JSON text) */
 
 /* format back ends */
 int perfetto_track(struct sonde_export *x, const struct xtrack *t, const struct xtrack *parent);

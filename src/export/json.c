@@ -8,18 +8,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The event being formatted, in the writer's growable packet buffer (so no
+ * name or argument list is ever cut). */
 struct jbuf {
-  char b[2048];
-  size_t n;
+  struct pbuf *p;
 };
 
 static void jput(struct jbuf *j, const char *s)
 {
-  size_t n = strlen(s);
-  if (j->n + n < sizeof j->b) {
-    memcpy(j->b + j->n, s, n);
-    j->n += n;
-  }
+  pb_bytes(j->p, s, strlen(s));
 }
 
 static void jstr(struct jbuf *j, const char *s)
@@ -45,9 +42,11 @@ static void jstr(struct jbuf *j, const char *s)
 static int jflush(struct sonde_export *x, struct jbuf *j)
 {
   const char *pre = x->count ? ",\n" : "{\"traceEvents\":[\n";
+  if (j->p->oom)
+    return sonde_diag_set(&x->diag, SONDE_E_NOMEM, "out of memory formatting an event");
   int rc = x->write(x->ctx, pre, strlen(pre));
   if (!rc)
-    rc = x->write(x->ctx, j->b, j->n);
+    rc = x->write(x->ctx, j->p->buf, j->p->len);
   if (rc)
     return sonde_diag_set(&x->diag, rc, "write failed");
   x->count++;
@@ -71,7 +70,8 @@ static void jids(struct jbuf *j, const struct xtrack *t)
 int json_track(struct sonde_export *x, const struct xtrack *t, const struct xtrack *parent)
 {
   (void)parent;
-  struct jbuf j = {.n = 0};
+  struct jbuf j = {&x->pb};
+  pb_reset(&x->pb);
   if (t->kind == SONDE_EXPORT_COUNTER)
     return 0; /* counters need no declaration */
   jput(&j, t->kind == SONDE_EXPORT_PROCESS ? "{\"ph\":\"M\",\"name\":\"process_name\","
@@ -87,7 +87,8 @@ int json_event(struct sonde_export *x, const struct xtrack *t, int type, uint64_
                const char *name, const struct sonde_export_arg *args, unsigned nargs,
                int64_t value)
 {
-  struct jbuf j = {.n = 0};
+  struct jbuf j = {&x->pb};
+  pb_reset(&x->pb);
   static const char *const ph[] = {"", "B", "E", "i", "C"};
   char tmp[64];
   jput(&j, "{\"ph\":\"");

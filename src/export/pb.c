@@ -92,3 +92,11 @@ void pb_end(struct pbuf *p)
   memcpy(p->buf + start, hdr, h);
   p->len += h;
 }
+
+void pb_bytes(struct pbuf *p, const void *b, size_t n)
+{
+  if (reserve(p, n))
+    return;
+  memcpy(p->buf + p->len, b, n);
+  p->len += n;
+}

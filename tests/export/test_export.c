@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* memmem */
 /* src/export: the timeline writer. Exact bytes of a tiny Perfetto trace
  * (checked by hand against the protobuf encoding: tag = field << 3 | wire
  * type), exact Chrome JSON, and every misuse the writer must refuse. */
@@ -87,6 +88,31 @@ static void test_chrome_json(void)
                "],\"displayTimeUnit\":\"ns\"}\n");
 }
 
+/* names of any length come out whole (the JSON buffer grows) */
+static void test_json_long_name(void)
+{
+  static struct mem m;
+  memset(&m, 0, sizeof m);
+  static char name[3001];
+  memset(name, 'n', 3000);
+  name[0] = '"';
+  struct sonde_export *x = sonde_export_new(SONDE_EXPORT_CHROME_JSON, mem_write, &m);
+  REQUIRE(x);
+  CHECK_EQ_I(sonde_export_track(x, 1, 0, SONDE_EXPORT_PROCESS, "p", 0), 0);
+  CHECK_EQ_I(sonde_export_track(x, 2, 1, SONDE_EXPORT_SLICES, "s", 0), 0);
+  CHECK_EQ_I(sonde_export_instant(x, 2, 1, name, NULL, 0), 0);
+  CHECK_EQ_I(sonde_export_finish(x), 0);
+  sonde_export_free(x);
+  size_t run = 0, best = 0;
+  for (size_t i = 0; i < m.n; i++) {
+    run = m.b[i] == 'n' ? run + 1 : 0;
+    best = run > best ? run : best;
+  }
+  CHECK_EQ_U(best, 2999); /* the whole name */
+  CHECK(m.n > 3000 && memcmp(m.b + m.n - 26, "],\"displayTimeUnit\":\"ns\"}\n", 26) == 0);
+  CHECK(memmem(m.b, m.n, "\"name\":\"\\\"nnn", 12) != NULL); /* the quote escaped */
+}
+
 static void test_misuse(void)
 {
   struct mem m = {{0}, 0, 0, 0};
@@ -131,6 +157,7 @@ int main(void)
 {
   RUN(test_perfetto_bytes);
   RUN(test_chrome_json);
+  RUN(test_json_long_name);
   RUN(test_misuse);
   return check_summary();
 }
