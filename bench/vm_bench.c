@@ -5,9 +5,11 @@
  * Unicorn-based emulator must run to keep a cycle count. Unicorn has no NVIC
  * or SysTick, so on it the interrupt-heavy image runs without its interrupts
  * (main's instruction stream only); its MIPS is still per executed
- * instruction. Figures only: timing never fails anything.
+ * instruction. The VM is also timed with a retire hook counting instructions
+ * (its traced path, "hooked"). Figures only: timing never fails anything.
  *
  *   bench_vm [firmware-dir] [repeats]     (make bench; docs/benchmarks.md) */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +53,26 @@ static int discard(void *ctx, int stream, const void *data, size_t len)
   return 0;
 }
 
-static int run_vm(const uint8_t *elf, size_t len, const char *name, struct result *r)
+static void count_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
+{
+  (void)pc, (void)cycle, (void)cycles;
+  ++*(uint64_t *)ctx;
+}
+
+/* `hooked`: with a retire hook counting instructions (the traced path that
+ * `sonde run --trace-pc` uses), like Unicorn's per-instruction hook. */
+static int run_vm(const uint8_t *elf, size_t len, const char *name, bool hooked, struct result *r)
 {
   struct sonde_machine *m;
   struct sonde_vm *vm;
   if (sonde_machine_builtin("cm3", &m) || sonde_vm_new(m, &vm))
     return -1;
   sonde_vm_set_output(vm, discard, NULL);
+  uint64_t retired = 0;
+  if (hooked) {
+    struct sonde_vm_hooks h = {.ctx = &retired, .retire = count_retire};
+    sonde_vm_set_hooks(vm, &h);
+  }
   if (sonde_vm_load_elf(vm, elf, len, name) || sonde_vm_reset(vm)) {
     fprintf(stderr, "bench_vm: %s\n", sonde_vm_error_detail(vm));
     return -1;
@@ -71,6 +86,11 @@ static int run_vm(const uint8_t *elf, size_t len, const char *name, struct resul
   r->instructions = st.instructions;
   r->cycles = st.cycles;
   r->exceptions = st.exceptions;
+  if (hooked && retired != st.instructions) {
+    fprintf(stderr, "bench_vm: %s: retire hook saw %llu of %llu instructions\n", name,
+            (unsigned long long)retired, (unsigned long long)st.instructions);
+    rc = -1;
+  }
   if (rc < 0 || stop.reason != SONDE_VM_STOP_EXIT || stop.exit_code != 0) {
     fprintf(stderr, "bench_vm: %s did not exit cleanly on the VM (stop %d, pc 0x%08x)\n", name,
             (int)stop.reason, stop.pc);
@@ -139,8 +159,8 @@ int main(int argc, char **argv)
   const char *dir = argc > 1 ? argv[1] : SONDE_FIRMWARE_DIR;
   int repeats = argc > 2 ? atoi(argv[2]) : 3;
   static const char *const images[] = {"bench_cpu", "bench_irq"};
-  printf("%-10s %12s %12s %10s %8s | %12s %8s | %6s\n", "firmware", "instructions", "cycles",
-         "exceptions", "VM MIPS", "unicorn ins", "UC MIPS", "ratio");
+  printf("%-10s %12s %12s %10s %8s %8s | %12s %8s | %6s %6s\n", "firmware", "instructions",
+         "cycles", "exceptions", "VM MIPS", "hooked", "unicorn ins", "UC MIPS", "ratio", "hooked");
   int status = 0;
   for (unsigned k = 0; k < 2; k++) {
     char path[4096];
@@ -151,14 +171,20 @@ int main(int argc, char **argv)
       fprintf(stderr, "bench_vm: cannot read %s (build the firmware first)\n", path);
       return 1;
     }
-    struct result vm = {0}, uc = {0}, t;
+    struct result vm = {0}, vmh = {0}, uc = {0}, t;
     for (int i = 0; i < repeats; i++) { /* best of N: the least disturbed run */
-      if (run_vm(elf, len, path, &t) < 0) {
+      if (run_vm(elf, len, path, false, &t) < 0) {
         status = 1;
         break;
       }
       if (i == 0 || t.seconds < vm.seconds)
         vm = t;
+      if (run_vm(elf, len, path, true, &t) < 0) {
+        status = 1;
+        break;
+      }
+      if (i == 0 || t.seconds < vmh.seconds)
+        vmh = t;
       if (run_unicorn(elf, len, &t) < 0) {
         status = 1;
         break;
@@ -167,10 +193,11 @@ int main(int argc, char **argv)
         uc = t;
     }
     double vm_mips = vm.instructions / vm.seconds / 1e6, uc_mips = uc.instructions / uc.seconds / 1e6;
-    printf("%-10s %12llu %12llu %10llu %8.1f | %12llu %8.1f | %5.1fx\n", images[k],
+    double vmh_mips = vmh.instructions / vmh.seconds / 1e6;
+    printf("%-10s %12llu %12llu %10llu %8.1f %8.1f | %12llu %8.1f | %5.1fx %5.1fx\n", images[k],
            (unsigned long long)vm.instructions, (unsigned long long)vm.cycles,
-           (unsigned long long)vm.exceptions, vm_mips, (unsigned long long)uc.instructions, uc_mips,
-           vm_mips / uc_mips);
+           (unsigned long long)vm.exceptions, vm_mips, vmh_mips, (unsigned long long)uc.instructions,
+           uc_mips, vm_mips / uc_mips, vmh_mips / uc_mips);
     free(elf);
   }
   return status;
