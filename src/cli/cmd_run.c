@@ -417,7 +417,9 @@ int cmd_run(int argc, char **argv)
   }
 
   struct cli_progress prog;
-  cli_progress_start(&prog, "running", max_cycles == UINT64_MAX ? 0 : max_cycles);
+  /* a bar against the default guard limit would sit near 0%: show the count then */
+  cli_progress_start(&prog, "cycles",
+                     max_cycles == UINT64_MAX || max_cycles == DEFAULT_MAX_CYCLES ? 0 : max_cycles);
   interrupted_vm = vm;
   void (*old_sigint)(int) = signal(SIGINT, on_sigint);
   struct sonde_vm_stop stop;
