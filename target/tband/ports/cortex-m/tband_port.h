@@ -41,10 +41,8 @@
 #endif
 
 void tband_cm_init(void);
-uint64_t tband_cm_timestamp(void);
 bool tband_cm_stream(const uint8_t *buf, size_t len);
 
-#define tband_portTIMESTAMP() tband_cm_timestamp()
 #if (1000000000ull % (TBAND_CM_CPU_HZ)) == 0
 #define TBAND_CM_TS_IS_CYCLES 1
 #define tband_portTIMESTAMP_RESOLUTION_NS (1000000000ull / (TBAND_CM_CPU_HZ))
@@ -52,6 +50,30 @@ bool tband_cm_stream(const uint8_t *buf, size_t len);
 #define TBAND_CM_TS_IS_CYCLES 0
 #define tband_portTIMESTAMP_RESOLUTION_NS (1)
 #endif
+
+/* Extension state: only touched inside the tracer's critical section (all
+ * callers of tband_portTIMESTAMP() hold it), so no further locking. Inline:
+ * it is on every event's path. */
+extern uint32_t tband_cm_last, tband_cm_high;
+static inline uint64_t tband_cm_timestamp(void)
+{
+  uint32_t now = TBAND_CM_CYCLES();
+  if (now < tband_cm_last)
+    tband_cm_high++;
+  tband_cm_last = now;
+  uint64_t cyc = (uint64_t)tband_cm_high << 32 | now;
+#if TBAND_CM_TS_IS_CYCLES
+  return cyc;
+#else
+  /* ns = cyc * 1e9 / f, as cyc * M >> 32 with M = 2^32 * 1e9 / f: two
+   * multiplies instead of a 64-bit division */
+  const uint64_t m = ((uint64_t)1000000000u << 32) / (TBAND_CM_CPU_HZ);
+  uint64_t lo = (uint64_t)(uint32_t)cyc * m;
+  uint64_t hi = (uint64_t)(uint32_t)(cyc >> 32) * m;
+  return hi + (lo >> 32);
+#endif
+}
+#define tband_portTIMESTAMP() tband_cm_timestamp()
 #define tband_portNUMBER_OF_CORES (1)
 #define tband_portGET_CORE_ID() (0)
 

@@ -13,10 +13,7 @@
 #define TBAND_CM_ITM_TCR (*(volatile uint32_t *)0xE0000E80u)
 #define TBAND_CM_ITM_LAR (*(volatile uint32_t *)0xE0000FB0u)
 
-/* Extension state: only touched inside the tracer's critical section (all
- * callers of tband_portTIMESTAMP() hold it), so no further locking. */
-static uint32_t tband_cm_last;
-static uint32_t tband_cm_high;
+uint32_t tband_cm_last, tband_cm_high; /* see tband_cm_timestamp() in tband_port.h */
 
 void tband_cm_init(void)
 {
@@ -26,25 +23,6 @@ void tband_cm_init(void)
   TBAND_CM_ITM_LAR = 0xC5ACCE55u; /* unlock, where a lock exists */
   TBAND_CM_ITM_TCR |= 1u;         /* ITMENA */
   TBAND_CM_ITM_TER |= 1u << TBAND_CM_STREAM_ITM_PORT;
-#endif
-}
-
-uint64_t tband_cm_timestamp(void)
-{
-  uint32_t now = TBAND_CM_CYCLES();
-  if (now < tband_cm_last)
-    tband_cm_high++;
-  tband_cm_last = now;
-  uint64_t cyc = (uint64_t)tband_cm_high << 32 | now;
-#if TBAND_CM_TS_IS_CYCLES
-  return cyc;
-#else
-  /* ns = cyc * 1e9 / f, as cyc * M >> 32 with M = 2^32 * 1e9 / f: two
-   * 32x32->64 multiplies instead of a 64-bit division */
-  const uint64_t m = ((uint64_t)1000000000u << 32) / (TBAND_CM_CPU_HZ);
-  uint64_t lo = (uint64_t)(uint32_t)cyc * m;
-  uint64_t hi = (uint64_t)(uint32_t)(cyc >> 32) * m;
-  return hi + (lo >> 32);
 #endif
 }
 
