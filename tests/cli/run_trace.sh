@@ -74,5 +74,17 @@ check "irq every entry returns once" "$((returns + chains))" "$exc"
 [ "$chains" -gt 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: no tail-chain in the interrupt-heavy run"; }
 check "irq span kinds" "$(grep '[13579bdf]$' "$tmp/words" | sort -u | tr '\n' ' ')" "00000f05 00000f07 00001105 00001107 00001109 "
 
+# every exception test image (faults, lockup, reset with SRAM retained, lazy FP, WFI, nesting,
+# late arrival...): the trace still accounts for every cycle and instruction
+for e in "$SONDE_BUILD"/firmware/exc_*.elf; do
+  [ -e "$e" ] || continue
+  n=$(basename "$e" .elf)
+  case $n in *_m4f) m=cm4f ;; *_m33) m=cm33 ;; *_m0plus) m=cm0plus ;; *) m=cm3 ;; esac
+  "$SONDE" run --machine "$m" --json --trace-pc "$tmp/e.pct" "$e" >/dev/null 2>"$tmp/stats"
+  cycles=$(json cycles) insns=$(json instructions)
+  check "$n cycles" "$(od -An -v -tu4 -w8 -j32 "$tmp/e.pct" | awk '{ s += $2 } END { print s + 0 }')" "$cycles"
+  check "$n instructions" "$(od -An -v -tx4 -w8 -j32 "$tmp/e.pct" | awk '{ print $1 }' | grep -c '[02468ace]$')" "$insns"
+done
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
