@@ -433,6 +433,23 @@ static void g32_dsp(struct gen *g)
   }
 }
 
+/* ARMv8-M Mainline: load-acquire / store-release (exclusive and plain). */
+static void g32_v8m(struct gen *g)
+{
+  unsigned n = reg(), t = reg(), d = reg();
+  while (t == n) t = reg();
+  while (d == n || d == t) d = reg();
+  unsigned sz = below(3); /* B H W */
+  base_reg(g, n, 4);
+  switch (below(3)) {
+  case 0: put32(g, 0xe8d00f8fu | (n << 16) | (t << 12) | (sz << 4)); break; /* LDA(B/H) */
+  case 1: put32(g, 0xe8c00f8fu | (n << 16) | (t << 12) | (sz << 4)); break; /* STL(B/H) */
+  default: /* LDAEX + STLEX */
+    put32(g, 0xe8d00fcfu | (n << 16) | (t << 12) | (sz << 4));
+    put32(g, 0xe8c00fc0u | (n << 16) | (t << 12) | (sz << 4) | d);
+  }
+}
+
 /* An IT block: IT plus 1-4 conditional data-processing instructions. */
 static void g_it(struct gen *g)
 {
@@ -604,6 +621,7 @@ static void gen_case(struct gen *g, enum sonde_vm_core core, unsigned cls)
   memset(g, 0, sizeof *g);
   bool v6m = core == SONDE_VM_CORE_M0PLUS;
   bool dsp = core != SONDE_VM_CORE_M3 && !v6m;
+  (void)dsp;
   if (v6m) {
     switch (cls % 3) {
     case 0: g16_dp(g); break;
@@ -624,7 +642,8 @@ static void gen_case(struct gen *g, enum sonde_vm_core core, unsigned cls)
   case 9: g32_multi(g); break;
   case 10: g32_branch_misc(g); break;
   default:
-    if (dsp && below(3) == 0) g32_dsp(g);
+    if (core == SONDE_VM_CORE_M33 && below(3) == 0) g32_v8m(g);
+    else if (dsp && below(3) == 0) g32_dsp(g);
     else g_it(g);
     break;
   }
@@ -685,12 +704,14 @@ static void run_core(enum sonde_vm_core core, enum uref_core ucore, const char *
 
 static void test_m3_random(void) { run_core(SONDE_VM_CORE_M3, UREF_CORTEX_M3, "m3", soak(16000)); }
 static void test_m4_random(void) { run_core(SONDE_VM_CORE_M4, UREF_CORTEX_M4, "m4", soak(8000)); }
+static void test_m33_random(void) { run_core(SONDE_VM_CORE_M33, UREF_CORTEX_M33, "m33", soak(4000)); }
 static void test_m0_random(void) { run_core(SONDE_VM_CORE_M0PLUS, UREF_CORTEX_M0, "m0+", soak(6000)); }
 
 int main(void)
 {
   RUN(test_m3_random);
   RUN(test_m4_random);
+  RUN(test_m33_random);
   RUN(test_m0_random);
   return check_summary();
 }
