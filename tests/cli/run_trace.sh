@@ -60,6 +60,10 @@ check "lsu malformed rows" "$(tail -n +2 "$tmp/t.lsu" | grep -cvE '^[0-9]+,0x[0-
 check "lsu order" "$(tail -n +2 "$tmp/t.lsu" | awk -F, '$1 < prev { bad++ } { prev = $1 } END { print bad + 0 }')" "0"
 uart_bytes=$(wc -c <"$tmp/uart")
 check "lsu UART writes" "$(grep -c ',0x400f0000,[14],0x[0-9a-f]*,w$' "$tmp/t.lsu")" "$uart_bytes"
+# ... and their values are the bytes the UART printed, in order
+awk -F, '$3 == "0x400f0000" && $6 == "w" { print substr($5, 3) }' "$tmp/t.lsu" |
+  while read -r v; do printf "\\x$v"; done >"$tmp/uart_from_lsu"
+cmp -s "$tmp/uart" "$tmp/uart_from_lsu" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: LSU UART values differ from the UART output"; }
 # interrupt-heavy image: SysTick (15) and timer (IRQ 1 = 17) entries, returns, tail-chains
 "$SONDE" run --json --trace-pc "$tmp/irq.pct" "$SONDE_BUILD/firmware/run_irq.elf" >/dev/null 2>"$tmp/stats"
 check "irq exit status" $? 0
