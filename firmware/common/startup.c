@@ -37,26 +37,26 @@ void SVC_Handler(void) WEAK_ALIAS;
 void DebugMon_Handler(void) WEAK_ALIAS;
 void PendSV_Handler(void) WEAK_ALIAS;
 void SysTick_Handler(void) WEAK_ALIAS;
-#define IRQ(n) void IRQ##n##_Handler(void) WEAK_ALIAS;
-#define IRQ8(n) IRQ(n##0) IRQ(n##1) IRQ(n##2) IRQ(n##3) IRQ(n##4) IRQ(n##5) IRQ(n##6) IRQ(n##7)
-IRQ(0) IRQ(1) IRQ(2) IRQ(3) IRQ(4) IRQ(5) IRQ(6) IRQ(7)
-IRQ8(1) IRQ8(2) IRQ8(3)
-#undef IRQ
-#undef IRQ8
+/* IRQ0..IRQ63 (the most any built-in machine has). */
+#define IRQS(X)                                                                        \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)  \
+  X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29)  \
+  X(30) X(31) X(32) X(33) X(34) X(35) X(36) X(37) X(38) X(39) X(40) X(41) X(42) X(43)  \
+  X(44) X(45) X(46) X(47) X(48) X(49) X(50) X(51) X(52) X(53) X(54) X(55) X(56) X(57)  \
+  X(58) X(59) X(60) X(61) X(62) X(63)
+#define NUM_IRQS 64
+#define DECLARE_IRQ(n) void IRQ##n##_Handler(void) WEAK_ALIAS;
+IRQS(DECLARE_IRQ)
 
 typedef void (*vector_fn)(void);
 
-/* 16 system vectors + 40 external interrupts (IRQ0..IRQ39). */
-__attribute__((section(".vectors"), used)) const vector_fn sonde_vectors[16 + 40] = {
+/* 16 system vectors + 64 external interrupts. */
+#define IRQ_VECTOR(n) IRQ##n##_Handler,
+__attribute__((section(".vectors"), used)) const vector_fn sonde_vectors[16 + NUM_IRQS] = {
     (vector_fn)(uintptr_t)_estack, Reset_Handler, NMI_Handler, HardFault_Handler,
     MemManage_Handler, BusFault_Handler, UsageFault_Handler, 0, 0, 0, 0, SVC_Handler,
     DebugMon_Handler, 0, PendSV_Handler, SysTick_Handler,
-#define IRQ(n) IRQ##n##_Handler,
-#define IRQ8(n) IRQ(n##0) IRQ(n##1) IRQ(n##2) IRQ(n##3) IRQ(n##4) IRQ(n##5) IRQ(n##6) IRQ(n##7)
-    IRQ(0) IRQ(1) IRQ(2) IRQ(3) IRQ(4) IRQ(5) IRQ(6) IRQ(7)
-    IRQ8(1) IRQ8(2) IRQ8(3)
-#undef IRQ
-#undef IRQ8
+    IRQS(IRQ_VECTOR)
 };
 
 void sonde_exit(int code)
