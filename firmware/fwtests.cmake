@@ -39,3 +39,4 @@ foreach(prog ${SONDE_FWTEST_PROGRAMS})
   sonde_firmware(qemu_fw_${prog}_m0plus SOURCES tests/fw_${prog}.c common/syscalls_write0.c
                  CORE m0plus MACHINE microbit OPT -Os LIBS -lm -u _printf_float)
 endforeach()
+sonde_firmware(run_vectors SOURCES tests/run_vectors.c CORE m3 MACHINE cm3 OPT -O2)

@@ -32,6 +32,8 @@ done
 # an M0+ image on the cm0plus machine
 expect_rc 0 "m0plus" "$SONDE" run --machine cm0plus "$fw/run_exit_m0plus.elf"
 has "$tmp/out" "check cbf43926" "CRC-32 check value on M0+"
+# the startup code's vector table: IRQn_Handler in slot 16 + n for IRQ 0..63
+expect_rc 0 "vector table" "$SONDE" run "$fw/run_vectors.elf"
 # runaway: the cycle limit, exit 1 with the PC
 expect_rc 1 "cycle limit" "$SONDE" run --max-cycles 20000 "$fw/run_forever.elf"
 has "$tmp/err" "cycle limit of 20000 cycles reached at pc 0x" "cycle limit message"
