@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sonde/trace.h"
+#include "sonde/gdb.h"
 #include "sonde/vm.h"
 
 #define DEFAULT_MAX_CYCLES 10000000000ull /* 10 G cycles: a runaway guard */
@@ -271,6 +272,35 @@ static int load_machine(const char *spec, struct sonde_machine **m)
   return CLI_OK;
 }
 
+/* --gdb [ADDR:]PORT: serve gdb instead of running freely (docs/vm.md "Debug
+ * access and GDB"). Port 0 picks a free port; the port is printed to stderr. */
+static int run_gdb(struct sonde_vm *vm, const char *spec, uint64_t max_cycles,
+                   struct sonde_vm_stop *stop)
+{
+  char addr[64] = "127.0.0.1";
+  const char *colon = strrchr(spec, ':'), *ps = colon ? colon + 1 : spec;
+  if (colon && (size_t)(colon - spec) < sizeof addr) {
+    memcpy(addr, spec, (size_t)(colon - spec));
+    addr[colon - spec] = 0;
+  }
+  char *end;
+  unsigned long port = strtoul(ps, &end, 10);
+  if (!*ps || *end || port > 65535)
+    return cli_error("run: --gdb: '%s' is not [ADDR:]PORT", spec);
+  struct sonde_gdb *g = NULL;
+  int rc = sonde_gdb_new(vm, addr, (unsigned)port, &g);
+  if (rc < 0)
+    return cli_error("run: --gdb: cannot listen on %s:%lu: %s", addr, port,
+                     rc == SONDE_E_IO ? strerror(errno) : sonde_strerror(rc));
+  fprintf(stderr, "sonde: gdb server listening on %s:%u\n", addr, sonde_gdb_port(g));
+  fflush(stderr);
+  rc = sonde_gdb_serve(g, max_cycles, 0, stop);
+  if (rc < 0)
+    cli_error("run: --gdb: %s", sonde_gdb_error_detail(g));
+  sonde_gdb_free(g);
+  return rc < 0 ? CLI_FAIL : CLI_OK;
+}
+
 static const char *stop_name(enum sonde_vm_stop_reason r)
 {
   switch (r) {
@@ -287,7 +317,7 @@ static const char *stop_name(enum sonde_vm_stop_reason r)
 int cmd_run(int argc, char **argv)
 {
   const char *machine_name = "cm3", *trace_pc = NULL, *trace_fmt = "bin", *trace_lsu = NULL,
-             *uart_path = NULL;
+             *uart_path = NULL, *gdb_spec = NULL;
   uint64_t max_cycles = DEFAULT_MAX_CYCLES, base = 0;
   bool stats = false, json = false, binary = false;
   const struct cli_opt opts[] = {
@@ -310,6 +340,9 @@ int cmd_run(int argc, char **argv)
                  "per cycle)"),
       OPT_STRING(0, "trace-lsu", "<file>", &trace_lsu,
                  "write every data transfer as CSV (cycle,pc,addr,size,value,rw)"),
+      OPT_STRING(0, "gdb", "<[addr:]port>", &gdb_spec,
+                 "wait for gdb on <port> (127.0.0.1 unless <addr> is given; 0 = any free "
+                 "port) and let it control the run (docs/vm.md)"),
       OPT_GROUP("Statistics"),
       OPT_FLAG(0, "stats", &stats,
                "print instructions, cycles, host seconds and MIPS to stderr at the end"),
@@ -426,7 +459,9 @@ int cmd_run(int argc, char **argv)
   memset(&stop, 0, sizeof stop);
   struct sonde_vm_stats st;
   double t0 = cli_now_s();
-  for (;;) {
+  if (gdb_spec && run_gdb(vm, gdb_spec, max_cycles, &stop) != CLI_OK)
+    goto out;
+  for (; !gdb_spec;) {
     uint64_t limit = max_cycles;
     if (prog.enabled) {
       sonde_vm_get_stats(vm, &st);

@@ -53,8 +53,14 @@ bool vm_dbgh_maskints(const struct sonde_vm *vm)
 
 void vm_dbgh_set_halted(struct sonde_vm *vm, bool halted)
 {
-  if (D(vm))
-    D(vm)->halted = halted;
+  struct vm_dbgh *d = D(vm);
+  if (!d)
+    return;
+  d->halted = halted;
+  if (halted)
+    d->dhcsr |= d->dhcsr & DHCSR_C_DEBUGEN ? DHCSR_C_HALT : 0;
+  else
+    d->dhcsr &= ~DHCSR_C_HALT; /* resume: the debugger clears C_HALT */
 }
 
 static void halt(struct sonde_vm *vm, uint32_t dfsr, enum sonde_vm_stop_reason why)
