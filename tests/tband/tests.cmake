@@ -70,3 +70,4 @@ add_custom_target(tband-events-doc
   DEPENDS tband_gendoc
   COMMENT "Generating docs/tband-events.md from target/tband/tband_events.def")
 add_test(NAME tband_events_doc COMMAND tband_gendoc --check ${CMAKE_SOURCE_DIR}/docs/tband-events.md)
+sonde_cli_test(tband_freestanding)

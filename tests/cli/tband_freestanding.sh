@@ -1,0 +1,29 @@
+#!/bin/bash
+# The on-target tracer is portable C99 that needs no libc: compile every
+# target file for Cortex-M4 with -std=c99 -pedantic -ffreestanding -Werror in
+# each backend configuration and check that nothing outside the tracer is
+# referenced (no memcpy, no libgcc helpers).
+set -u
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*" >&2; fail=$((fail + 1)); }
+command -v arm-none-eabi-gcc >/dev/null || { echo "arm-none-eabi-gcc missing (scripts/install-deps)" >&2; exit 1; }
+T="$SONDE_SRC/target/tband"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+for cfg in "" -DTBAND_DEMO_SNAPSHOT -DTBAND_DEMO_POSTMORTEM; do
+  for cpu in cortex-m3 cortex-m4; do
+    for f in tband_core.c tband_backend_stream.c tband_backend_snapshot.c tband_backend_postmortem.c \
+             tband_backend_external.c ports/cortex-m/tband_port_cortexm.c; do
+      if arm-none-eabi-gcc -mthumb -mcpu=$cpu -std=c99 -pedantic -Wall -Wextra -Werror -ffreestanding -O2 \
+           -c $cfg -I"$T/examples/vm" -I"$T/ports/vm" -I"$T" "$T/$f" -o "$W/x.o" 2>"$W/err"; then
+        ext=$(arm-none-eabi-nm -u "$W/x.o" | awk '{print $2}' | grep -v '^tband_' | tr '\n' ' ')
+        [ -z "$ext" ] && ok || bad "$f ($cpu $cfg) references $ext"
+      else
+        bad "$f ($cpu $cfg) does not compile: $(head -3 "$W/err")"
+      fi
+    done
+  done
+done
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
