@@ -262,6 +262,11 @@ int main(int argc, char **argv)
   bench("synthetic cyclic firmware trace, random branches", w, n1, 0x1000);
   size_t n2 = synth_periodic(w, n);
   bench("synthetic cyclic firmware trace, time-driven branches", w, n2, 0x1000);
+  /* Worst case for every grammar: no structure at all (64 random symbols). */
+  size_t n3 = n / 6;
+  for (size_t i = 0; i < n3; i++)
+    w[i] = rnd() % 64;
+  bench("random symbols (worst case), 64-symbol alphabet", w, n3, 7);
   free(w);
   const char *real = SONDE_TESTDATA "/frankentrace-cc2650/blink_if_see.pc_trace.csv.gz";
   struct sonde_grammar_input *in;
