@@ -71,6 +71,7 @@ static void halt(struct sonde_vm *vm, uint32_t dfsr, enum sonde_vm_stop_reason w
   d->stepping = false;
   d->dhcsr |= DHCSR_C_HALT; /* the core stays halted until the debugger clears it */
   vm_request_stop(vm, why);
+  vm->attention |= VM_ATTN_DEBUG; /* a later run stops at once while C_HALT is set */
 }
 
 /* The DebugMonitor may be taken now (C1.6.1): enabled and of higher priority
@@ -278,8 +279,7 @@ static void dhcsr_write(struct sonde_vm *vm, uint32_t v, bool debug)
     nv &= DHCSR_C_DEBUGEN; /* the other control bits need C_DEBUGEN */
   d->dhcsr = nv;
   if ((nv & DHCSR_C_DEBUGEN) && (nv & DHCSR_C_HALT)) {
-    if (!d->halted)
-      vm->attention |= VM_ATTN_DEBUG; /* halt at the next instruction boundary */
+    vm->attention |= VM_ATTN_DEBUG; /* halt at the next instruction boundary */
   } else if ((nv & DHCSR_C_DEBUGEN) && (nv & DHCSR_C_STEP)) {
     d->stepping = true; /* resume for one instruction (C1.5.1) */
     d->step_instret = vm->cpu.instret;
