@@ -175,6 +175,7 @@ static void one(struct tu *t, const struct tmpl *tp, uint32_t insn, const struct
 {
   struct uref_state ref, got;
   bool ref_ok;
+  tu_renew(t, 1);
   int rc = tu_run(t, insn, false, in, &ref, &got, &ref_ok);
   char why[96];
   if (!ref_ok || rc != 1 || tu_diff(&got, &ref, false, why, sizeof why)) {

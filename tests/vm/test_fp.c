@@ -233,6 +233,7 @@ static void one(struct tu *t, const struct tmpl *tp, uint32_t insn, const struct
 {
   struct uref_state ref, got;
   bool ref_ok;
+  tu_renew(t, 1);
   int rc = tu_run(t, insn, true, in, &ref, &got, &ref_ok);
   char why[96];
   bool bad = !ref_ok || rc < 1 || tu_diff(&got, &ref, true, why, sizeof why);
@@ -317,6 +318,7 @@ static uint8_t *vm_ram(struct tu *t)
 static void mem_case(struct tu *t, const char *name, uint32_t insn, unsigned rn, uint32_t base)
 {
   struct uref_state st, ref, got;
+  tu_renew(t, 1);
   random_state(t, &st);
   st.r[rn] = base;
   uint8_t buf[2 * MEMWIN];
@@ -391,6 +393,160 @@ static void test_fp_loadstore(void)
   /* VPUSH {s16-s31}, VPOP {d8-d15}, VLDR literal (PC-relative) */
   mem_case(t, "vpush", 0xed2d8a10u, 13, UREF_RAM_BASE + 0x8000);
   mem_case(t, "vpop", 0xecbd8b10u, 13, UREF_RAM_BASE + 0x8000);
+}
+
+/* ---- sequences through the whole VM -------------------------------------- */
+
+/* Random straight-line programs of FP and DSP instructions, IT blocks with
+ * conditional FP/DSP instructions, and VCMP + VMRS APSR_nzcv feeding the
+ * conditions, run on the complete VM (decoder, IT state, routing into
+ * vm_exec_fp/vm_exec_dsp) and on Unicorn until the PC reaches the end. */
+static uint32_t rand_dsp(struct tu *t)
+{
+  static const unsigned op1s[6] = {0, 1, 2, 4, 5, 6};
+  uint32_t rn = rand_core(t), rd = rand_core(t), rm = rand_core(t), ra = rand_core(t);
+  uint32_t regs = rn << 16 | rd << 8 | rm;
+  switch (tu_below(t, 6)) {
+  case 0:
+  case 1:
+    return 0xfa80f000u | op1s[tu_below(t, 6)] << 20 | tu_below(t, 2) << 6 | tu_below(t, 3) << 4 |
+           regs;
+  case 2: return 0xfa80f080u | tu_below(t, 4) << 4 | regs;               /* QADD family */
+  case 3: return 0xfaa0f080u | regs;                                      /* SEL */
+  case 4: return 0xfb100000u | ra << 12 | tu_below(t, 4) << 4 | regs;     /* SMLA<x><y> */
+  default: return 0xfb200000u | ra << 12 | tu_below(t, 2) << 4 | regs;   /* SMLAD(X) */
+  }
+}
+
+static uint32_t rand_fp_insn(struct tu *t, bool v8)
+{
+  for (;;) {
+    const struct tmpl *tp = &tmpls[tu_below(t, ntmpls)];
+    if (tp->v8 && !v8)
+      continue;
+    if (tp->insn == 0xeef1fa10u) /* vmrs apsr_nzcv is added explicitly */
+      continue;
+    return instantiate(t, tp, NULL);
+  }
+}
+
+static void seq_case(struct tu *t, struct sonde_vm *vm, bool v8, unsigned long *cases)
+{
+  uint16_t prog[96];
+  unsigned n = 0, ninsn = 1; /* the final B.W */
+  for (unsigned k = 0; k < 8; k++) {
+    unsigned what = tu_below(t, 8);
+    if (what == 0) { /* flags from an FP compare */
+      uint32_t cmp = instantiate(t, &tmpls[ntmpls - 1], NULL);
+      for (unsigned i = 0; i < ntmpls; i++)
+        if (strcmp(tmpls[i].name, "vcmpe") == 0)
+          cmp = instantiate(t, &tmpls[i], NULL);
+      prog[n++] = (uint16_t)(cmp >> 16), prog[n++] = (uint16_t)cmp;
+      prog[n++] = 0xeef1, prog[n++] = 0xfa10; /* vmrs APSR_nzcv, fpscr */
+      ninsn += 2;
+    } else if (what <= 2) { /* IT block of 1-4 FP/DSP instructions */
+      unsigned len = 1 + tu_below(t, 4), cond = tu_below(t, 14), mask = 0;
+      for (unsigned i = 1; i < len; i++)
+        mask |= tu_below(t, 2) << (4 - i);
+      mask |= 1u << (4 - len);
+      prog[n++] = (uint16_t)(0xbf00 | cond << 4 | mask);
+      ninsn += len;
+      for (unsigned i = 0; i < len; i++) {
+        uint32_t insn = tu_below(t, 3) == 0 ? rand_dsp(t)
+                        : tu_below(t, 4) == 0 ? 0xeef1fa10u
+                                              : rand_fp_insn(t, false);
+        prog[n++] = (uint16_t)(insn >> 16), prog[n++] = (uint16_t)insn;
+      }
+    } else {
+      uint32_t insn = tu_below(t, 3) == 0 ? rand_dsp(t) : rand_fp_insn(t, v8);
+      prog[n++] = (uint16_t)(insn >> 16), prog[n++] = (uint16_t)insn;
+      ninsn++;
+    }
+  }
+  /* Every program ends with B.W to one fixed address, where the VM stops. */
+  tu_renew(t, 50);
+  uint32_t base = TU_SEQ_CODE + 256 * (t->seq_slot % TU_SEQ_SLOTS), end = TU_SEQ_END;
+  int32_t off = (int32_t)(end - (base + 2 * n + 4));
+  uint32_t sbit = off < 0, i1 = (off >> 23) & 1, i2 = (off >> 22) & 1;
+  prog[n++] = (uint16_t)(0xf000 | sbit << 10 | ((off >> 12) & 0x3ff));
+  prog[n++] = (uint16_t)(0x9000 | ((!i1) ^ sbit) << 13 | ((!i2) ^ sbit) << 11 | ((off >> 1) & 0x7ff));
+  if (tu_seq_code(t, prog, n) != base)
+    REQUIRE(false);
+  struct uref_state st, ref;
+  random_state(t, &st);
+  uref_set_state(t->u, &st);
+  /* An upper bound on the count (see uref_run); UREF_STOP ends the run. */
+  bool ran = uref_run(t->u, base, ninsn + 8) == 0;
+  uref_get_state(t->u, &ref);
+  sonde_vm_write_mem(vm, base, prog, 2 * n);
+  /* From reset each time (a previous case may have faulted): the vector
+   * table gives SP and a harmless PC, then the test state is written. */
+  uint32_t vectors[2] = {UREF_RAM_BASE + 0x8000, (TU_SEQ_CODE - 0x100) | 1};
+  sonde_vm_write_mem(vm, 0, vectors, sizeof vectors);
+  sonde_vm_reset(vm);
+  /* CP10/CP11 full access, and an active FP context (CONTROL.FPCA) so that
+   * the first FP instruction keeps the FPSCR set here, as in Unicorn. */
+  uint32_t cpacr = 0xfu << 20;
+  sonde_vm_write_mem(vm, 0xe000ed88u, &cpacr, 4);
+  sonde_vm_write_reg(vm, SONDE_VM_REG_CONTROL, 4);
+  for (unsigned i = 0; i < 15; i++)
+    sonde_vm_write_reg(vm, i, st.r[i]);
+  for (unsigned i = 0; i < 32; i++)
+    sonde_vm_write_reg(vm, SONDE_VM_REG_S0 + i, st.s[i]);
+  sonde_vm_write_reg(vm, SONDE_VM_REG_FPSCR, st.fpscr);
+  sonde_vm_write_reg(vm, SONDE_VM_REG_XPSR, st.apsr | 1u << 24);
+  sonde_vm_write_reg(vm, SONDE_VM_REG_PC, base);
+  struct uref_state got;
+  memset(&got, 0, sizeof got);
+  for (unsigned steps = 0; steps < 64; steps++) {
+    struct sonde_vm_stop stop;
+    sonde_vm_read_reg(vm, SONDE_VM_REG_PC, &got.r[15]);
+    if (got.r[15] == end)
+      break;
+    sonde_vm_step(vm, &stop);
+  }
+  for (unsigned i = 0; i < 15; i++)
+    sonde_vm_read_reg(vm, i, &got.r[i]);
+  for (unsigned i = 0; i < 32; i++)
+    sonde_vm_read_reg(vm, SONDE_VM_REG_S0 + i, &got.s[i]);
+  sonde_vm_read_reg(vm, SONDE_VM_REG_FPSCR, &got.fpscr);
+  sonde_vm_read_reg(vm, SONDE_VM_REG_XPSR, &got.apsr);
+  got.apsr &= 0xf80f0000u;
+  (*cases)++;
+  char why[96];
+  bool bad = !ran || ref.r[15] != end || tu_diff(&got, &ref, true, why, sizeof why);
+  if (!bad)
+    return;
+  if (!ran || ref.r[15] != end)
+    snprintf(why, sizeof why, "unicorn: %s, pc 0x%x", ran ? "ok" : uref_error(t->u), ref.r[15]);
+  if (mismatches++ < 25) {
+    char code[400];
+    size_t o = 0;
+    for (unsigned i = 0; i < n && o + 6 < sizeof code; i++)
+      o += (size_t)snprintf(code + o, sizeof code - o, "%04x ", prog[i]);
+    CHECK_FAIL_("%s sequence [%s]: %s", v8 ? "m33" : "m4f", code, why);
+  } else {
+    check_cur_failed++;
+  }
+}
+
+static unsigned long seq_cases;
+
+static void test_fp_sequences(void)
+{
+  static const char *mach[2] = {"cm4f", "cm33"};
+  for (unsigned v = 0; v < 2; v++) {
+    struct sonde_machine *m = NULL;
+    struct sonde_vm *vm = NULL;
+    REQUIRE(sonde_machine_builtin(mach[v], &m) == 0);
+    REQUIRE(sonde_vm_new(m, &vm) == 0);
+    struct tu *t = v ? &T33 : &T4;
+    unsigned long n = tu_soak(400);
+    for (unsigned long i = 0; i < n; i++)
+      seq_case(t, vm, v == 1, &seq_cases);
+    sonde_vm_free(vm);
+    sonde_machine_free(m);
+  }
 }
 
 /* ---- hand-computed cases ----------------------------------------------- */
@@ -551,9 +707,11 @@ int main(void)
   RUN(test_fp_random);
   RUN(test_fp_random_m33);
   RUN(test_fp_loadstore);
+  RUN(test_fp_sequences);
   printf("fp: %u encodings, %lu differential cases against Unicorn, %lu mismatches, "
-         "%lu known Unicorn deviations checked by hand instead\n",
-         ntmpls, T4.cases + T33.cases, mismatches, deviations);
+         "%lu known Unicorn deviations checked by hand instead; %lu FP/DSP/IT sequences "
+         "through the whole VM\n",
+         ntmpls, T4.cases + T33.cases, mismatches, deviations, seq_cases);
   tu_free(&T4);
   tu_free(&T33);
   return check_summary();

@@ -18,7 +18,10 @@
 #include "unicorn_ref.h"
 
 #define TU_CODE (UREF_CODE_BASE + 0x1000u)
-#define TU_SLOTS 0x1e000u /* 8-byte code slots from TU_CODE */
+#define TU_SLOTS 0xe000u /* 8-byte code slots from TU_CODE */
+#define TU_SEQ_CODE (UREF_CODE_BASE + 0x80000u)
+#define TU_SEQ_SLOTS 0x700u /* 256-byte slots for sequences */
+#define TU_SEQ_END UREF_STOP /* where every sequence branches to */
 
 struct tu {
   struct sonde_vm *vm;
@@ -29,6 +32,9 @@ struct tu {
   bool have_last;
   uint32_t pc;        /* where the current instruction is, in both */
   unsigned slot;      /* next fresh code slot */
+  unsigned seq_slot;  /* next fresh sequence slot */
+  enum uref_core core;
+  unsigned long load; /* work since the engine was created (see tu_renew) */
 };
 
 static inline uint64_t tu_rand64(struct tu *t)
@@ -73,6 +79,7 @@ static inline bool tu_init(struct tu *t, enum uref_core core, bool dsp, bool fpu
   t->vm->has_fpu = fpu;
   t->vm->has_v8m = v8m;
   t->vm->sys.cpacr = 0xfu << 20; /* CP10/CP11 full access */
+  t->core = core;
   t->u = uref_new(core);
   return t->u != NULL;
 }
@@ -134,6 +141,41 @@ static inline int tu_run(struct tu *t, uint32_t insn, bool fp, const struct uref
     got->r[15] = t->pc + 4;
   t->cases++;
   return rc;
+}
+
+/* Unicorn 2.0.1 keeps growing (translated code, up to gigabytes) in long
+ * runs; a new engine every so often bounds the memory. `cost` is the work of
+ * the next run (1 per instruction). Call it before setting up a case (memory
+ * written to the old engine is gone). */
+static inline void tu_renew(struct tu *t, unsigned cost)
+{
+  t->load += cost;
+  if (t->load < 20000)
+    return;
+  uref_free(t->u);
+  t->u = uref_new(t->core);
+  if (!t->u) {
+    fprintf(stderr, "cannot recreate the Unicorn engine\n");
+    exit(1);
+  }
+  t->load = cost;
+  t->slot = t->seq_slot = 0;
+  t->have_last = false;
+}
+
+/* A fresh 256-byte code address for a sequence, written without
+ * invalidation (see uref_write_mem_fresh). */
+static inline uint32_t tu_seq_code(struct tu *t, const uint16_t *hw, unsigned n)
+{
+  if (t->seq_slot == TU_SEQ_SLOTS) {
+    uref_flush_code(t->u);
+    t->seq_slot = 0;
+    t->slot = 0;
+    t->have_last = false;
+  }
+  uint32_t at = TU_SEQ_CODE + 256 * t->seq_slot++;
+  uref_write_mem_fresh(t->u, at, hw, 2 * n); /* little-endian host */
+  return at;
 }
 
 /* First difference between two states, as text in buf; false if equal. */

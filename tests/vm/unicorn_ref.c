@@ -10,6 +10,7 @@
 
 struct uref {
   uc_engine *uc;
+  uc_hook stop_hook;
   enum uref_core core;
   uc_err last;
 };
@@ -23,6 +24,13 @@ static int reg_id(int i)
     UC_ARM_REG_R12, UC_ARM_REG_SP, UC_ARM_REG_LR, UC_ARM_REG_PC,
   };
   return id[i];
+}
+
+/* Reaching UREF_STOP ends the run (before the NOP there executes). */
+static void stop_hook(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+  (void)address, (void)size, (void)user;
+  uc_emu_stop(uc);
 }
 
 static int core_model(enum uref_core core)
@@ -49,6 +57,12 @@ struct uref *uref_new(enum uref_core core)
     e = uc_mem_map(u->uc, UREF_CODE_BASE, UREF_CODE_SIZE, UC_PROT_ALL);
   if (e == UC_ERR_OK)
     e = uc_mem_map(u->uc, UREF_RAM_BASE, UREF_RAM_SIZE, UC_PROT_ALL);
+  /* The stop hook is installed before anything runs: adding hooks later, or
+   * switching between counted and uncounted runs, makes Unicorn 2.0.1 flush
+   * its translated code, which costs about 1 GB of resident memory. */
+  if (e == UC_ERR_OK)
+    e = uc_hook_add(u->uc, &u->stop_hook, UC_HOOK_CODE, (void *)stop_hook, NULL, UREF_STOP,
+                    UREF_STOP + 1);
   if (e != UC_ERR_OK) {
     fprintf(stderr, "unicorn_ref: cannot create engine: %s\n", uc_strerror(e));
     uref_free(u);
@@ -57,6 +71,8 @@ struct uref *uref_new(enum uref_core core)
   /* Unicorn resets M-class cores with CPACR granting CP10/CP11 full access,
    * so FP instructions run without further set-up. Start from a clean PSR
    * (QEMU resets with Z set). */
+  static const uint16_t nop = 0xbf00;
+  uref_write_code(u, UREF_STOP, &nop, 1);
   struct uref_state st;
   memset(&st, 0, sizeof st);
   uref_set_state(u, &st);

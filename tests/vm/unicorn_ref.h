@@ -26,6 +26,9 @@
 
 #define UREF_CODE_BASE 0x00000000u
 #define UREF_CODE_SIZE 0x00100000u
+/* Executing this address (a NOP) ends uref_run() early, successfully, with
+ * the PC there: end test programs with a branch to it. */
+#define UREF_STOP (UREF_CODE_BASE + 0x000f8000u)
 #define UREF_RAM_BASE 0x20000000u
 #define UREF_RAM_SIZE 0x00100000u
 
@@ -74,7 +77,10 @@ int uref_write_code(struct uref *u, uint32_t addr, const uint16_t *hw, size_t n)
 void uref_set_state(struct uref *u, const struct uref_state *st);
 void uref_get_state(struct uref *u, struct uref_state *st);
 
-/* Run exactly `count` instructions starting at `pc` (Thumb bit implied).
+/* Run exactly `count` instructions starting at `pc` (Thumb bit implied), or
+ * fewer if UREF_STOP is reached. Unicorn does not count IT instructions, and
+ * switching to an uncounted run (`until` address) would flush its translated
+ * code, so always give a count (an upper bound is fine with UREF_STOP).
  * Returns 0, or -1 if Unicorn stopped with an error (uref_error() says which:
  * an exception such as UNDEFINED, an unmapped or protected access...). */
 int uref_run(struct uref *u, uint32_t pc, unsigned count);
