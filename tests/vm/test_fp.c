@@ -614,6 +614,19 @@ static void test_fp_known(void)
   vm->cpu.s[1] = 0x477ff000;
   CHECK_EQ_U(run_vm(&T4, 0xeeb30a60u, &cy), 0xabcd7c00); /* vcvtb.f16.f32 s0, s1 */
   CHECK_EQ_U(vm->cpu.fpscr, VM_FPSCR_AHP | VM_FPSCR_IXC);
+  /* vldr s0, [pc, #8] at an address that is 2 mod 4: Align(PC + 4, 4) + 8;
+   * 2 cycles. (Literal loads are not in the Unicorn comparison.) */
+  uint8_t *ram = vm_bus_find_region(&vm->bus, UREF_RAM_BASE)->mem;
+  memcpy(ram + 0x10c, "\x78\x56\x34\x12", 4);
+  vm->cpu.r[15] = UREF_RAM_BASE + 0x102;
+  CHECK_EQ_U(run_vm(&T4, 0xed9f0a02u, &cy), 0x12345678);
+  CHECK_EQ_I(cy, 2);
+  /* vldr d1, [pc, #-4] (.64: 3 cycles) loads s2, s3 */
+  memcpy(ram + 0x100, "\x01\x00\x00\x00\x02\x00\x00\x00", 8);
+  CHECK_EQ_I(vm_exec_fp(vm, 0xed1f1b01u), 3);
+  CHECK_EQ_U(vm->cpu.s[2], 1);
+  CHECK_EQ_U(vm->cpu.s[3], 2);
+  vm->cpu.r[15] = 0;
   /* vsqrt: 14 cycles, sqrt(2) correctly rounded */
   vm->cpu.fpscr = 0;
   vm->cpu.s[1] = 0x40000000;
