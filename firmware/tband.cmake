@@ -9,6 +9,8 @@ set(_tb_inc ${_tb}/examples/vm ${_tb}/ports/vm ${_tb})
 sonde_firmware(tband_vm_stream SOURCES ${_tb_src} CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${_tb_inc})
 sonde_firmware(tband_vm_snapshot SOURCES ${_tb_src} CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_SNAPSHOT)
+sonde_firmware(tband_vm_stream_basepri SOURCES ${_tb_src} CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${_tb_inc}
+  DEFINES "TBAND_CM_CRITICAL_BASEPRI=0x80")
 sonde_firmware(tband_vm_bench_snapshot SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_SNAPSHOT TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u)
 # the same with a clock that divides 1 GHz, so raw cycles are traced (no ns

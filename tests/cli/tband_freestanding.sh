@@ -25,5 +25,18 @@ for cfg in "" -DTBAND_DEMO_SNAPSHOT -DTBAND_DEMO_POSTMORTEM; do
     done
   done
 done
+# the plain Cortex-M port: ITM streaming, BASEPRI and PRIMASK critical sections
+printf '#define tband_configENABLE 1\n#define tband_configUSE_BACKEND_STREAMING 1\n#ifndef TBAND_CM_CPU_HZ\n#define TBAND_CM_CPU_HZ 168000000u\n#endif\n' >"$W/tband_config.h"
+for crit in "" "-DTBAND_CM_CRITICAL_BASEPRI=0x50" "-DTBAND_CM_CPU_HZ=100000000u"; do
+  for f in tband_core.c tband_backend_stream.c ports/cortex-m/tband_port_cortexm.c; do
+    if arm-none-eabi-gcc -mthumb -mcpu=cortex-m4 -std=c99 -pedantic -Wall -Wextra -Werror -ffreestanding -O2 \
+         -c $crit -I"$W" -I"$T/ports/cortex-m" -I"$T" "$T/$f" -o "$W/x.o" 2>"$W/err"; then
+      ext=$(arm-none-eabi-nm -u "$W/x.o" | awk '{print $2}' | grep -v '^tband_' | tr '\n' ' ')
+      [ -z "$ext" ] && ok || bad "$f (cortex-m port $crit) references $ext"
+    else
+      bad "$f (cortex-m port $crit) does not compile: $(head -3 "$W/err")"
+    fi
+  done
+done
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

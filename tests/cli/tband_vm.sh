@@ -37,6 +37,7 @@ check_demo() { # <name> <elf>
 
 check_demo stream "$F/tband_vm_stream.elf"
 check_demo snapshot "$F/tband_vm_snapshot.elf"
+check_demo basepri "$F/tband_vm_stream_basepri.elf"   # BASEPRI instead of PRIMASK critical sections
 # the snapshot starts with the metadata buffer, then the buffer's core_id
 sed -n 6p "$W/snapshot.json" | grep -q '"evt":"core_id"' && ok || bad "snapshot: core_id after the metadata"
 

@@ -73,6 +73,10 @@ int main(void)
   tband_evtmarker_name(2, "tick seen");
   tband_valmarker_name(1, "result");
   tband_isr_name(ISR_SYSTICK, "SysTick");
+#ifdef TBAND_CM_CRITICAL_BASEPRI
+  /* BASEPRI only masks interrupts at its level or below: SysTick must be there */
+  SCB_SHPR3 = (SCB_SHPR3 & 0x00FFFFFFu) | (0xE0u << 24);
+#endif
   SYST_RVR = 1500 - 1; /* an interrupt every 1500 cycles */
   SYST_CVR = 0;
   SYST_CSR = 7;        /* processor clock, interrupt, enable */
