@@ -259,9 +259,12 @@ static uint32_t add_finite(bool s1, int e1, uint64_t m1, bool s2, int e2, uint64
     return vm_fp_rmode(*fpscr) == VM_FP_RM ? 0x80000000u : 0;
   /* Reduce to 64 bits with the sticky jammed. */
   int e = ea;
-  while (r >> 64) {
-    r = (r >> 1) | (r & 1);
-    e++;
+  uint64_t hi = (uint64_t)(r >> 64);
+  if (hi) {
+    int k = 64 - clz64(hi);
+    bool sticky = (r & (((u128)1 << k) - 1)) != 0;
+    r = (r >> k) | sticky;
+    e += k;
   }
   return fpround(sign, e, (uint64_t)r, fpscr);
 }
