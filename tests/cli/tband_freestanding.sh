@@ -12,7 +12,9 @@ T="$SONDE_SRC/target/tband"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 for cfg in "" -DTBAND_DEMO_SNAPSHOT -DTBAND_DEMO_POSTMORTEM; do
-  for cpu in cortex-m3 cortex-m4; do
+  cpus=cortex-m4
+  [ -z "$cfg" ] && cpus="cortex-m3 cortex-m4" # M3 once: the code is the same C
+  for cpu in $cpus; do
     for f in tband_core.c tband_backend_stream.c tband_backend_snapshot.c tband_backend_postmortem.c \
              tband_backend_external.c ports/cortex-m/tband_port_cortexm.c; do
       if arm-none-eabi-gcc -mthumb -mcpu=$cpu -std=c99 -pedantic -Wall -Wextra -Werror -ffreestanding -O2 \
