@@ -362,7 +362,7 @@ static int cmd_conv(int argc, char **argv)
   uint64_t cores = 1, max_req = 0;
   bool do_serve = false, json = false;
   struct cli_opt opts[] = {
-      OPT_OUTPUT(&out_path),
+      OPT_STRING('o', "output", "<file>", &out_path, "write the trace to <file> (required; '-' for stdout)"),
       OPT_STRING('m', "mode", "<bare-metal|freertos>", &mode, "how to interpret the trace (required)"),
       OPT_U64('c', "cores", "<n>", &cores, "number of cores of the target (default: 1)"),
       OPT_STRING(0, "format", "<perfetto|chrome-json>", &format, "output format (default: perfetto)"),
