@@ -24,7 +24,9 @@ static uint32_t tband_meta_append(const uint8_t *buf, size_t len)
 {
   uint32_t lost = 0;
   tband_portSPIN_LOCK(&tband_meta_lock);
-  if (len <= tband_configMETADATA_BUF_SIZE - tband_meta_len) {
+  /* After the first loss the buffer is closed: the overflow frame that
+   * tband_get_metadata_buf() writes after the last event then never moves. */
+  if (!tband_meta_lost && len <= tband_configMETADATA_BUF_SIZE - tband_meta_len) {
     tband_copy(tband_meta_buf + tband_meta_len, buf, len);
     tband_meta_len += len;
   } else {
