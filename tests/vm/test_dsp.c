@@ -229,6 +229,21 @@ static void test_dsp_edges(void)
   }
 }
 
+/* The SMLAD Q case where Unicorn deviates, every run (see above). */
+static void test_dsp_smlad_deviation(void)
+{
+  for (unsigned i = 0; i < ntmpls; i++)
+    if (strcmp(tmpls[i].name, "smlad") == 0 || strcmp(tmpls[i].name, "smladx") == 0) {
+      struct uref_state st;
+      random_state(&T, &st);
+      st.r[1] = st.r[2] = 0x80008000u;
+      st.r[4] = 0xffffffffu;
+      st.apsr &= ~(1u << 27);
+      one(&T, &tmpls[i], instantiate(&T, &tmpls[i], true), &st);
+    }
+  CHECK(deviations >= 2);
+}
+
 static void test_dsp_random(void)
 {
   unsigned long n = tu_soak(5000);
@@ -308,6 +323,7 @@ int main(void)
   RUN(test_harness);
   RUN(test_dsp_known);
   RUN(test_dsp_edges);
+  RUN(test_dsp_smlad_deviation);
   RUN(test_dsp_random);
   printf("dsp: %u encodings, %lu differential cases against Unicorn, %lu mismatches, "
          "%lu known Unicorn deviations (SMLAD Q) checked by hand instead\n",
