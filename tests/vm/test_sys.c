@@ -294,6 +294,39 @@ static void test_entry_return(void)
   sonde_vm_free(vm);
 }
 
+/* Wait states of the stack memory and of the vector fetch add to the 12/10
+ * cycles: flash 2 read wait states, SRAM 1 write and 3 read wait states. */
+static void test_entry_wait_states(void)
+{
+  static const char text[] = "core m3\nclock 48MHz\nmemory flash 0 64K access=rx wait=2\n"
+                             "memory ram 0x20000000 16K wait-write=1 wait-read=3\n";
+  struct sonde_machine *m = NULL;
+  REQUIRE(sonde_machine_parse(text, strlen(text), "ws.machine", &m, NULL) == 0);
+  struct sonde_vm *vm = NULL;
+  REQUIRE(sonde_vm_new(m, &vm) == 0);
+  uint32_t vt[20] = {0x20001000, 0x101};
+  vt[16] = 0x2001;
+  sonde_vm_write_mem(vm, 0, vt, sizeof vt);
+  sonde_vm_reset(vm);
+  vm->max_cycles = UINT64_MAX;
+  struct vm_cpu *c = &vm->cpu;
+  c->r[15] = 0x200;
+  c->cycles = 100;
+  wr(vm, 0xE000E100, 1);
+  wr(vm, 0xE000E200, 1);
+  vm->bus.stall_cycles = 0;
+  vm_sys_service(vm);
+  CHECK_EQ_U(c->r[15], 0x2000);
+  CHECK_EQ_U(c->cycles, 100 + 12 + 8 * 1 + 2);
+  CHECK_EQ_U(vm->bus.stall_cycles, 0); /* charged to the entry, not left for the CPU */
+  c->cycles = 200;
+  vm_exc_return(vm, 0xFFFFFFF9);
+  CHECK_EQ_U(c->cycles, 200 + 10 + 8 * 3);
+  CHECK_EQ_U(c->r[15], 0x200);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
 static void test_psp_and_tailchain(void)
 {
   struct sonde_vm *vm = make_vm("cm3");
@@ -945,6 +978,7 @@ int main(void)
   RUN(test_scb_regs);
   RUN(test_priorities);
   RUN(test_entry_return);
+  RUN(test_entry_wait_states);
   RUN(test_psp_and_tailchain);
   RUN(test_late_arrival_and_nesting);
   RUN(test_faults);
