@@ -4,7 +4,7 @@
 #include "check.h"
 #include "sonde/tband.h"
 
-#define MAXEV 20000
+#define MAXEV 50000
 struct evlist {
   int n, errors;
   struct sonde_tband_evt e[MAXEV];

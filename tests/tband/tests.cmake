@@ -71,3 +71,22 @@ add_custom_target(tband-events-doc
   COMMENT "Generating docs/tband-events.md from target/tband/tband_events.def")
 add_test(NAME tband_events_doc COMMAND tband_gendoc --check ${CMAKE_SOURCE_DIR}/docs/tband-events.md)
 sonde_cli_test(tband_freestanding)
+# The same multi-core test under ThreadSanitizer (not combinable with the
+# ASan build): the tracer's spinlocks and per-core state must be race-free.
+# (Without tband_portSPIN_LOCK, TSan reports the races on the metadata buffer.)
+if(NOT SONDE_SANITIZE)
+  include(CheckCSourceCompiles)
+  set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
+  set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)
+  check_c_source_compiles("int main(void) { return 0; }" SONDE_HAVE_TSAN)
+  unset(CMAKE_REQUIRED_FLAGS)
+  unset(CMAKE_REQUIRED_LINK_OPTIONS)
+  if(SONDE_HAVE_TSAN)
+    tband_target_test(test_tband_tracer_multicore_tsan test_tracer_multicore.c cfg_mc CORES 4)
+    target_compile_options(test_tband_tracer_multicore_tsan PRIVATE -fsanitize=thread -O1)
+    target_link_options(test_tband_tracer_multicore_tsan PRIVATE -fsanitize=thread)
+    target_link_libraries(test_tband_tracer_multicore_tsan PRIVATE Threads::Threads)
+    set_tests_properties(test_tband_tracer_multicore_tsan PROPERTIES
+      ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:exitcode=66" LABELS nosanitize)
+  endif()
+endif()
