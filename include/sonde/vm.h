@@ -151,6 +151,40 @@ struct sonde_vm_hooks {
 };
 void sonde_vm_set_hooks(struct sonde_vm *vm, const struct sonde_vm_hooks *hooks);
 
+/* ---- SWO pin (debug blocks: ITM -> TPIU -> SWO, docs/vm.md) ---------------- */
+
+enum { SONDE_VM_SWO_MANCHESTER = 1, SONDE_VM_SWO_NRZ = 2 }; /* TPIU_SPPR values */
+/* One byte on the SWO pin: its frame (start bit to the end of its last bit
+ * time) occupies cycles [start_cycle, end_cycle), `bit_cycles` per bit. */
+struct sonde_vm_swo_byte {
+  uint64_t start_cycle, end_cycle;
+  uint32_t bit_cycles;
+  uint8_t byte;
+  uint8_t protocol; /* SONDE_VM_SWO_* */
+};
+/* Called for every byte, in pin order, when it enters the output FIFO (its
+ * cycles may lie after the VM's current cycle). Returns 0 or a negative error
+ * (which stops the run). */
+typedef int (*sonde_vm_swo_fn)(void *ctx, const struct sonde_vm_swo_byte *b);
+void sonde_vm_set_swo(struct sonde_vm *vm, sonde_vm_swo_fn fn, void *ctx);
+/* Debug-block statistics: bytes that left the pin, packets lost, overflow packets. */
+void sonde_vm_swo_stats(const struct sonde_vm *vm, uint64_t *bytes, uint64_t *lost,
+                        uint64_t *overflows);
+
+/* The pin as logic-analyzer samples (one byte per sample, bit 0 = SWO, as
+ * sigrok's binary format): sample k is the level at cycle floor(k * clock_hz /
+ * rate_hz). Idle is HIGH for NRZ, LOW for Manchester. */
+struct sonde_vm_swo_sampler;
+int sonde_vm_swo_sampler_new(uint64_t clock_hz, uint64_t rate_hz,
+                             struct sonde_vm_swo_sampler **out);
+void sonde_vm_swo_sampler_free(struct sonde_vm_swo_sampler *s);
+/* Write the samples up to the end of byte `b` (idle before it) through `write`. */
+int sonde_vm_swo_sampler_feed(struct sonde_vm_swo_sampler *s, const struct sonde_vm_swo_byte *b,
+                              sonde_vm_write_fn write, void *ctx);
+/* Write idle samples up to cycle `end_cycle`. */
+int sonde_vm_swo_sampler_finish(struct sonde_vm_swo_sampler *s, uint64_t end_cycle,
+                                sonde_vm_write_fn write, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -80,6 +80,8 @@ static void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned e
 {
   if (vm->hooked && vm->hooks.exception)
     vm->hooks.exception(vm->hooks.ctx, vm->cpu.cycles, ev, exc);
+  if (vm->dbg)
+    vm_dbg_exception(vm, ev, exc); /* exception trace, EXCCNT (dbg_dwt.c) */
 }
 
 /* ---- timed events ---------------------------------------------------------- */
@@ -642,6 +644,7 @@ void vm_sys_reset(struct sonde_vm *vm, bool power_on)
     s->timers[i].due = UINT64_MAX;
   vm_systick_reset(vm);
   vm_periph_reset_all(vm);
+  vm_dbg_reset(vm, power_on); /* re-arms the DWT timer (dbg_dwt.c) */
   c->sleeping = false;
   c->locked_up = false;
   uint32_t sp = 0, pc = 0;

@@ -861,6 +861,12 @@ retire:
       }
     if (vm->hooks.retire)
       vm->hooks.retire(vm->hooks.ctx, pc, start, x.cycles);
+    if (vm->dbg_observe) { /* DWT comparators, counters, PC sample (dbg_dwt.c) */
+      for (unsigned i = 0; i < x.tx.n; i++)
+        vm_dbg_transfer(vm, pc, x.tx.t[i].addr, x.tx.t[i].size, x.tx.t[i].value,
+                        x.tx.t[i].write, start + (i + 1 < x.cycles ? i + 1 : x.cycles - 1));
+      vm_dbg_retire(vm, pc, start, x.cycles, x.tx.n);
+    }
   }
   if (VM_UNLIKELY(x.exc_ret | x.post)) {
     if (x.exc_ret)

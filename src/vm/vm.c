@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "dbg.h"
 #include "machine.h"
 #include "nvic.h"
 #include "periph.h"
@@ -65,6 +66,8 @@ int sonde_vm_new(const struct sonde_machine *m, struct sonde_vm **out)
       sonde_diag_set(&vm->diag, rc, "machine '%s': system control space: %s", m->name,
                      sonde_strerror(rc));
   }
+  if (rc == 0)
+    rc = vm_dbg_create(vm); /* DWT, ITM, TPIU (dbg_dwt.c); before vm_dbgh_init */
   for (unsigned i = 0; i < m->nperiph && rc == 0; i++) {
     rc = vm_periph_create(vm, &m->periph[i]);
     if (rc < 0)
@@ -89,6 +92,7 @@ void sonde_vm_free(struct sonde_vm *vm)
   for (unsigned i = 0; i < vm->nperiph; i++)
     free(vm->periph[i]);
   vm_dbgh_free(vm);
+  vm_dbg_free(vm);
   vm_bus_free(&vm->bus);
   free(vm);
 }
@@ -289,5 +293,5 @@ void sonde_vm_set_hooks(struct sonde_vm *vm, const struct sonde_vm_hooks *hooks)
     vm->hooks = *hooks;
   else
     memset(&vm->hooks, 0, sizeof vm->hooks);
-  vm->hooked = vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception;
+  vm->hooked = vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception || vm->dbg_observe;
 }

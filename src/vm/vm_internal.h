@@ -24,6 +24,7 @@
 
 #include "bus.h"
 #include "cpu.h"
+#include "dbg.h"
 #include "dbg_halt.h"
 #include "sys.h"
 
@@ -62,6 +63,8 @@ struct sonde_vm {
 
   void *periph[8];           /* peripheral instances (periph_*.c) */
   struct vm_dbgh *dbgh;      /* halting debug, DebugMonitor, FPB (dbg_halt.h) */
+  struct vm_dbg *dbg;        /* DWT, ITM, TPIU, SWO (dbg.h); NULL on ARMv6-M */
+  bool dbg_observe;          /* the debug blocks need the hooked path (dbg.h) */
   unsigned nperiph;
 };
 

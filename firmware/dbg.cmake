@@ -1,0 +1,19 @@
+# Debug and trace block firmwares (firmware/dbg/dbg_trace.c, tests/dbg/test_dbg.c).
+# PC sampling at every interval of FrankenTrace's Table 2 (cc2650, 48 MHz):
+#   name:CTRL13:ACPR
+foreach(t pc1209:0x1209:47 pc1205:0x1205:11 pc100f:0x100f:5 pc1005:0x1005:1 pc1003:0x1003:0
+          ovf1003:0x1003:47)
+  string(REPLACE ":" ";" t ${t})
+  list(GET t 0 n)
+  list(GET t 1 ctrl)
+  list(GET t 2 acpr)
+  sonde_firmware(dbg_${n} SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+                 CORE m3 MACHINE cc2650 OPT -O2 DEFINES CTRL13=${ctrl} ACPR=${acpr}
+                 INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
+endforeach()
+sonde_firmware(dbg_excdt SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               CORE m3 MACHINE cc2650 OPT -O2 DEFINES EXC=1 DT=1 ACPR=0
+               INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
+sonde_firmware(dbg_printf SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               CORE m3 MACHINE cc2650 OPT -O2 DEFINES PRINTF=1 ACPR=47
+               INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)

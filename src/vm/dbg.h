@@ -1,0 +1,141 @@
+/* The debug and trace blocks of the virtual Cortex-M: DWT, ITM, TPIU and the
+ * SWO pin (dbg_dwt.c, dbg_itm.c, dbg_tpiu.c, dbg_swo.c). Internal interface.
+ *
+ * Specs: ARMv7-M ARM (DDI 0403E) C1.6 ITM, C1.8 DWT, C1.10 TPIU, C1.6.2
+ * DEMCR, Appendix D4 (ITM and DWT packets); Cortex-M3 TRM (DDI 0337) ch. 8
+ * and Cortex-M4 TRM (DDI 0439) ch. 8 (DWT/ITM/TPIU implementation details).
+ *
+ * Data path (docs/vm.md "Debug and trace blocks"):
+ *
+ *   stimulus writes ---+
+ *   DWT packets -------+--> vm_itm_emit() --> output FIFO (VM_DBG_FIFO_BYTES)
+ *   (PC sample, exc,       (+ LTS timestamp,      |  a byte leaves the FIFO when its
+ *    data trace, evcnt)     overflow, sync)        v  start bit begins on the pin
+ *                                             SWO pin: (ACPR+1) cycles per bit,
+ *                                             10 bit times per byte -> host callback
+ *
+ * The pin schedule is computed when a byte enters the FIFO (the FIFO drains in
+ * order at a fixed rate), so each byte's start/end cycles are known at once and
+ * the FIFO occupancy at cycle t is the number of bytes whose start is > t.
+ *
+ * Per-instruction work (data comparators, event counters, a pending PC sample)
+ * runs from the CPU's hooked path: vm->dbg_observe makes vm->hooked true. PC
+ * sampling and sync packets are timed with a system timer (vm->event_cycle),
+ * so the fast path keeps running between samples. */
+#ifndef SONDE_VM_DBG_H
+#define SONDE_VM_DBG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sonde/vm.h"
+
+struct sonde_vm;
+
+#define VM_DWT_BASE 0xE0001000u
+#define VM_ITM_BASE 0xE0000000u
+#define VM_TPIU_BASE 0xE0040000u
+#define VM_DBG_FIFO_BYTES 16u /* ITM+TPIU output FIFO depth (docs/vm.md) */
+#define VM_DWT_NUMCOMP 4u
+
+/* DEMCR bits (ARMv7-M C1.6.5) */
+#define VM_DEMCR_TRCENA (1u << 24)
+
+/* DWT_CTRL bits (C1.8.7) */
+#define DWT_CTRL_CYCCNTENA (1u << 0)
+#define DWT_CTRL_POSTPRESET_SHIFT 1
+#define DWT_CTRL_POSTINIT_SHIFT 5
+#define DWT_CTRL_CYCTAP (1u << 9)
+#define DWT_CTRL_SYNCTAP_SHIFT 10
+#define DWT_CTRL_PCSAMPLENA (1u << 12)
+#define DWT_CTRL_EXCTRCENA (1u << 16)
+#define DWT_CTRL_CPIEVTENA (1u << 17)
+#define DWT_CTRL_EXCEVTENA (1u << 18)
+#define DWT_CTRL_SLEEPEVTENA (1u << 19)
+#define DWT_CTRL_LSUEVTENA (1u << 20)
+#define DWT_CTRL_FOLDEVTENA (1u << 21)
+#define DWT_CTRL_CYCEVTENA (1u << 22)
+
+/* ITM_TCR bits (C1.7.6 / C1.6) */
+#define ITM_TCR_ITMENA (1u << 0)
+#define ITM_TCR_TSENA (1u << 1)
+#define ITM_TCR_SYNCENA (1u << 2)
+#define ITM_TCR_TXENA (1u << 3)
+#define ITM_TCR_SWOENA (1u << 4)
+#define ITM_TCR_BUSY (1u << 23)
+
+struct vm_dbg {
+  uint32_t demcr;
+  /* ---- DWT ---- */
+  uint32_t dwt_ctrl;          /* writable bits; POSTCNT is kept in postcnt */
+  uint32_t cyccnt_at_base;    /* CYCCNT value at cycle cyc_base (while counting) */
+  uint64_t cyc_base;
+  bool cyc_running;           /* CYCCNTENA && TRCENA */
+  uint8_t postcnt;
+  uint64_t next_ev;           /* cycle of the next sampling event (UINT64_MAX: none) */
+  uint64_t next_sync;         /* cycle of the next SYNCTAP event */
+  int timer;                  /* vm_sys timer id */
+  bool sample_pending;        /* a PC sample waits for the next instruction */
+  uint64_t sample_cycle;      /* ... due at this cycle */
+  uint8_t cpicnt, exccnt, sleepcnt, lsucnt, foldcnt;
+  uint64_t sleep_seen;        /* vm->sys.sleep_cycles at the last retire */
+  uint32_t comp[VM_DWT_NUMCOMP], mask[VM_DWT_NUMCOMP], function[VM_DWT_NUMCOMP];
+  bool data_trace;            /* some comparator has a data function */
+  /* ---- ITM ---- */
+  uint32_t itm_ter, itm_tpr, itm_tcr;
+  bool itm_unlocked;
+  uint64_t ts_last;           /* cycle of the last local timestamp (prescaled base) */
+  bool overflow;              /* a packet was lost; an overflow packet is owed */
+  bool ts_owed;               /* emit a timestamp after the next packet (TC delayed) */
+  /* ---- TPIU ---- */
+  uint32_t acpr, sppr, ffcr, cspsr;
+  /* ---- SWO pin and FIFO ---- */
+  uint64_t fifo_start[VM_DBG_FIFO_BYTES]; /* start cycles of queued bytes (ring) */
+  unsigned fifo_head, fifo_n;
+  uint64_t pin_free;          /* cycle the pin finishes its last scheduled byte */
+  uint64_t bytes_out, packets_lost, overflows;
+  sonde_vm_swo_fn swo_fn;
+  void *swo_ctx;
+  int swo_error;
+};
+
+/* Creation (vm.c calls vm_dbg_create after vm_sys_init). */
+int vm_dbg_create(struct sonde_vm *vm);
+void vm_dbg_free(struct sonde_vm *vm);
+/* System reset: the debug blocks keep their state (reset by power-on only). */
+void vm_dbg_reset(struct sonde_vm *vm, bool power_on);
+
+/* Observers called by the CPU (hooked path, when vm->dbg_observe) and the
+ * exception model (always, when vm->dbg). */
+void vm_dbg_transfer(struct sonde_vm *vm, uint32_t pc, uint32_t addr, unsigned size,
+                     uint32_t value, bool write, uint64_t cycle);
+void vm_dbg_retire(struct sonde_vm *vm, uint32_t pc, uint64_t start, uint32_t cycles,
+                   unsigned ntransfers);
+void vm_dbg_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc);
+/* Recompute vm->dbg_observe and vm->hooked (after a register write). */
+void vm_dbg_update_observe(struct sonde_vm *vm);
+
+/* DWT (dbg_dwt.c) */
+extern const struct vm_device_ops vm_dwt_ops;
+uint32_t vm_dwt_cyccnt(const struct sonde_vm *vm);
+void vm_dwt_schedule(struct sonde_vm *vm);
+
+/* ITM (dbg_itm.c): queue one packet (hardware source or stimulus) generated
+ * at `cycle`. Returns false when it was dropped (FIFO full: overflow). */
+extern const struct vm_device_ops vm_itm_ops;
+bool vm_itm_emit(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle,
+                 bool hw);
+void vm_itm_sync(struct sonde_vm *vm, uint64_t cycle);
+bool vm_itm_enabled(const struct sonde_vm *vm);
+
+/* TPIU (dbg_tpiu.c) */
+extern const struct vm_device_ops vm_tpiu_ops;
+/* SCS debug registers (DEMCR etc.), installed as vm->sys.debug_ops. */
+extern const struct vm_device_ops vm_dbg_scs_ops;
+
+/* SWO pin and FIFO (dbg_swo.c) */
+unsigned vm_swo_fifo_used(struct sonde_vm *vm, uint64_t cycle);
+/* Queue bytes at `cycle` (caller checked the space). */
+void vm_swo_push(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle);
+
+#endif

@@ -1,0 +1,524 @@
+/* Data Watchpoint and Trace unit at 0xE0001000 (ARMv7-M ARM C1.8 "The Data
+ * Watchpoint and Trace unit": C1.8.2 PC sampling, C1.8.3 event counters,
+ * C1.8.4 comparators, C1.8.6 register summary; packets D4.3; Cortex-M3 TRM
+ * DDI 0337 8.3 / Cortex-M4 TRM DDI 0439 8.3: four comparators, comparator 0
+ * can match CYCCNT, comparator 1 data values). Also DEMCR (C1.6.5) through
+ * the SCS debug-register window, and creation of all debug blocks.
+ *
+ * Timing of the cycle counter and its taps (docs/vm.md):
+ *   CYCCNT(t) = cyccnt_at_base + (t - cyc_base) while CYCCNTENA and TRCENA.
+ *   A POSTCNT tap is every change of CYCCNT[6] (CYCTAP = 0) or CYCCNT[10]
+ *   (CYCTAP = 1), i.e. every 64 or 1024 cycles. At a tap POSTCNT decrements,
+ *   or, when it is 0, reloads from POSTPRESET and raises the sampling event:
+ *   a PC sample (PCSAMPLENA) or a CYC event-counter packet (CYCEVTENA). The
+ *   interval is therefore (POSTPRESET+1) x (64 or 1024) cycles and the first
+ *   event is at tap POSTINIT+1 after the counter starts.
+ *   Only the next event's cycle (next_ev) is kept; POSTCNT is derived from it.
+ *
+ * Which PC a sample carries: a sampling event at cycle T emits the address of
+ * the first instruction that starts executing at or after T (the next
+ * instruction to retire, after any exception entry), or the sleep form
+ * (0x15 0x00) when the core sleeps at T. The packet is generated at cycle T. */
+#include <stdlib.h>
+
+#include "dbg.h"
+#include "vm_internal.h"
+
+#define PKT_EVCNT 0x05u
+#define PKT_EXC 0x0Eu
+#define PKT_PC 0x17u
+#define PKT_PC_SLEEP 0x15u
+
+static bool trcena(const struct vm_dbg *d)
+{
+  return (d->demcr & VM_DEMCR_TRCENA) != 0;
+}
+
+uint32_t vm_dwt_cyccnt(const struct sonde_vm *vm)
+{
+  const struct vm_dbg *d = vm->dbg;
+  if (!d->cyc_running)
+    return d->cyccnt_at_base;
+  return d->cyccnt_at_base + (uint32_t)(vm->cpu.cycles - d->cyc_base);
+}
+
+static unsigned tap_shift(const struct vm_dbg *d)
+{
+  return (d->dwt_ctrl & DWT_CTRL_CYCTAP) ? 10 : 6;
+}
+
+static bool sampling(const struct vm_dbg *d)
+{
+  return d->cyc_running && (d->dwt_ctrl & (DWT_CTRL_PCSAMPLENA | DWT_CTRL_CYCEVTENA));
+}
+
+/* First cycle > now at which CYCCNT crosses a multiple of 2^shift. */
+static uint64_t next_crossing(const struct sonde_vm *vm, unsigned shift, uint64_t now)
+{
+  uint32_t v = vm_dwt_cyccnt(vm);
+  uint64_t p = 1ull << shift;
+  uint64_t to = p - (v & (p - 1));
+  (void)now;
+  return vm->cpu.cycles + to;
+}
+
+/* POSTCNT now: the taps left before the next event, minus one. */
+static unsigned postcnt_now(const struct sonde_vm *vm)
+{
+  const struct vm_dbg *d = vm->dbg;
+  if (!sampling(d) || d->next_ev == UINT64_MAX)
+    return d->postcnt;
+  uint64_t p = 1ull << tap_shift(d), now = vm->cpu.cycles;
+  if (d->next_ev <= now)
+    return 0;
+  uint64_t k = (d->next_ev - now + p - 1) / p;
+  return (unsigned)(k - 1) & 0xF;
+}
+
+static void arm_timer(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  uint64_t due = d->next_ev < d->next_sync ? d->next_ev : d->next_sync;
+  vm_sys_timer_set(vm, d->timer, due);
+}
+
+/* Recompute the event schedule from the current state (postcnt holds POSTCNT). */
+void vm_dwt_schedule(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  d->next_ev = UINT64_MAX;
+  d->next_sync = UINT64_MAX;
+  if (sampling(d))
+    d->next_ev = next_crossing(vm, tap_shift(d), vm->cpu.cycles) +
+                 ((uint64_t)d->postcnt << tap_shift(d));
+  unsigned st = (d->dwt_ctrl >> DWT_CTRL_SYNCTAP_SHIFT) & 3;
+  if (d->cyc_running && st && (d->itm_tcr & ITM_TCR_SYNCENA))
+    d->next_sync = next_crossing(vm, 22 + 2 * st, vm->cpu.cycles);
+  arm_timer(vm);
+  vm_dbg_update_observe(vm);
+}
+
+static void emit_pc_sample(struct sonde_vm *vm, uint32_t pc, uint64_t cycle)
+{
+  uint8_t p[5] = {PKT_PC, (uint8_t)pc, (uint8_t)(pc >> 8), (uint8_t)(pc >> 16),
+                  (uint8_t)(pc >> 24)};
+  vm_itm_emit(vm, p, 5, cycle, true);
+}
+
+static void timer_fire(struct sonde_vm *vm, void *ctx)
+{
+  (void)ctx;
+  struct vm_dbg *d = vm->dbg;
+  /* The exception model may fire timers due inside an exception entry, before
+   * cpu.cycles reaches them: handle at least the event that is due. */
+  uint64_t now = vm->cpu.cycles, due = d->next_ev < d->next_sync ? d->next_ev : d->next_sync;
+  if (due > now)
+    now = due;
+  while (d->next_ev <= now) {
+    uint64_t t = d->next_ev;
+    if (d->dwt_ctrl & DWT_CTRL_PCSAMPLENA) {
+      if (vm->cpu.sleeping) {
+        static const uint8_t sl[2] = {PKT_PC_SLEEP, 0};
+        vm_itm_emit(vm, sl, 2, t, true);
+      } else if (!d->sample_pending) {
+        d->sample_pending = true; /* taken at the next retire */
+        d->sample_cycle = t;
+      }
+    } else {
+      uint8_t p[2] = {PKT_EVCNT, 0x20}; /* CYC */
+      vm_itm_emit(vm, p, 2, t, true);
+    }
+    uint64_t interval = (uint64_t)(((d->dwt_ctrl >> DWT_CTRL_POSTPRESET_SHIFT) & 0xF) + 1)
+                        << tap_shift(d);
+    d->next_ev += interval;
+  }
+  while (d->next_sync <= now) {
+    vm_itm_sync(vm, d->next_sync);
+    unsigned st = (d->dwt_ctrl >> DWT_CTRL_SYNCTAP_SHIFT) & 3;
+    d->next_sync += 1ull << (22 + 2 * st);
+  }
+  arm_timer(vm);
+  vm_dbg_update_observe(vm);
+}
+
+/* ---- observers ------------------------------------------------------------ */
+
+void vm_dbg_update_observe(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  bool obs = trcena(d) &&
+             (d->sample_pending || d->data_trace ||
+              (d->dwt_ctrl & (DWT_CTRL_CPIEVTENA | DWT_CTRL_SLEEPEVTENA | DWT_CTRL_LSUEVTENA |
+                              DWT_CTRL_FOLDEVTENA)));
+  vm->dbg_observe = obs;
+  bool was = vm->hooked;
+  vm->hooked = obs || vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception;
+  if (vm->hooked && !was)
+    vm->event_cycle = 0; /* leave the plain loop at the next boundary */
+}
+
+/* Add n to an 8-bit event counter; on wrap, emit its event-counter packet. */
+static void count(struct sonde_vm *vm, uint8_t *ctr, uint32_t n, uint32_t enbit, uint8_t evbit,
+                  uint64_t cycle)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (!(d->dwt_ctrl & enbit) || !n)
+    return;
+  uint32_t v = *ctr + n;
+  *ctr = (uint8_t)v;
+  if (v > 0xFF) {
+    uint8_t p[2] = {PKT_EVCNT, evbit};
+    vm_itm_emit(vm, p, 2, cycle, true);
+  }
+}
+
+/* Data-trace packets (D4.3.4): PC value (discriminator 8+2n), address offset
+ * (9+2n), data value (16+2n+WnR), appended to buf; returns the new length. */
+static unsigned dt_pc(uint8_t *b, unsigned n, unsigned c, uint32_t pc)
+{
+  b[n++] = (uint8_t)(0x47u + 0x10u * c);
+  for (unsigned i = 0; i < 4; i++)
+    b[n++] = (uint8_t)(pc >> (8 * i));
+  return n;
+}
+
+static unsigned dt_addr(uint8_t *b, unsigned n, unsigned c, uint32_t addr)
+{
+  b[n++] = (uint8_t)(0x4Eu + 0x10u * c);
+  b[n++] = (uint8_t)addr;
+  b[n++] = (uint8_t)(addr >> 8);
+  return n;
+}
+
+static unsigned dt_data(uint8_t *b, unsigned n, unsigned c, uint32_t value, unsigned size,
+                        bool write)
+{
+  b[n++] = (uint8_t)(0x84u + 0x10u * c + (write ? 8u : 0u) + (size == 4 ? 3u : size));
+  for (unsigned i = 0; i < size; i++)
+    b[n++] = (uint8_t)(value >> (8 * i));
+  return n;
+}
+
+void vm_dbg_transfer(struct sonde_vm *vm, uint32_t pc, uint32_t addr, unsigned size,
+                     uint32_t value, bool write, uint64_t cycle)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (!d->data_trace || !trcena(d))
+    return;
+  for (unsigned c = 0; c < VM_DWT_NUMCOMP; c++) {
+    uint32_t fn = d->function[c], f = fn & 0xF;
+    if (f == 0 || f == 4 || f == 8 || (fn & (1u << 7)))
+      continue; /* off, PC match, cycle match */
+    if (fn & (1u << 8)) { /* DATAVMATCH: value comparison of a same-size access */
+      unsigned vs = 1u << ((fn >> 10) & 3);
+      uint32_t m = vs == 4 ? 0xFFFFFFFFu : (1u << (8 * vs)) - 1;
+      if (size == vs && (value & m) == (d->comp[c] & m))
+        d->function[c] |= 1u << 24;
+      continue;
+    }
+    uint32_t mbits = d->mask[c] & 0x1F;
+    uint32_t lo = d->comp[c] & ~((uint32_t)((1ull << mbits) - 1));
+    uint64_t hi = (uint64_t)lo + (1ull << mbits); /* exclusive */
+    if (!((uint64_t)addr + size > lo && addr < hi))
+      continue;
+    d->function[c] |= 1u << 24; /* MATCHED */
+    bool er = (fn >> 5) & 1;
+    bool want_pc = false, want_addr = false, want_data = false;
+    switch (f) {
+    case 1: want_pc = !er; want_addr = er; break;
+    case 2: want_addr = er; want_data = true; break;
+    case 3: want_pc = !er; want_addr = er; want_data = true; break;
+    case 0xC: case 0xD:
+      if ((f == 0xD) != write)
+        continue;
+      want_addr = er; want_data = !er; break;
+    case 0xE: case 0xF:
+      if ((f == 0xF) != write)
+        continue;
+      want_pc = !er; want_addr = er; want_data = true; break;
+    default: continue; /* 5-7 watchpoints, 9-11 ETM triggers: MATCHED only */
+    }
+    /* The packets of one match enter the FIFO together (one timestamp). */
+    uint8_t b[13];
+    unsigned n = 0;
+    if (want_pc)
+      n = dt_pc(b, n, c, pc);
+    if (want_addr)
+      n = dt_addr(b, n, c, addr);
+    if (want_data)
+      n = dt_data(b, n, c, value, size, write);
+    vm_itm_emit(vm, b, n, cycle, true);
+  }
+}
+
+void vm_dbg_retire(struct sonde_vm *vm, uint32_t pc, uint64_t start, uint32_t cycles,
+                   unsigned ntransfers)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (d->sample_pending) {
+    d->sample_pending = false;
+    emit_pc_sample(vm, pc, d->sample_cycle);
+    vm_dbg_update_observe(vm);
+  }
+  uint64_t end = start + cycles;
+  if (cycles > 1) {
+    if (ntransfers)
+      count(vm, &d->lsucnt, cycles - 1, DWT_CTRL_LSUEVTENA, 0x08, end);
+    else
+      count(vm, &d->cpicnt, cycles - 1, DWT_CTRL_CPIEVTENA, 0x01, end);
+  }
+  uint64_t sl = vm->sys.sleep_cycles;
+  if (sl != d->sleep_seen) {
+    count(vm, &d->sleepcnt, (uint32_t)(sl - d->sleep_seen), DWT_CTRL_SLEEPEVTENA, 0x04, start);
+    d->sleep_seen = sl;
+  }
+  for (unsigned c = 0; c < VM_DWT_NUMCOMP; c++) {
+    uint32_t f = d->function[c] & 0xF;
+    if ((f == 4 || f == 8) && !(d->function[c] & (1u << 7))) {
+      uint32_t m = ~((uint32_t)((1ull << (d->mask[c] & 0x1F)) - 1));
+      if ((pc & m) == (d->comp[c] & m))
+        d->function[c] |= 1u << 24;
+    }
+  }
+}
+
+void vm_dbg_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (!trcena(d))
+    return;
+  uint64_t now = vm->cpu.cycles;
+  if (ev == SONDE_VM_EXC_ENTER)
+    count(vm, &d->exccnt, vm_exc_entry_cycles(vm), DWT_CTRL_EXCEVTENA, 0x02, now);
+  if (!(d->dwt_ctrl & DWT_CTRL_EXCTRCENA))
+    return;
+  uint8_t p[3] = {PKT_EXC, (uint8_t)exc, (uint8_t)(((exc >> 8) & 1) | ((unsigned)ev << 4))};
+  vm_itm_emit(vm, p, 3, now, true);
+}
+
+/* ---- registers ------------------------------------------------------------ */
+
+static uint32_t ctrl_read(const struct sonde_vm *vm)
+{
+  const struct vm_dbg *d = vm->dbg;
+  return (VM_DWT_NUMCOMP << 28) | (d->dwt_ctrl & ~(0xFu << DWT_CTRL_POSTINIT_SHIFT)) |
+         (postcnt_now(vm) << DWT_CTRL_POSTINIT_SHIFT);
+}
+
+static uint32_t dwt_reg_read(struct sonde_vm *vm, uint32_t off, bool debug)
+{
+  struct vm_dbg *d = vm->dbg;
+  switch (off) {
+  case 0x000: return ctrl_read(vm);
+  case 0x004: return vm_dwt_cyccnt(vm);
+  case 0x008: return d->cpicnt;
+  case 0x00C: return d->exccnt;
+  case 0x010: return d->sleepcnt;
+  case 0x014: return d->lsucnt;
+  case 0x018: return d->foldcnt;
+  case 0x01C: return vm->cpu.r[15]; /* PCSR: the executing (or next) instruction */
+  case 0xFD0: return 0x04;
+  case 0xFE0: return 0x02; /* PID0: DWT part 0x002 */
+  case 0xFE4: return 0xB0;
+  case 0xFE8: return 0x3B;
+  case 0xFF0: return 0x0D;
+  case 0xFF4: return 0xE0;
+  case 0xFF8: return 0x05;
+  case 0xFFC: return 0xB1;
+  }
+  if (off >= 0x20 && off < 0x20 + 16 * VM_DWT_NUMCOMP) {
+    unsigned c = (off - 0x20) / 16;
+    switch (off & 0xF) {
+    case 0x0: return d->comp[c];
+    case 0x4: return d->mask[c];
+    case 0x8: {
+      uint32_t v = d->function[c];
+      if (!debug)
+        d->function[c] &= ~(1u << 24); /* MATCHED clears on read */
+      return v;
+    }
+    }
+  }
+  return 0;
+}
+
+static void recompute_data_trace(struct vm_dbg *d)
+{
+  d->data_trace = false;
+  for (unsigned c = 0; c < VM_DWT_NUMCOMP; c++)
+    if (d->function[c] & 0xF)
+      d->data_trace = true;
+}
+
+static void start_stop_cyccnt(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  bool run = trcena(d) && (d->dwt_ctrl & DWT_CTRL_CYCCNTENA);
+  if (run == d->cyc_running)
+    return;
+  d->cyccnt_at_base = vm_dwt_cyccnt(vm);
+  d->cyc_base = vm->cpu.cycles;
+  d->cyc_running = run;
+}
+
+static void dwt_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t v)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (off == 0x000) {
+    bool was = sampling(d);
+    d->postcnt = (uint8_t)postcnt_now(vm);
+    uint32_t old = d->dwt_ctrl;
+    d->dwt_ctrl = v & 0x007F1FFFu;
+    /* POSTINIT is written only while no sampling event source is on. */
+    if (!(old & (DWT_CTRL_PCSAMPLENA | DWT_CTRL_CYCEVTENA)))
+      d->postcnt = (uint8_t)((v >> DWT_CTRL_POSTINIT_SHIFT) & 0xF);
+    (void)was;
+    /* Enabling an event counter clears it (C1.8.6). */
+    if ((v & ~old) & DWT_CTRL_CPIEVTENA) d->cpicnt = 0;
+    if ((v & ~old) & DWT_CTRL_EXCEVTENA) d->exccnt = 0;
+    if ((v & ~old) & DWT_CTRL_SLEEPEVTENA) d->sleepcnt = 0;
+    if ((v & ~old) & DWT_CTRL_LSUEVTENA) d->lsucnt = 0;
+    if ((v & ~old) & DWT_CTRL_FOLDEVTENA) d->foldcnt = 0;
+    d->sleep_seen = vm->sys.sleep_cycles;
+    start_stop_cyccnt(vm);
+  } else if (off == 0x004) {
+    d->postcnt = (uint8_t)postcnt_now(vm);
+    d->cyccnt_at_base = v;
+    d->cyc_base = vm->cpu.cycles;
+  } else if (off >= 0x008 && off <= 0x018) {
+    uint8_t *ctr[] = {&d->cpicnt, &d->exccnt, &d->sleepcnt, &d->lsucnt, &d->foldcnt};
+    *ctr[(off - 8) / 4] = (uint8_t)v;
+    return;
+  } else if (off >= 0x20 && off < 0x20 + 16 * VM_DWT_NUMCOMP) {
+    unsigned c = (off - 0x20) / 16;
+    switch (off & 0xF) {
+    case 0x0: d->comp[c] = v; break;
+    case 0x4: d->mask[c] = v & 0x1F; break;
+    case 0x8:
+      /* CYCMATCH on comparator 0, DATAVMATCH on comparator 1 (M3/M4 TRM). */
+      d->function[c] = (d->function[c] & (1u << 24)) |
+                       (v & (0x000FFEAFu & ~(c == 0 ? 0 : 1u << 7) & ~(c == 1 ? 0 : 1u << 8)));
+      recompute_data_trace(d);
+      break;
+    }
+  } else {
+    return;
+  }
+  vm_dwt_schedule(vm);
+}
+
+static int dwt_read(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned size,
+                    uint32_t *value, bool debug)
+{
+  (void)ctx;
+  uint32_t v = dwt_reg_read(vm, offset & ~3u, debug) >> (8 * (offset & 3));
+  *value = size == 4 ? v : v & ((1u << (8 * size)) - 1);
+  return VM_BUS_OK;
+}
+
+static int dwt_write(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned size,
+                     uint32_t value, bool debug)
+{
+  (void)ctx;
+  (void)debug;
+  uint32_t off = offset & ~3u;
+  if (size != 4) { /* sub-word writes merge into the current value */
+    uint32_t shift = 8 * (offset & 3), m = ((1u << (8 * size)) - 1) << shift;
+    uint32_t cur = dwt_reg_read(vm, off, true);
+    value = (cur & ~m) | ((value << shift) & m);
+  }
+  dwt_reg_write(vm, off, value);
+  return VM_BUS_OK;
+}
+
+const struct vm_device_ops vm_dwt_ops = {"dwt", dwt_read, dwt_write};
+
+/* ---- DEMCR and the other SCS debug registers (0xE000EDF0..) ---------------- */
+
+static int scs_dbg_read(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned size,
+                        uint32_t *value, bool debug)
+{
+  (void)ctx;
+  (void)debug;
+  uint32_t v = (offset & ~3u) == 0xDFC ? vm->dbg->demcr : 0;
+  v >>= 8 * (offset & 3);
+  *value = size == 4 ? v : v & ((1u << (8 * size)) - 1);
+  return VM_BUS_OK;
+}
+
+static int scs_dbg_write(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned size,
+                         uint32_t value, bool debug)
+{
+  (void)ctx;
+  (void)debug;
+  if ((offset & ~3u) != 0xDFC)
+    return VM_BUS_OK; /* DHCSR/DCRSR/DCRDR: issue 3 item 5 */
+  struct vm_dbg *d = vm->dbg;
+  uint32_t shift = 8 * (offset & 3);
+  uint32_t mask = (size == 4 ? 0xFFFFFFFFu : ((1u << (8 * size)) - 1)) << shift;
+  d->demcr = ((d->demcr & ~mask) | ((value << shift) & mask)) & 0x010F07F1u;
+  start_stop_cyccnt(vm);
+  vm_dwt_schedule(vm);
+  return VM_BUS_OK;
+}
+
+const struct vm_device_ops vm_dbg_scs_ops = {"debug-scs", scs_dbg_read, scs_dbg_write};
+
+/* ---- creation -------------------------------------------------------------- */
+
+static void power_on_state(struct vm_dbg *d)
+{
+  int timer = d->timer;
+  sonde_vm_swo_fn fn = d->swo_fn;
+  void *ctx = d->swo_ctx;
+  memset(d, 0, sizeof *d);
+  d->timer = timer;
+  d->swo_fn = fn;
+  d->swo_ctx = ctx;
+  d->next_ev = d->next_sync = UINT64_MAX;
+  d->sppr = 1;     /* TPIU reset values (C1.10): Manchester, */
+  d->ffcr = 0x102; /* formatter on, */
+  d->cspsr = 1;    /* port size 1 */
+}
+
+int vm_dbg_create(struct sonde_vm *vm)
+{
+  if (!vm->has_v7m)
+    return 0; /* ARMv6-M (Cortex-M0+): no ITM, no DWT trace */
+  struct vm_dbg *d = calloc(1, sizeof *d);
+  if (!d)
+    return SONDE_E_NOMEM;
+  vm->dbg = d;
+  d->timer = vm_sys_timer_add(vm, timer_fire, NULL);
+  power_on_state(d);
+  int rc = d->timer < 0 ? SONDE_E_NOMEM : 0;
+  if (rc == 0)
+    rc = vm_bus_add_device(&vm->bus, VM_ITM_BASE, 0x1000, &vm_itm_ops, NULL);
+  if (rc == 0)
+    rc = vm_bus_add_device(&vm->bus, VM_DWT_BASE, 0x1000, &vm_dwt_ops, NULL);
+  if (rc == 0)
+    rc = vm_bus_add_device(&vm->bus, VM_TPIU_BASE, 0x1000, &vm_tpiu_ops, NULL);
+  vm->sys.debug_ops = &vm_dbg_scs_ops;
+  vm->sys.debug_ctx = d;
+  return rc;
+}
+
+void vm_dbg_free(struct sonde_vm *vm)
+{
+  free(vm->dbg);
+  vm->dbg = NULL;
+}
+
+void vm_dbg_reset(struct sonde_vm *vm, bool power_on)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (!d)
+    return;
+  if (power_on) {
+    power_on_state(d);
+    vm->dbg_observe = false;
+  }
+  /* A system reset disarmed every timer: re-arm ours. */
+  d->postcnt = (uint8_t)postcnt_now(vm);
+  vm_dwt_schedule(vm);
+}

@@ -1,0 +1,203 @@
+/* Instrumentation Trace Macrocell at 0xE0000000 (ARMv7-M ARM C1.7 "The
+ * Instrumentation Trace Macrocell"; packet formats Appendix D4; Cortex-M3 TRM
+ * DDI 0337 8.4 / Cortex-M4 TRM DDI 0439 8.4 for the ID registers and lock).
+ *
+ * Registers: STIM0-31 (0x000-0x07C; a read returns FIFOREADY in bit 0),
+ * TER (0xE00), TPR (0xE40), TCR (0xE80), LAR (0xFB0), LSR (0xFB4), peripheral
+ * and component IDs (0xFD0-0xFFC).
+ *
+ * Packets enter one output FIFO (dbg_swo.c) whole or not at all: a packet that
+ * does not fit is lost and an Overflow packet (0x70) is owed, emitted before
+ * the next packet that fits. With TSENA, a local timestamp follows every
+ * packet (one emission: the packets of one DWT match go in together), so a
+ * decoder dates every packet by the timestamp that follows it: LTS2 for
+ * deltas 1-6, else LTS1 with TC = 0 (delta 0 included, for a second packet
+ * in the same cycle); TC = 1, "timestamp delayed", when the timestamp itself
+ * did not fit and follows a later packet. */
+#include "dbg.h"
+#include "vm_internal.h"
+
+#define LAR_KEY 0xC5ACCE55u
+
+bool vm_itm_enabled(const struct sonde_vm *vm)
+{
+  const struct vm_dbg *d = vm->dbg;
+  return (d->demcr & VM_DEMCR_TRCENA) && (d->itm_tcr & ITM_TCR_ITMENA);
+}
+
+static unsigned fifo_free(struct sonde_vm *vm, uint64_t cycle)
+{
+  return VM_DBG_FIFO_BYTES - vm_swo_fifo_used(vm, cycle);
+}
+
+static unsigned prescale(const struct vm_dbg *d)
+{
+  static const unsigned p[4] = {1, 4, 16, 64};
+  return p[(d->itm_tcr >> 8) & 3];
+}
+
+/* Local timestamp packet for `delta` (prescaled ticks) with timestamp control tc. */
+static unsigned lts_encode(uint8_t *out, uint32_t delta, unsigned tc)
+{
+  if (tc == 0 && delta >= 1 && delta <= 6) {
+    out[0] = (uint8_t)(delta << 4);
+    return 1;
+  }
+  if (delta > 0x0FFFFFFFu)
+    delta = 0x0FFFFFFFu; /* 28 bits at most (D4.2.4); documented clamp */
+  unsigned n = 0;
+  out[n++] = (uint8_t)(0xC0u | (tc << 4));
+  do {
+    uint8_t b = delta & 0x7F;
+    delta >>= 7;
+    out[n++] = (uint8_t)(b | (delta ? 0x80 : 0));
+  } while (delta);
+  return n;
+}
+
+/* Emit a timestamp for `cycle` if the counter moved; false if it did not fit. */
+static bool emit_ts(struct sonde_vm *vm, uint64_t cycle, unsigned tc)
+{
+  struct vm_dbg *d = vm->dbg;
+  unsigned ps = prescale(d);
+  if (cycle < d->ts_last)
+    cycle = d->ts_last; /* a packet stamped before the last timestamp (same instruction) */
+  uint64_t ticks = (cycle - d->ts_last) / ps;
+  uint8_t b[6];
+  unsigned n = lts_encode(b, (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks), tc);
+  if (fifo_free(vm, cycle) < n)
+    return false;
+  vm_swo_push(vm, b, n, cycle);
+  d->ts_last += ticks * ps;
+  return true;
+}
+
+bool vm_itm_emit(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle, bool hw)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (!vm_itm_enabled(vm) || (hw && !(d->itm_tcr & ITM_TCR_TXENA)))
+    return false;
+  unsigned need = len + (d->overflow ? 1 : 0);
+  if (fifo_free(vm, cycle) < need) {
+    d->overflow = true;
+    d->packets_lost++;
+    return false;
+  }
+  if (d->overflow) {
+    static const uint8_t ovf = 0x70;
+    vm_swo_push(vm, &ovf, 1, cycle);
+    d->overflows++;
+    d->overflow = false;
+  }
+  vm_swo_push(vm, pkt, len, cycle);
+  if (d->itm_tcr & ITM_TCR_TSENA) {
+    bool owed = d->ts_owed;
+    d->ts_owed = !emit_ts(vm, cycle, owed ? 1 : 0);
+  }
+  return true;
+}
+
+void vm_itm_sync(struct sonde_vm *vm, uint64_t cycle)
+{
+  static const uint8_t sync[6] = {0, 0, 0, 0, 0, 0x80};
+  struct vm_dbg *d = vm->dbg;
+  if (!vm_itm_enabled(vm) || !(d->itm_tcr & ITM_TCR_SYNCENA))
+    return;
+  if (fifo_free(vm, cycle) >= sizeof sync)
+    vm_swo_push(vm, sync, sizeof sync, cycle);
+}
+
+static uint32_t id_reg(uint32_t off)
+{
+  switch (off) {
+  case 0xFD0: return 0x04; /* PID4 */
+  case 0xFE0: return 0x01; /* PID0: part number 0x001 (ITM) */
+  case 0xFE4: return 0xB0; /* PID1 */
+  case 0xFE8: return 0x3B; /* PID2 */
+  case 0xFEC: return 0x00; /* PID3 */
+  case 0xFF0: return 0x0D; /* CID0..3: CoreSight component */
+  case 0xFF4: return 0xE0;
+  case 0xFF8: return 0x05;
+  case 0xFFC: return 0xB1;
+  }
+  return 0;
+}
+
+static int itm_read(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned size,
+                    uint32_t *value, bool debug)
+{
+  (void)ctx;
+  (void)debug;
+  struct vm_dbg *d = vm->dbg;
+  uint32_t off = offset & ~3u, v = 0;
+  if (off < 0x80) {
+    /* FIFOREADY: the largest stimulus packet (5 bytes) fits. */
+    v = vm_itm_enabled(vm) && fifo_free(vm, vm->cpu.cycles) >= 5 + (d->overflow ? 1 : 0);
+  } else if (off == 0xE00) {
+    v = d->itm_ter;
+  } else if (off == 0xE40) {
+    v = d->itm_tpr;
+  } else if (off == 0xE80) {
+    v = d->itm_tcr;
+    if (vm_swo_fifo_used(vm, vm->cpu.cycles))
+      v |= ITM_TCR_BUSY;
+  } else if (off == 0xFB4) {
+    v = 1u | (d->itm_unlocked ? 0 : 2u); /* SLI, SLK */
+  } else {
+    v = id_reg(off);
+  }
+  v >>= 8 * (offset & 3);
+  *value = size == 4 ? v : v & ((1u << (8 * size)) - 1);
+  return VM_BUS_OK;
+}
+
+static int itm_write(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned size,
+                     uint32_t value, bool debug)
+{
+  (void)ctx;
+  struct vm_dbg *d = vm->dbg;
+  uint32_t off = offset & ~3u;
+  if (off < 0x80) {
+    unsigned port = off / 4;
+    if (!(d->itm_ter & (1u << port)))
+      return VM_BUS_OK;
+    bool unpriv = vm->cpu.ipsr == 0 && (vm->cpu.control & 1);
+    if (unpriv && (d->itm_tpr & (1u << (port / 8))))
+      return VM_BUS_OK;
+    /* Software source packet, D4.2.8: header A[4:0] << 3 | SS. */
+    uint8_t p[5];
+    p[0] = (uint8_t)((port << 3) | (size == 4 ? 3 : size));
+    for (unsigned i = 0; i < size; i++)
+      p[1 + i] = (uint8_t)(value >> (8 * i));
+    vm_itm_emit(vm, p, 1 + size, vm->cpu.cycles, false);
+    return VM_BUS_OK;
+  }
+  if (off == 0xFB0) {
+    d->itm_unlocked = value == LAR_KEY;
+    return VM_BUS_OK;
+  }
+  if (!debug && !d->itm_unlocked)
+    return VM_BUS_OK; /* locked: software writes ignored */
+  uint32_t shift = 8 * (offset & 3);
+  uint32_t mask = (size == 4 ? 0xFFFFFFFFu : ((1u << (8 * size)) - 1)) << shift;
+  value <<= shift;
+  if (off == 0xE00) {
+    d->itm_ter = (d->itm_ter & ~mask) | (value & mask);
+  } else if (off == 0xE40) {
+    d->itm_tpr = ((d->itm_tpr & ~mask) | (value & mask)) & 0xF;
+  } else if (off == 0xE80) {
+    uint32_t old = d->itm_tcr;
+    uint32_t nv = ((old & ~mask) | (value & mask)) & 0x007F0F1Fu;
+    d->itm_tcr = nv;
+    /* The local timestamp counter restarts when timestamps are enabled. */
+    if ((nv & (ITM_TCR_ITMENA | ITM_TCR_TSENA)) == (ITM_TCR_ITMENA | ITM_TCR_TSENA) &&
+        (old & (ITM_TCR_ITMENA | ITM_TCR_TSENA)) != (ITM_TCR_ITMENA | ITM_TCR_TSENA)) {
+      d->ts_last = vm->cpu.cycles;
+      d->ts_owed = false;
+    }
+    vm_dwt_schedule(vm);
+  }
+  return VM_BUS_OK;
+}
+
+const struct vm_device_ops vm_itm_ops = {"itm", itm_read, itm_write};

@@ -1,0 +1,512 @@
+/* The debug and trace blocks (DWT, ITM, TPIU/SWO) on firmware: target code
+ * from target/cortexm/ runs on the VM (firmware/dbg/dbg_trace.c), and every
+ * SWO stream is decoded here by an independent ITM decoder (ARMv7-M ARM
+ * Appendix D4, written for this test, not src/itm) and checked against the
+ * VM's ground truth from the observation hooks:
+ *   - each PC sample equals the PC of the first instruction that starts at or
+ *     after the sample's cycle (its sleep form: the core sleeps at that cycle),
+ *     and the samples come every N cycles of FrankenTrace's Table 2;
+ *   - each exception-trace packet is a ground-truth exception event, in order;
+ *   - each data-trace packet is a ground-truth transfer, in order;
+ *   - ITM printf with FIFO polling loses nothing at a slow baud;
+ *   - at a baud too slow for the sample interval, overflow packets appear and
+ *     no sample is wrong. */
+#include "check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sonde/vm.h"
+
+#ifndef SONDE_FIRMWARE_DIR
+#define SONDE_FIRMWARE_DIR SONDE_BINARY_DIR "/firmware"
+#endif
+
+struct retire { uint32_t pc; uint64_t start; uint32_t cycles; };
+struct xfer { uint64_t cycle; uint32_t pc, addr, value; unsigned size; bool write; };
+struct excev { uint64_t cycle; int ev; unsigned exc; };
+struct swob { uint8_t b; uint64_t start; };
+
+struct gt {
+  struct retire *r; size_t nr, cr;
+  struct xfer *x; size_t nx, cx;
+  struct excev e[8192]; size_t ne;
+  struct swob *s; size_t ns, cs;
+  int tcr_mark, ctrl_mark;  /* the current instruction wrote ITM_TCR / DWT_CTRL */
+  uint32_t ctrl_val;
+  uint64_t ts_origin;       /* start cycle of the instruction enabling TSENA */
+  uint64_t samp_on;         /* ... enabling PCSAMPLENA */
+  uint64_t samp_off;        /* ... disabling it */
+  uint32_t samp_ctrl;
+  uint64_t exc_on;
+};
+
+#define PUSH(arr, n, cap, val)                                        \
+  do {                                                                \
+    if ((n) == (cap)) {                                               \
+      (cap) = (cap) ? 2 * (cap) : 4096;                               \
+      (arr) = realloc((arr), (cap) * sizeof *(arr));                  \
+      if (!(arr))                                                     \
+        abort();                                                      \
+    }                                                                 \
+    (arr)[(n)++] = (val);                                             \
+  } while (0)
+
+static void on_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
+{
+  struct gt *g = ctx;
+  PUSH(g->r, g->nr, g->cr, ((struct retire){pc, cycle, cycles}));
+  if (g->tcr_mark) {
+    g->tcr_mark = 0;
+    g->ts_origin = cycle;
+  }
+  if (g->ctrl_mark) {
+    g->ctrl_mark = 0;
+    if (g->ctrl_val & (1u << 12)) {
+      g->samp_on = cycle;
+      g->samp_ctrl = g->ctrl_val;
+    } else if (g->samp_on && !g->samp_off) {
+      g->samp_off = cycle;
+    }
+    if ((g->ctrl_val & (1u << 16)) && !g->exc_on)
+      g->exc_on = cycle;
+  }
+}
+
+static void on_transfer(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, unsigned size,
+                        uint32_t value, bool write)
+{
+  struct gt *g = ctx;
+  PUSH(g->x, g->nx, g->cx, ((struct xfer){cycle, pc, addr, value, size, write}));
+  if (write && addr == 0xE0000E80u && (value & 3) == 3)
+    g->tcr_mark = 1;
+  if (write && addr == 0xE0001000u) {
+    g->ctrl_mark = 1;
+    g->ctrl_val = value;
+  }
+}
+
+static void on_exc(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc)
+{
+  struct gt *g = ctx;
+  if (g->ne < sizeof g->e / sizeof g->e[0])
+    g->e[g->ne++] = (struct excev){cycle, (int)ev, exc};
+}
+
+static int on_swo(void *ctx, const struct sonde_vm_swo_byte *b)
+{
+  struct gt *g = ctx;
+  PUSH(g->s, g->ns, g->cs, ((struct swob){b->byte, b->start_cycle}));
+  return 0;
+}
+
+static int quiet(void *ctx, int stream, const void *data, size_t len)
+{
+  (void)ctx, (void)stream, (void)data, (void)len;
+  return 0;
+}
+
+static void gt_free(struct gt *g)
+{
+  free(g->r);
+  free(g->x);
+  free(g->s);
+  memset(g, 0, sizeof *g);
+}
+
+/* ---- an independent ITM packet decoder (ARMv7-M ARM D4.2, D4.3) ---------- */
+
+enum { P_SYNC, P_OVF, P_LTS, P_SW, P_HW };
+struct pkt {
+  int kind;
+  unsigned id;      /* SW: port; HW: discriminator; LTS: TC */
+  unsigned size;    /* payload bytes */
+  uint32_t value;   /* payload (LTS: delta) */
+  uint64_t cycle;   /* from timestamps: ts_origin + sum of deltas up to the next LTS */
+  bool timed;       /* the next LTS has TC = 0 and no overflow came between */
+};
+
+static size_t decode(const struct swob *s, size_t n, uint64_t origin, struct pkt **out)
+{
+  struct pkt *p = NULL;
+  size_t np = 0, cp = 0;
+  size_t i = 0;
+  while (i < n) {
+    uint8_t h = s[i].b;
+    struct pkt k = {0};
+    if (h == 0) {
+      size_t z = i;
+      while (z < n && s[z].b == 0)
+        z++;
+      CHECK(z < n && s[z].b == 0x80 && z - i >= 5);
+      k.kind = P_SYNC;
+      i = z + 1;
+    } else if (h == 0x70) {
+      k.kind = P_OVF;
+      i++;
+    } else if ((h & 0x0F) == 0) {
+      k.kind = P_LTS;
+      if (!(h & 0x80)) {
+        k.value = (h >> 4) & 7;
+        i++;
+      } else {
+        CHECK((h & 0xC0) == 0xC0);
+        k.id = (h >> 4) & 3;
+        unsigned sh = 0;
+        i++;
+        for (;;) {
+          if (i >= n) {
+            CHECK(i < n);
+            goto out;
+          }
+          k.value |= (uint32_t)(s[i].b & 0x7F) << sh;
+          sh += 7;
+          if (!(s[i++].b & 0x80))
+            break;
+        }
+      }
+    } else {
+      unsigned ss = h & 3;
+      CHECK(ss != 0);
+      k.size = ss == 3 ? 4 : ss;
+      k.kind = (h & 4) ? P_HW : P_SW;
+      k.id = h >> 3;
+      if (i + k.size >= n + 1) {
+        CHECK(i + k.size < n + 1);
+        goto out;
+      }
+      for (unsigned j = 0; j < k.size; j++)
+        k.value |= (uint32_t)s[i + 1 + j].b << (8 * j);
+      i += 1 + k.size;
+    }
+    PUSH(p, np, cp, k);
+  }
+out:;
+  /* Timestamps: a packet happened at the time of the next LTS (TC = 0). */
+  uint64_t ts = origin;
+  size_t pending = 0; /* first packet not yet stamped */
+  for (size_t j = 0; j < np; j++) {
+    if (p[j].kind == P_OVF) {
+      pending = j + 1;
+      continue;
+    }
+    if (p[j].kind != P_LTS)
+      continue;
+    ts += p[j].value;
+    for (size_t q = pending; q < j; q++) {
+      p[q].cycle = ts;
+      p[q].timed = p[j].id == 0;
+    }
+    pending = j + 1;
+  }
+  *out = p;
+  return np;
+}
+
+/* ---- running a firmware --------------------------------------------------- */
+
+static struct sonde_machine *machine;
+
+static struct sonde_vm *run_fw(const char *name, struct gt *g, struct sonde_vm_stop *stop)
+{
+  memset(g, 0, sizeof *g);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, name);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    CHECK_FAIL_("missing firmware %s (build the 'firmware' target)", path);
+    return NULL;
+  }
+  static unsigned char buf[1 << 20];
+  size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  struct sonde_vm *vm = NULL;
+  if (!machine && sonde_machine_builtin("cc2650", &machine) != 0)
+    return NULL;
+  if (sonde_vm_new(machine, &vm) != 0 || sonde_vm_load_elf(vm, buf, n, name) != 0) {
+    sonde_vm_free(vm);
+    CHECK_FAIL_("cannot load %s", path);
+    return NULL;
+  }
+  sonde_vm_set_output(vm, quiet, NULL);
+  struct sonde_vm_hooks h = {.ctx = g, .retire = on_retire, .transfer = on_transfer,
+                             .exception = on_exc};
+  sonde_vm_set_hooks(vm, &h);
+  sonde_vm_set_swo(vm, on_swo, g);
+  sonde_vm_reset(vm);
+  int rc = sonde_vm_run(vm, 50000000, stop);
+  CHECK_EQ_I(rc, 0);
+  CHECK_EQ_I(stop->reason, SONDE_VM_STOP_EXIT);
+  CHECK_EQ_I(stop->exit_code, 0);
+  return vm;
+}
+
+/* Index of the first retired instruction starting at or after cycle t. */
+static size_t first_at(const struct gt *g, uint64_t t)
+{
+  size_t lo = 0, hi = g->nr;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (g->r[mid].start < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Check one PC sample packet at cycle t against the ground truth. */
+static bool sample_ok(struct sonde_vm *vm, const struct gt *g, const struct pkt *p, uint64_t t)
+{
+  size_t i = first_at(g, t);
+  if (p->size == 4)
+    return i < g->nr && g->r[i].pc == p->value;
+  /* Sleep form: no instruction executing at t, and the last one was WFI. */
+  if (p->value != 0 || i == 0 || i >= g->nr)
+    return false;
+  const struct retire *prev = &g->r[i - 1];
+  uint16_t op = 0;
+  sonde_vm_read_mem(vm, prev->pc, &op, 2);
+  return prev->start + prev->cycles <= t && op == 0xBF30;
+}
+
+static unsigned interval_of(uint32_t ctrl)
+{
+  return (((ctrl >> 1) & 0xF) + 1) * ((ctrl & (1u << 9)) ? 1024u : 64u);
+}
+
+/* PC sampling at one row of Table 2 (or the overflow configuration). */
+static void check_pc_sampling(const char *fw, unsigned expect_n, bool expect_overflow)
+{
+  struct gt g;
+  struct sonde_vm_stop stop;
+  struct sonde_vm *vm = run_fw(fw, &g, &stop);
+  if (!vm)
+    return;
+  REQUIRE(g.samp_on && g.samp_off && g.ts_origin);
+  unsigned n = interval_of(g.samp_ctrl);
+  CHECK_EQ_U(n, expect_n);
+  unsigned tap = (g.samp_ctrl & (1u << 9)) ? 1024u : 64u;
+  uint64_t first = g.samp_on + tap * (((g.samp_ctrl >> 5) & 0xF) + 1);
+  struct pkt *p = NULL;
+  size_t np = decode(g.s, g.ns, g.ts_origin, &p);
+  size_t samples = 0, timed = 0, wrong = 0, sleeps = 0, ovf = 0, bad_phase = 0, untimed_bad = 0;
+  uint64_t prev_t = 0;
+  bool gap = false, gap_after_ovf = true;
+  for (size_t j = 0; j < np; j++) {
+    if (p[j].kind == P_OVF) {
+      ovf++;
+      gap = true;
+      continue;
+    }
+    if (p[j].kind != P_HW || p[j].id != 2)
+      continue;
+    samples++;
+    if (p[j].size == 1)
+      sleeps++;
+    if (p[j].timed) {
+      uint64_t t = p[j].cycle;
+      timed++;
+      if (t < first || (t - first) % n)
+        bad_phase++;
+      if (!sample_ok(vm, &g, &p[j], t))
+        wrong++;
+      if (prev_t && gap && t - prev_t <= n)
+        gap_after_ovf = false; /* an overflow must mean lost samples */
+      if (prev_t && !gap && !expect_overflow)
+        CHECK_EQ_U(t - prev_t, n);
+      prev_t = t;
+      gap = false;
+    } else {
+      /* No own timestamp: it must still be the PC at some sampling cycle
+       * after the previous timed sample. */
+      bool any = false;
+      uint64_t t0 = prev_t ? prev_t + n : first;
+      for (uint64_t t = t0; t <= g.samp_off && !any; t += n)
+        any = sample_ok(vm, &g, &p[j], t);
+      if (!any)
+        untimed_bad++;
+    }
+  }
+  uint64_t events = g.samp_off >= first ? (g.samp_off - first) / n + 1 : 0;
+  printf("%s: N=%u events=%llu samples=%zu (timed %zu, sleep %zu) overflow packets=%zu\n", fw,
+         n, (unsigned long long)events, samples, timed, sleeps, ovf);
+  CHECK_EQ_U(wrong, 0);
+  CHECK_EQ_U(bad_phase, 0);
+  CHECK_EQ_U(untimed_bad, 0);
+  CHECK(gap_after_ovf);
+  if (n <= 512)
+    CHECK(sleeps > 0); /* the workload sleeps 6 x ~1000 cycles */
+  if (expect_overflow) {
+    CHECK(ovf > 0);
+    CHECK(samples < events);
+  } else {
+    CHECK_EQ_U(ovf, 0);
+    CHECK_EQ_U(samples, events);
+    CHECK_EQ_U(timed, samples);
+  }
+  uint64_t lost = 0, ovfs = 0;
+  sonde_vm_swo_stats(vm, NULL, &lost, &ovfs);
+  CHECK_EQ_U(ovfs, ovf);
+  CHECK_EQ_U(lost == 0, !expect_overflow);
+  free(p);
+  sonde_vm_free(vm);
+  gt_free(&g);
+}
+
+static void test_table2_1209(void) { check_pc_sampling("dbg_pc1209", 5120, false); }
+static void test_table2_1205(void) { check_pc_sampling("dbg_pc1205", 3072, false); }
+static void test_table2_100f(void) { check_pc_sampling("dbg_pc100f", 512, false); }
+static void test_table2_1005(void) { check_pc_sampling("dbg_pc1005", 192, false); }
+static void test_table2_1003(void) { check_pc_sampling("dbg_pc1003", 128, false); }
+static void test_overflow(void) { check_pc_sampling("dbg_ovf1003", 128, true); }
+
+static void test_exception_and_data_trace(void)
+{
+  struct gt g;
+  struct sonde_vm_stop stop;
+  struct sonde_vm *vm = run_fw("dbg_excdt", &g, &stop);
+  if (!vm)
+    return;
+  uint32_t comp[2];
+  sonde_vm_read_mem(vm, 0xE0001020u, &comp[0], 4);
+  sonde_vm_read_mem(vm, 0xE0001030u, &comp[1], 4);
+  struct pkt *p = NULL;
+  size_t np = decode(g.s, g.ns, g.ts_origin, &p);
+  /* Every timed packet must be a ground-truth event at its cycle: an
+   * exception event (same number and kind), or a transfer to a traced address
+   * (same PC / address / value / size / direction). Packets lost to overflow
+   * are accounted for: matched units + lost units = ground-truth units. */
+  size_t gt_exc = 0, gt_dt = 0;
+  for (size_t i = 0; i < g.ne; i++)
+    gt_exc += g.e[i].cycle >= g.exc_on;
+  for (size_t i = 0; i < g.nx; i++)
+    gt_dt += g.x[i].cycle >= g.exc_on && /* comparators set after EXCTRCENA; not .bss zeroing */
+             ((g.x[i].addr == comp[0] && g.x[i].write) || g.x[i].addr == comp[1]);
+  size_t nexc = 0, exc_bad = 0, ndt = 0, dt_bad = 0, ovf = 0, untimed = 0;
+  uint32_t unit_pc = 0, unit_addr = 0;
+  bool have_pc = false, have_addr = false;
+  for (size_t j = 0; j < np; j++) {
+    if (p[j].kind == P_OVF)
+      ovf++;
+    if (p[j].kind != P_HW)
+      continue;
+    untimed += !p[j].timed; /* its timestamp was lost: checked by content only */
+    if (p[j].id == 1) { /* exception trace */
+      unsigned exc = p[j].value & 0x1FF, fn = (p[j].value >> 12) & 3;
+      bool ok = false;
+      for (size_t i = 0; i < g.ne && !ok; i++)
+        ok = (!p[j].timed || g.e[i].cycle == p[j].cycle) && g.e[i].exc == exc && (unsigned)g.e[i].ev == fn;
+      nexc += ok;
+      exc_bad += !ok;
+    } else if (p[j].id >= 8 && p[j].id < 16) {
+      if (p[j].id & 1) {
+        unit_addr = p[j].value;
+        have_addr = true;
+      } else {
+        unit_pc = p[j].value;
+        have_pc = true;
+      }
+    } else if (p[j].id >= 16 && p[j].id <= 23) {
+      unsigned c = (p[j].id >> 1) & 3;
+      bool write = p[j].id & 1, ok = false;
+      for (size_t i = 0; i < g.nx && !ok; i++) {
+        const struct xfer *x = &g.x[i];
+        if ((p[j].timed && x->cycle != p[j].cycle) || x->addr != comp[c] || x->write != write)
+          continue;
+        ok = x->value == p[j].value && x->size == p[j].size &&
+             (c == 0 ? have_addr && !have_pc && unit_addr == (x->addr & 0xFFFF)
+                     : have_pc && !have_addr && unit_pc == x->pc);
+      }
+      ndt += ok;
+      dt_bad += !ok;
+      have_pc = have_addr = false;
+    }
+  }
+  if (getenv("DBG_DUMP"))
+    for (size_t i = 0; i < g.ne; i++) {
+      bool f = false;
+      for (size_t j = 0; j < np && !f; j++)
+        f = p[j].kind == P_HW && p[j].id == 1 && p[j].cycle == g.e[i].cycle &&
+            (p[j].value & 0x1FF) == g.e[i].exc;
+      if (!f)
+        printf("gt exc %zu not traced: exc %u ev %d cycle %llu (on %llu)\n", i, g.e[i].exc,
+               g.e[i].ev, (unsigned long long)g.e[i].cycle, (unsigned long long)g.exc_on);
+    }
+  if (getenv("DBG_DUMP"))
+    for (size_t i = 0; i < g.nx; i++) {
+      if (!((g.x[i].addr == comp[0] && g.x[i].write) || g.x[i].addr == comp[1]))
+        continue;
+      bool f = false;
+      for (size_t j = 0; j < np && !f; j++)
+        f = p[j].kind == P_HW && p[j].id >= 16 && p[j].cycle == g.x[i].cycle;
+      if (!f)
+        printf("gt dt %zu not traced: addr %x w %d cycle %llu\n", i, g.x[i].addr, g.x[i].write,
+               (unsigned long long)g.x[i].cycle);
+    }
+  uint64_t lost = 0;
+  sonde_vm_swo_stats(vm, NULL, &lost, NULL);
+  printf("excdt: %zu/%zu exception packets, %zu/%zu data-trace units, %zu overflows, %llu "
+         "lost, %zu untimed\n", nexc, gt_exc, ndt, gt_dt, ovf, (unsigned long long)lost,
+         untimed);
+  CHECK(nexc >= 100);
+  CHECK(ndt >= 100);
+  CHECK_EQ_U(exc_bad, 0);
+  CHECK_EQ_U(dt_bad, 0);
+  CHECK(untimed < (nexc + ndt) / 4);
+  CHECK_EQ_U(nexc + ndt + lost, gt_exc + gt_dt);
+  CHECK_EQ_U(ovf > 0, lost > 0);
+  free(p);
+  sonde_vm_free(vm);
+  gt_free(&g);
+}
+
+static void test_itm_printf(void)
+{
+  struct gt g;
+  struct sonde_vm_stop stop;
+  struct sonde_vm *vm = run_fw("dbg_printf", &g, &stop);
+  if (!vm)
+    return;
+  char want[2048];
+  size_t wl = 0;
+  for (int i = 0; i < 20; i++)
+    wl += (size_t)snprintf(want + wl, sizeof want - wl, "line %d: 0x%08x %s\n", i,
+                           (unsigned)(i * 0x1234567), i & 1 ? "odd" : "even");
+  struct pkt *p = NULL;
+  size_t np = decode(g.s, g.ns, g.ts_origin, &p);
+  char got[2048];
+  size_t gl = 0, ovf = 0;
+  for (size_t j = 0; j < np; j++) {
+    if (p[j].kind == P_OVF)
+      ovf++;
+    if (p[j].kind == P_SW && p[j].id == 0 && p[j].size == 1 && gl < sizeof got - 1)
+      got[gl++] = (char)p[j].value;
+  }
+  got[gl] = 0;
+  CHECK_EQ_U(ovf, 0);
+  CHECK_EQ_U(gl, wl);
+  CHECK_EQ_STR(got, want);
+  /* The pin was the bottleneck: 480 cycles per byte at ACPR = 47, and the
+   * last byte left the pin no earlier than bytes x 480 cycles after the first. */
+  REQUIRE(g.ns > 0);
+  CHECK(g.s[g.ns - 1].start - g.s[0].start >= (uint64_t)(g.ns - 1) * 480);
+  free(p);
+  sonde_vm_free(vm);
+  gt_free(&g);
+}
+
+int main(void)
+{
+  RUN(test_table2_1209);
+  RUN(test_table2_1205);
+  RUN(test_table2_100f);
+  RUN(test_table2_1005);
+  RUN(test_table2_1003);
+  RUN(test_overflow);
+  RUN(test_exception_and_data_trace);
+  RUN(test_itm_printf);
+  sonde_machine_free(machine);
+  return check_summary();
+}

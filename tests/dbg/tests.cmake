@@ -1,0 +1,7 @@
+# Debug and trace blocks (DWT, ITM, TPIU/SWO) on firmware built from
+# firmware/dbg/ with target/cortexm/ (firmware/dbg.cmake).
+find_program(SONDE_ARM_GCC_FOR_DBG arm-none-eabi-gcc)
+if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
+  sonde_unit_test(test_dbg dbg/test_dbg.c LIBS sonde_vm LABELS firmware)
+  target_compile_definitions(test_dbg PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
+endif()
