@@ -10,6 +10,7 @@
  * pc_gap() for how a gap is divided. The file's cycles are contiguous and sum
  * to the run's total cycle count (tests/cli/run_trace.sh checks both). */
 #include "cli.h"
+#include "cmd_run_swo.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -318,6 +319,8 @@ int cmd_run(int argc, char **argv)
 {
   const char *machine_name = "cm3", *trace_pc = NULL, *trace_fmt = "bin", *trace_lsu = NULL,
              *uart_path = NULL, *gdb_spec = NULL;
+  const char *swo_path = NULL, *swo_timed = NULL, *swo_samples = NULL, *sample_rate = NULL;
+  struct run_swo *swo = NULL; /* cmd_run_swo.c */
   uint64_t max_cycles = DEFAULT_MAX_CYCLES, base = 0;
   bool stats = false, json = false, binary = false;
   const struct cli_opt opts[] = {
@@ -343,6 +346,16 @@ int cmd_run(int argc, char **argv)
       OPT_STRING(0, "gdb", "<[addr:]port>", &gdb_spec,
                  "wait for gdb on <port> (127.0.0.1 unless <addr> is given; 0 = any free "
                  "port) and let it control the run (docs/vm.md)"),
+      OPT_GROUP("SWO (the chip's ITM/DWT trace pin, docs/vm.md)"),
+      OPT_STRING(0, "swo", "<file>", &swo_path, "write the bytes of the SWO pin to <file>"),
+      OPT_STRING(0, "swo-timed", "<file>", &swo_timed,
+                 "write each SWO byte with the cycles its frame occupied on the pin "
+                 "(CSV, docs/formats.md)"),
+      OPT_STRING(0, "swo-samples", "<file>", &swo_samples,
+                 "write the SWO pin as logic-analyzer samples (one byte per sample, bit 0; "
+                 "sigrok binary), UART or Manchester per TPIU_SPPR"),
+      OPT_STRING(0, "sample-rate", "<hz>", &sample_rate,
+                 "sample rate of --swo-samples (e.g. 24M)"),
       OPT_GROUP("Statistics"),
       OPT_FLAG(0, "stats", &stats,
                "print instructions, cycles, host seconds and MIPS to stderr at the end"),
@@ -412,6 +425,12 @@ int cmd_run(int argc, char **argv)
       goto out;
   }
   sonde_vm_set_output(vm, on_output, &ctx);
+  rc = run_swo_open(vm, sonde_machine_clock_hz(machine), swo_path, swo_timed, swo_samples,
+                    sample_rate, &swo);
+  if (rc != CLI_OK) {
+    status = rc;
+    goto out;
+  }
   if (trace_pc) {
     pct_file = cli_open_output(trace_pc, pc_format == SONDE_PCTRACE_BINARY);
     if (!pct_file)
@@ -495,6 +514,10 @@ int cmd_run(int argc, char **argv)
   }
   if (ctx.lsu)
     note_err(&ctx, sonde_lsutrace_writer_finish(ctx.lsu));
+  rc = run_swo_close(swo, st.cycles);
+  swo = NULL;
+  if (rc != CLI_OK)
+    goto out;
 
   double mips = seconds > 0 ? (double)st.instructions / seconds / 1e6 : 0;
   if (json) {
@@ -544,6 +567,7 @@ int cmd_run(int argc, char **argv)
     break;
   }
 out:
+  run_swo_close(swo, 0);
   sonde_pctrace_writer_free(ctx.pct);
   sonde_lsutrace_writer_free(ctx.lsu);
   if (pct_file && cli_close_output(pct_file, trace_pc) != CLI_OK)
