@@ -9,6 +9,10 @@ set(_tb_inc ${_tb}/examples/vm ${_tb}/ports/vm ${_tb})
 sonde_firmware(tband_vm_stream SOURCES ${_tb_src} CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${_tb_inc})
 sonde_firmware(tband_vm_snapshot SOURCES ${_tb_src} CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_SNAPSHOT)
+# streamed over ITM stimulus port 0 and the SWO pin, timestamps from DWT_CYCCNT
+sonde_firmware(tband_vm_stream_itm SOURCES ${_tb_src} ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+  CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${_tb_inc} ${CMAKE_SOURCE_DIR}/target/cortexm
+  DEFINES TBAND_VM_STREAM_ITM TBAND_VM_USE_DWT)
 sonde_firmware(tband_vm_stream_basepri SOURCES ${_tb_src} CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${_tb_inc}
   DEFINES "TBAND_CM_CRITICAL_BASEPRI=0x80")
 sonde_firmware(tband_vm_bench_snapshot SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}

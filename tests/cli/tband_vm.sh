@@ -1,6 +1,6 @@
 #!/bin/bash
 # The tracer on the virtual Cortex-M (firmware/tband.cmake): the bare-metal
-# demo streamed over the UART and as a snapshot; the decoded traces must match
+# demo streamed over the UART, over ITM/SWO, and as a snapshot; the decoded traces must match
 # what the firmware did (its own counts, traced as value markers 90/91) and
 # what the VM saw (the number of exceptions it took).
 set -u
@@ -14,7 +14,16 @@ trap 'rm -rf "$W"' EXIT
 check_demo() { # <name> <elf>
   local n=$1 elf=$2
   [ -f "$elf" ] || { bad "$n: firmware $elf not built"; return; }
-  "$SONDE" run --machine cm3 --uart "$W/$n.bin" --json "$elf" 2>"$W/$n.stats" >/dev/null; rc=$?
+  if [ "$n" = itm ]; then
+    # ITM stimulus port 0 over the SWO pin: sonde itm decodes the packets, and
+    # the port-0 payload bytes become hex text for sonde tband
+    "$SONDE" run --machine cm3 --swo "$W/$n.swo" --json "$elf" 2>"$W/$n.stats" >/dev/null; rc=$?
+    "$SONDE" itm --format csv "$W/$n.swo" |
+      awk -F, '$3 == "sw" && $4 == 0 { for (i = 0; i < $5; i++) printf "%02x ", int($6 / 2^(8 * i)) % 256 }' >"$W/$n.bin"
+    [ -s "$W/$n.bin" ] && ok || bad "itm: no port-0 payload in the SWO stream"
+  else
+    "$SONDE" run --machine cm3 --uart "$W/$n.bin" --json "$elf" 2>"$W/$n.stats" >/dev/null; rc=$?
+  fi
   [ $rc -eq 0 ] && ok || bad "$n: sonde run exit $rc: $(cat "$W/$n.stats")"
   "$SONDE" tband dump --format json "$W/$n.bin" >"$W/$n.json" 2>"$W/$n.err" && ok || bad "$n: dump: $(cat "$W/$n.err")"
   local jobs isrs vm_exc
@@ -38,6 +47,7 @@ check_demo() { # <name> <elf>
 check_demo stream "$F/tband_vm_stream.elf"
 check_demo snapshot "$F/tband_vm_snapshot.elf"
 check_demo basepri "$F/tband_vm_stream_basepri.elf"   # BASEPRI instead of PRIMASK critical sections
+check_demo itm "$F/tband_vm_stream_itm.elf"           # ITM port 0 over SWO, DWT_CYCCNT timestamps
 # the snapshot starts with the metadata buffer, then the buffer's core_id
 sed -n 6p "$W/snapshot.json" | grep -q '"evt":"core_id"' && ok || bad "snapshot: core_id after the metadata"
 

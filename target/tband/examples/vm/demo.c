@@ -10,6 +10,9 @@
  *   sonde tband conv --mode bare-metal -o demo.perfetto-trace trace.bin */
 #include "sonde_fw.h"
 #include "tband.h"
+#ifdef TBAND_VM_STREAM_ITM
+#include "cm_trace.h" /* target/cortexm: TPIU/SWO setup */
+#endif
 
 #define JOBS 40
 #define ISR_SYSTICK 15 /* exception number */
@@ -25,8 +28,11 @@ void SysTick_Handler(void)
 
 static void uart_write(const uint8_t *p, size_t n)
 {
-  for (size_t i = 0; i < n; i++)
-    TBAND_CM_STREAM_UART_PUTC(p[i]);
+  for (size_t i = 0; i < n; i++) {
+    while (!(TBAND_VM_REG(TBAND_VM_UART0_BASE + 0x04u) & 1u)) { /* TXE */
+    }
+    TBAND_VM_REG(TBAND_VM_UART0_BASE + 0x00u) = p[i];
+  }
 }
 
 static __attribute__((unused)) uint32_t work(uint32_t x)
@@ -56,6 +62,13 @@ static __attribute__((unused)) uint32_t work(uint32_t x)
 int main(void)
 {
   tband_vm_init();
+#ifdef TBAND_VM_STREAM_ITM
+  cm_tpiu_swo(0, 1);          /* SWO at the full trace clock, NRZ, no formatter */
+  cm_itm_setup(1u, 0, 0, 0);  /* stimulus port 0 only, no timestamps/sync/hw packets */
+#endif
+#if defined(TBAND_VM_STREAM_ITM) || defined(TBAND_VM_USE_DWT)
+  tband_cm_init();            /* DWT_CYCCNT on, ITM port 0 enabled */
+#endif
   tband_init();
 #ifdef TBAND_DEMO_SNAPSHOT
   tband_trigger_snapshot();
