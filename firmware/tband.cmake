@@ -21,6 +21,12 @@ sonde_firmware(tband_vm_bench_snapshot SOURCES ${_tb_src} CORE m4f MACHINE cm4f 
 # conversion); only the cycle counts of this one are meaningful
 sonde_firmware(tband_vm_bench_snapshot_rawts SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_SNAPSHOT TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=100000000u)
+# with the real DWT_CYCCNT, and streaming over ITM/SWO
+sonde_firmware(tband_vm_bench_snapshot_dwt SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
+  DEFINES TBAND_DEMO_SNAPSHOT TBAND_DEMO_BENCH TBAND_VM_USE_DWT TBAND_CM_CPU_HZ=64000000u)
+sonde_firmware(tband_vm_bench_stream_itm SOURCES ${_tb_src} ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+  CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc} ${CMAKE_SOURCE_DIR}/target/cortexm
+  DEFINES TBAND_DEMO_BENCH TBAND_VM_STREAM_ITM TBAND_VM_USE_DWT TBAND_CM_CPU_HZ=64000000u)
 sonde_firmware(tband_vm_bench_stream SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u)
 sonde_firmware(tband_vm_postmortem SOURCES ${_tb}/examples/vm/postmortem.c ${_tb}/tband_core.c
