@@ -1,8 +1,9 @@
 /* tband_port.h for Sonde's virtual Cortex-M (docs/vm.md): the Cortex-M port
- * with the VM's demo peripherals. Until the VM models DWT_CYCCNT, the cycle
- * source is TIMER0 run as a free-running 32-bit cycle counter (tband_vm_init
- * starts it); streaming goes to UART0 (`sonde run --uart FILE` records it)
- * unless TBAND_VM_STREAM_ITM is defined.
+ * with the VM's demo peripherals. By default the cycle source is TIMER0 run
+ * as a free-running 32-bit cycle counter (tband_vm_init starts it) and
+ * streaming goes to UART0 (`sonde run --uart FILE` records it);
+ * TBAND_VM_USE_DWT selects DWT_CYCCNT and TBAND_VM_STREAM_ITM ITM port 0
+ * (`sonde run --swo FILE`), as on silicon (call tband_cm_init() then).
  *   TBAND_CM_CPU_HZ   the machine's clock (cm3: 48 MHz, cm4f: 64 MHz), required */
 #ifndef TBAND_VM_PORT_H
 #define TBAND_VM_PORT_H
