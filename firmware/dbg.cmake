@@ -17,3 +17,11 @@ sonde_firmware(dbg_excdt SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cort
 sonde_firmware(dbg_printf SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
                CORE m3 MACHINE cc2650 OPT -O2 DEFINES PRINTF=1 ACPR=47
                INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
+# Benchmark images (docs/benchmarks.md): the same workload, long, with PC
+# sampling every 128 cycles + exception trace at 48 Mbaud, and with no trace.
+sonde_firmware(dbg_bench_on SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               CORE m3 MACHINE cc2650 OPT -O2 DEFINES CTRL13=0x1003 EXC=1 ACPR=0 REPS=3000
+               INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
+sonde_firmware(dbg_bench_off SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               CORE m3 MACHINE cc2650 OPT -O2 DEFINES ACPR=0 REPS=3000
+               INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)

@@ -7,7 +7,8 @@
  *   CTRL13    DWT_CTRL[12:0] for PC sampling (0: off)
  *   EXC       exception trace on
  *   DT        data-trace comparators on `watched`
- *   PRINTF    ITM printf lines on port 0 */
+ *   PRINTF    ITM printf lines on port 0
+ *   REPS      workload rounds */
 #include "cm_trace.h"
 #include "sonde_fw.h"
 
@@ -16,6 +17,9 @@
 #endif
 #ifndef CTRL13
 #define CTRL13 0
+#endif
+#ifndef REPS
+#define REPS 6 /* workload rounds (the benchmark images use more) */
 #endif
 
 volatile uint32_t ticks;
@@ -66,7 +70,7 @@ int main(void)
   for (int i = 0; i < 20; i++)
     cm_itm_printf(0, "line %d: 0x%08x %s\n", i, (unsigned)(i * 0x1234567), i & 1 ? "odd" : "even");
 #else
-  for (int r = 0; r < 6; r++) {
+  for (int r = 0; r < REPS; r++) {
     sink = work(2000);
     sonde_wfi(); /* sleeps until the next SysTick */
   }
