@@ -236,7 +236,11 @@ void vm_dbg_transfer(struct sonde_vm *vm, uint32_t pc, uint32_t addr, unsigned s
       if ((f == 0xF) != write)
         continue;
       want_pc = !er; want_addr = er; want_data = true; break;
-    default: continue; /* 5-7 watchpoints, 9-11 ETM triggers: MATCHED only */
+    case 5: case 6: case 7: /* watchpoint debug event (C1.8.5): halt or DebugMonitor */
+      if (f == 7 || (f == 6) == write)
+        vm_dbgh_watchpoint(vm); /* DFSR.DWTTRAP (dbg_halt.c) */
+      continue;
+    default: continue; /* 9-11 ETM triggers: MATCHED only */
     }
     /* The packets of one match enter the FIFO together (one timestamp). */
     uint8_t b[13];

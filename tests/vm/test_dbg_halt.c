@@ -257,6 +257,29 @@ static void test_bkpt_default(void)
   sonde_vm_free(vm);
 }
 
+static void test_dwt_watchpoint(void)
+{
+  /* DWT comparator 0, FUNCTION 6 (write watchpoint) on 0x20000100: with
+   * C_DEBUGEN the core halts after the store, DFSR.DWTTRAP (C1.8.5). */
+  struct sonde_vm *vm = make_vm("cm3");
+  REQUIRE(vm);
+  static const uint16_t code[] = {0x4902, 0x2007, 0x6008, 0x6808, 0x6008, 0xE7FE,
+                                  0x0100, 0x2000}; /* ldr r1,=0x20000100; movs r0,#7;
+                                                      str r0,[r1]; ldr r0,[r1]; str; b . */
+  sonde_vm_write_mem(vm, 0x100, code, sizeof code);
+  wr(vm, DEMCR, 1u << 24); /* TRCENA */
+  wr(vm, DHCSR, KEY | 1);
+  wr(vm, 0xE0001020, 0x20000100); /* DWT_COMP0 */
+  wr(vm, 0xE0001024, 0);          /* DWT_MASK0 */
+  wr(vm, 0xE0001028, 6);          /* DWT_FUNCTION0: write */
+  struct sonde_vm_stop s = run(vm, 1000);
+  CHECK_EQ_I(s.reason, SONDE_VM_STOP_BREAKPOINT);
+  CHECK_EQ_U(reg(vm, 15), 0x106); /* after the first str */
+  CHECK_EQ_U(rd(vm, DFSR), 4);    /* DWTTRAP */
+  CHECK_EQ_U(rd(vm, 0x20000100), 7);
+  sonde_vm_free(vm);
+}
+
 int main(void)
 {
   RUN(test_fpb_v1);
@@ -265,6 +288,7 @@ int main(void)
   RUN(test_debug_monitor);
   RUN(test_vector_catch);
   RUN(test_bkpt_default);
+  RUN(test_dwt_watchpoint);
   sonde_machine_free(machine);
   return check_summary();
 }
