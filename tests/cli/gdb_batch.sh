@@ -81,5 +81,17 @@ if [ $rc -eq 1 ]; then ok; else bad "session 2 (killed): sonde exit $rc, expecte
 expect "$TMP/gdb2.out" '$1 = 1.5' '$2 = 1' '$3 = 0x0' '$4 = 0x12345678' '$5 = 0x12345678'
 [ $fail -eq 0 ] || { echo "--- gdb output:"; cat "$TMP/gdb2.out"; }
 
+# ---- session 3: load (X/M writes to flash), compare-sections, detach -------
+start_server cm4f "$FW/gdb_demo_m4f.elf" || exit 1
+timeout 40 gdb-multiarch -batch -nx -ex 'set confirm off' \
+  -ex "target remote 127.0.0.1:$PORT" -ex 'load' -ex 'compare-sections' \
+  -ex 'print $pc == Reset_Handler' -ex 'detach' "$FW/gdb_demo_m4f.elf" > "$TMP/gdb3.out" 2>&1
+wait $SRV; rc=$?
+if [ $rc -eq 42 ]; then ok; else bad "session 3 (detached): sonde exit $rc, expected 42"; fi
+expect "$TMP/gdb3.out" '$1 = 1' '[Inferior 1 (Remote target) detached]'
+grep -q '^Section .text, range 0x[0-9a-f]* -- 0x[0-9a-f]*: matched\.$' "$TMP/gdb3.out" && ok || bad "compare-sections .text"
+grep -q 'MIS-MATCHED' "$TMP/gdb3.out" && bad "compare-sections mismatch" || ok
+[ $fail -eq 0 ] || { echo "--- gdb output:"; cat "$TMP/gdb3.out"; }
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
