@@ -146,6 +146,7 @@ bool vm_dbgh_service(struct sonde_vm *vm, bool pre)
   if (pre) {
     vm->attention &= ~(uint32_t)VM_ATTN_DEBUG;
     d->taken0 = vm->sys.exceptions_taken;
+    d->resetting = vm->sys.reset_request;
     if ((d->dhcsr & DHCSR_C_DEBUGEN) && (d->dhcsr & DHCSR_C_HALT)) {
       halt(vm, DFSR_HALTED, SONDE_VM_STOP_HALT); /* a halt request (C_HALT) */
       return true;
@@ -162,7 +163,13 @@ bool vm_dbgh_service(struct sonde_vm *vm, bool pre)
     }
     return false;
   }
-  /* After the service: exception entries it made, then arm a step. */
+  /* After the service: a reset (VC_CORERESET halts on the reset vector's first
+   * instruction), exception entries it made, then arm a step. */
+  if (d->resetting && (d->dhcsr & DHCSR_C_DEBUGEN) && (d->demcr & DEMCR_VC_CORERESET)) {
+    d->resetting = false;
+    halt(vm, DFSR_VCATCH, SONDE_VM_STOP_BREAKPOINT);
+    return true;
+  }
   if ((d->dhcsr & DHCSR_C_DEBUGEN) && vm->sys.exceptions_taken != d->taken0 &&
       vector_caught(vm, c->ipsr & 0x1FF)) {
     halt(vm, DFSR_VCATCH, SONDE_VM_STOP_BREAKPOINT);

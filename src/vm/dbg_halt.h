@@ -55,6 +55,7 @@ struct vm_dbgh {
   bool mon_stepping;     /* MON_STEP: one instruction, then DebugMonitor */
   uint64_t step_instret; /* instret when the step began */
   uint64_t taken0;       /* exceptions_taken at the start of the service */
+  bool resetting;        /* a system reset is taken in this service call */
   /* FPB (dbg_fpb.c) */
   bool fp_enable;
   bool fp_v2;            /* ARMv8-M FPB (BPADDR[31:1] | BE) */

@@ -241,6 +241,23 @@ static void test_vector_catch(void)
   CHECK_EQ_U(reg(vm, 15), 0x1030);
   CHECK_EQ_U(rd(vm, DFSR), 8); /* VCATCH */
   sonde_vm_free(vm);
+
+  /* VC_CORERESET: a system reset (AIRCR.SYSRESETREQ) halts on the reset
+   * vector's first instruction; the debug registers survive the reset */
+  vm = make_vm("cm3");
+  REQUIRE(vm);
+  wr(vm, DHCSR, KEY | 1);
+  wr(vm, DEMCR, 1u << 0);
+  s = run(vm, 10); /* run a little, away from the reset vector */
+  CHECK_EQ_U(reg(vm, 15), 0x10A);
+  wr(vm, 0xE000ED0C, 0x05FA0004);
+  s = run(vm, 1000);
+  CHECK_EQ_I(s.reason, SONDE_VM_STOP_BREAKPOINT);
+  CHECK_EQ_U(reg(vm, 15), 0x100);
+  CHECK_EQ_U(reg(vm, 0), 0);
+  CHECK_EQ_U(rd(vm, DFSR), 8);
+  CHECK_EQ_U(rd(vm, DEMCR), 1);
+  sonde_vm_free(vm);
 }
 
 static void test_bkpt_default(void)
