@@ -295,7 +295,10 @@ static int run_gdb(struct sonde_vm *vm, const char *spec, uint64_t max_cycles,
                      rc == SONDE_E_IO ? strerror(errno) : sonde_strerror(rc));
   fprintf(stderr, "sonde: gdb server listening on %s:%u\n", addr, sonde_gdb_port(g));
   fflush(stderr);
+  /* Ctrl-C on sonde ends it (gdb interrupts the target with its own Ctrl-C). */
+  void (*old_sigint)(int) = signal(SIGINT, SIG_DFL);
   rc = sonde_gdb_serve(g, max_cycles, 5000, stop); /* drop a client stalled 5 s in a packet */
+  signal(SIGINT, old_sigint);
   if (rc < 0)
     cli_error("run: --gdb: %s", sonde_gdb_error_detail(g));
   sonde_gdb_free(g);
