@@ -10,3 +10,5 @@ if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
 endif()
 # The SWO pin's sample renderer against the SWO line decoder of src/swo.
 sonde_unit_test(test_dbg_pin dbg/test_dbg_pin.c LIBS sonde_vm sonde_swo)
+# Register-level tests of the DWT/ITM/TPIU (no firmware build needed).
+sonde_unit_test(test_dbg_regs dbg/test_dbg_regs.c LIBS sonde_vm)

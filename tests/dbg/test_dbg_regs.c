@@ -1,0 +1,154 @@
+/* Register-level tests of the DWT, ITM and TPIU (ARMv7-M ARM C1.7, C1.8,
+ * C1.10) through the debugger's view of the bus, with a one-instruction
+ * firmware (`b .`) running: reset values, NUMCOMP, CYCCNT counting and
+ * writes, POSTCNT read back, CYCEVTENA event packets every
+ * (POSTPRESET+1)*64 cycles, the ITM lock, and no debug blocks on ARMv6-M. */
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sonde/vm.h"
+
+static uint8_t swo[4096];
+static uint64_t swo_cycle[4096];
+static size_t nswo;
+
+static int on_swo(void *ctx, const struct sonde_vm_swo_byte *b)
+{
+  (void)ctx;
+  if (nswo < sizeof swo) {
+    swo_cycle[nswo] = b->start_cycle;
+    swo[nswo++] = b->byte;
+  }
+  return 0;
+}
+
+static uint32_t rd(struct sonde_vm *vm, uint32_t a)
+{
+  uint32_t v = 0xDEADBEEF;
+  CHECK_EQ_I(sonde_vm_read_mem(vm, a, &v, 4), 0);
+  return v;
+}
+
+static void wr(struct sonde_vm *vm, uint32_t a, uint32_t v)
+{
+  CHECK_EQ_I(sonde_vm_write_mem(vm, a, &v, 4), 0);
+}
+
+static struct sonde_vm *new_vm(const char *mname, struct sonde_machine **m)
+{
+  struct sonde_vm *vm = NULL;
+  if (sonde_machine_builtin(mname, m) != 0 || sonde_vm_new(*m, &vm) != 0)
+    abort();
+  /* vector table: SP, reset = 0x9; at 0x8: b . (0xE7FE) */
+  static const uint32_t img[3] = {0x20001000u, 0x9u, 0xE7FEu};
+  if (sonde_vm_load_binary(vm, img, sizeof img, 0) != 0)
+    abort();
+  sonde_vm_reset(vm);
+  return vm;
+}
+
+static void test_reset_values(void)
+{
+  struct sonde_machine *m;
+  struct sonde_vm *vm = new_vm("cm3", &m);
+  CHECK_EQ_U(rd(vm, 0xE0001000u), 0x40000000u); /* NUMCOMP = 4 */
+  CHECK_EQ_U(rd(vm, 0xE0001004u), 0);
+  CHECK_EQ_U(rd(vm, 0xE0000FB4u), 3);           /* ITM LSR: SLI, SLK (locked) */
+  CHECK_EQ_U(rd(vm, 0xE0000E80u), 0);
+  CHECK_EQ_U(rd(vm, 0xE00400F0u), 1);           /* TPIU SPPR: Manchester */
+  CHECK_EQ_U(rd(vm, 0xE0040304u), 0x102u);      /* FFCR */
+  CHECK_EQ_U(rd(vm, 0xE0040004u), 1);           /* CSPSR */
+  CHECK_EQ_U(rd(vm, 0xE0000FE0u), 0x01);        /* ITM PID0 */
+  CHECK_EQ_U(rd(vm, 0xE0001FE0u), 0x02);        /* DWT PID0 */
+  wr(vm, 0xE0040010u, 0xFFFFFFFFu);
+  CHECK_EQ_U(rd(vm, 0xE0040010u), 0x1FFFu);     /* ACPR: 13 bits */
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
+static void test_cyccnt(void)
+{
+  struct sonde_machine *m;
+  struct sonde_vm *vm = new_vm("cm3", &m);
+  struct sonde_vm_stop st;
+  wr(vm, 0xE0001000u, 1); /* CYCCNTENA without TRCENA: does not count */
+  sonde_vm_run(vm, 1000, &st);
+  CHECK_EQ_U(rd(vm, 0xE0001004u), 0);
+  struct sonde_vm_stats s;
+  sonde_vm_get_stats(vm, &s);
+  uint64_t c1 = s.cycles; /* runs stop at the first boundary at or after the limit */
+  wr(vm, 0xE000EDFCu, 1u << 24); /* DEMCR.TRCENA: counting starts now */
+  CHECK_EQ_U(rd(vm, 0xE000EDFCu), 1u << 24);
+  sonde_vm_run(vm, 3000, &st);
+  sonde_vm_get_stats(vm, &s);
+  uint64_t c2 = s.cycles;
+  CHECK_EQ_U(rd(vm, 0xE0001004u), (uint32_t)(c2 - c1));
+  wr(vm, 0xE0001004u, 0xFFFFFF00u); /* writable; wraps */
+  sonde_vm_run(vm, c2 + 0x200, &st);
+  sonde_vm_get_stats(vm, &s);
+  uint64_t c3 = s.cycles;
+  CHECK_EQ_U(rd(vm, 0xE0001004u), (uint32_t)(0xFFFFFF00u + (c3 - c2)));
+  wr(vm, 0xE0001000u, 0); /* stop */
+  sonde_vm_run(vm, c3 + 0x400, &st);
+  CHECK_EQ_U(rd(vm, 0xE0001004u), (uint32_t)(0xFFFFFF00u + (c3 - c2)));
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
+/* CYCEVTENA: an event-counter packet (0x05 0x20) every (POSTPRESET+1)*64
+ * cycles; POSTINIT sets the phase; CTRL[8:5] reads back POSTCNT. */
+static void test_cycevt(void)
+{
+  struct sonde_machine *m;
+  struct sonde_vm *vm = new_vm("cm3", &m);
+  nswo = 0;
+  sonde_vm_set_swo(vm, on_swo, NULL);
+  struct sonde_vm_stop st;
+  wr(vm, 0xE000EDFCu, 1u << 24);
+  wr(vm, 0xE0000FB0u, 0xC5ACCE55u);
+  wr(vm, 0xE0000E80u, 0x10009u); /* ITMENA, TXENA, no timestamps */
+  wr(vm, 0xE0040010u, 0);          /* 10 cycles per byte */
+  struct sonde_vm_stats s;
+  sonde_vm_get_stats(vm, &s);
+  uint64_t t0 = s.cycles;
+  wr(vm, 0xE0001004u, 0);
+  /* POSTPRESET = 2, POSTINIT = 1, CYCEVTENA, CYCCNTENA */
+  wr(vm, 0xE0001000u, (1u << 22) | (1u << 5) | (2u << 1) | 1u);
+  CHECK_EQ_U((rd(vm, 0xE0001000u) >> 5) & 0xF, 1);
+  sonde_vm_run(vm, t0 + 64 + 10, &st); /* past the first tap: POSTCNT 1 -> 0 */
+  CHECK_EQ_U((rd(vm, 0xE0001000u) >> 5) & 0xF, 0);
+  sonde_vm_run(vm, t0 + 2000, &st);
+  /* events at taps 2, 5, 8, ... after t0: cycles t0 + 128 + 192k */
+  size_t n = 0;
+  for (size_t i = 0; i + 1 < nswo; i += 2) {
+    CHECK_EQ_U(swo[i], 0x05);
+    CHECK_EQ_U(swo[i + 1], 0x20);
+    CHECK_EQ_U(swo_cycle[i], t0 + 128 + 192 * n);
+    n++;
+  }
+  CHECK_EQ_U(n, (2000 - 128) / 192 + 1);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
+static void test_no_trace_on_v6m(void)
+{
+  struct sonde_machine *m;
+  struct sonde_vm *vm = new_vm("cm0plus", &m);
+  uint32_t v;
+  CHECK(sonde_vm_read_mem(vm, 0xE0001000u, &v, 4) != 0); /* no DWT trace unit mapped */
+  CHECK(sonde_vm_read_mem(vm, 0xE0000E80u, &v, 4) != 0);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
+int main(void)
+{
+  RUN(test_reset_values);
+  RUN(test_cyccnt);
+  RUN(test_cycevt);
+  RUN(test_no_trace_on_v6m);
+  return check_summary();
+}
