@@ -152,7 +152,8 @@ void vm_dbg_update_observe(struct sonde_vm *vm)
                               DWT_CTRL_FOLDEVTENA)));
   vm->dbg_observe = obs;
   bool was = vm->hooked;
-  vm->hooked = obs || vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception;
+  vm->hooked = obs || vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception ||
+               vm->mtb_observe; /* MTB (dbg_mtb.c) */
   if (vm->hooked && !was)
     vm->event_cycle = 0; /* leave the plain loop at the next boundary */
 }

@@ -82,6 +82,8 @@ static void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned e
     vm->hooks.exception(vm->hooks.ctx, vm->cpu.cycles, ev, exc);
   if (vm->dbg)
     vm_dbg_exception(vm, ev, exc); /* exception trace, EXCCNT (dbg_dwt.c) */
+  if (vm->mtb_observe)
+    vm_mtb_exception(vm, ev, exc); /* MTB entry/return packets (dbg_mtb.c) */
 }
 
 /* ---- timed events ---------------------------------------------------------- */

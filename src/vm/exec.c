@@ -867,6 +867,8 @@ retire:
                         x.tx.t[i].write, start + (i + 1 < x.cycles ? i + 1 : x.cycles - 1));
       vm_dbg_retire(vm, pc, start, x.cycles, x.tx.n);
     }
+    if (vm->mtb_observe) /* non-sequential PC changes (dbg_mtb.c) */
+      vm_mtb_retire(vm, pc);
   }
   if (VM_UNLIKELY(x.exc_ret | x.post)) {
     if (x.exc_ret)

@@ -68,6 +68,8 @@ int sonde_vm_new(const struct sonde_machine *m, struct sonde_vm **out)
   }
   if (rc == 0)
     rc = vm_dbg_create(vm); /* DWT, ITM, TPIU (dbg_dwt.c); before vm_dbgh_init */
+  if (rc == 0)
+    rc = vm_mtb_create(vm); /* MTB when the machine has one (dbg_mtb.c) */
   for (unsigned i = 0; i < m->nperiph && rc == 0; i++) {
     rc = vm_periph_create(vm, &m->periph[i]);
     if (rc < 0)
@@ -93,6 +95,7 @@ void sonde_vm_free(struct sonde_vm *vm)
     free(vm->periph[i]);
   vm_dbgh_free(vm);
   vm_dbg_free(vm);
+  vm_mtb_free(vm);
   vm_bus_free(&vm->bus);
   free(vm);
 }
@@ -293,5 +296,6 @@ void sonde_vm_set_hooks(struct sonde_vm *vm, const struct sonde_vm_hooks *hooks)
     vm->hooks = *hooks;
   else
     memset(&vm->hooks, 0, sizeof vm->hooks);
-  vm->hooked = vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception || vm->dbg_observe;
+  vm->hooked = vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception || vm->dbg_observe ||
+               vm->mtb_observe;
 }

@@ -26,6 +26,7 @@
 #include "cpu.h"
 #include "dbg.h"
 #include "dbg_halt.h"
+#include "mtb.h"
 #include "sys.h"
 
 /* Reasons for the CPU to leave its fast loop at the next instruction boundary. */
@@ -65,6 +66,8 @@ struct sonde_vm {
   struct vm_dbgh *dbgh;      /* halting debug, DebugMonitor, FPB (dbg_halt.h) */
   struct vm_dbg *dbg;        /* DWT, ITM, TPIU, SWO (dbg.h); NULL on ARMv6-M */
   bool dbg_observe;          /* the debug blocks need the hooked path (dbg.h) */
+  struct vm_mtb *mtb;        /* Micro Trace Buffer (mtb.h); NULL without one */
+  bool mtb_observe;          /* MTB enabled: the hooked path feeds it (dbg_mtb.c) */
   unsigned nperiph;
 };
 

@@ -1,0 +1,201 @@
+/* Micro Trace Buffer (MTB) of the virtual Cortex-M.
+ *
+ * Implements the programmers' model of the ARM CoreSight MTB-M0+ TRM
+ * (DDI 0486B) 3.3 — POSITION (POINTER[31:3], WRAP[2]), MASTER (EN[31],
+ * HALTREQ[9], TSTOPEN[6], TSTARTEN[5], MASK[4:0]), FLOW (WATERMARK[31:3],
+ * AUTOHALT[1], AUTOSTOP[0]), BASE (read-only) — and the Cortex-M33 MTB layout
+ * (Cortex-M33 TRM 100230, MTB chapter) with TSTART/TSTOP/SECURE at
+ * 0x010/0x014/0x018.
+ *
+ * Trace packets (MTB-M0+ TRM 3.2): 8 bytes per non-sequential PC change,
+ * word 0 = source address | A-bit (1: the change came from an exception
+ * entry or return, not a branch), word 1 = destination | S-bit (1: the first
+ * packet since tracing started). Exception return writes two packets:
+ * (return instruction -> EXC_RETURN) then (EXC_RETURN|A -> return address).
+ * Packets go to SRAM at BASE + POINTER; POINTER advances by 8 and only its
+ * bits below MASK+4 change, so the buffer is a circle of 2^(MASK+4) bytes;
+ * the carry out of those bits sets POSITION.WRAP. When POINTER reaches
+ * FLOW.WATERMARK, AUTOSTOP clears MASTER.EN and AUTOHALT sets MASTER.HALTREQ
+ * (the core halts: the run stops with SONDE_VM_STOP_BREAKPOINT).
+ *
+ * The VM observes instructions only on its hooked path, so MASTER.EN sets
+ * vm->mtb_observe, which makes vm->hooked true (vm.c, dbg_dwt.c). */
+#include "machine.h"
+#include "vm_internal.h"
+
+#include <stdlib.h>
+
+static void update_observe(struct sonde_vm *vm)
+{
+  struct vm_mtb *m = vm->mtb;
+  bool was = vm->hooked;
+  vm->mtb_observe = m && (m->master & MTB_MASTER_EN);
+  vm->hooked = vm->mtb_observe || vm->dbg_observe || vm->hooks.retire || vm->hooks.transfer ||
+               vm->hooks.exception;
+  if (vm->hooked && !was)
+    vm->event_cycle = 0; /* leave the plain loop at the next boundary */
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
+}
+
+/* Write one packet at POSITION and advance it (MTB-M0+ TRM 3.3.1). */
+static void emit(struct sonde_vm *vm, uint32_t src, bool abit, uint32_t dst)
+{
+  struct vm_mtb *m = vm->mtb;
+  if (!(m->master & MTB_MASTER_EN))
+    return;
+  uint32_t ptr = m->position & ~7u;
+  uint32_t off = ptr & (m->sram_size - 1);
+  put32(m->sram + off, (src & ~1u) | (abit ? 1u : 0u));
+  put32(m->sram + off + 4, (dst & ~1u) | (m->start_pending ? 1u : 0u));
+  m->start_pending = false;
+  m->packets++;
+  uint32_t mask = m->master & MTB_MASTER_MASK;
+  uint32_t span = mask >= 27 ? 0xFFFFFFF8u : ((1u << (mask + 4)) - 1) & ~7u;
+  uint32_t low = (ptr & span) + 8;
+  uint32_t wrap = (low & ~span) ? MTB_POSITION_WRAP : 0;
+  ptr = (ptr & ~span) | (low & span);
+  m->position = ptr | (m->position & MTB_POSITION_WRAP) | wrap;
+  if (ptr == (m->flow & ~7u) && (m->flow & (MTB_FLOW_AUTOSTOP | MTB_FLOW_AUTOHALT))) {
+    if (m->flow & MTB_FLOW_AUTOSTOP) {
+      m->master &= ~MTB_MASTER_EN;
+      update_observe(vm);
+    }
+    if (m->flow & MTB_FLOW_AUTOHALT) {
+      m->master |= MTB_MASTER_HALTREQ;
+      vm_request_stop(vm, SONDE_VM_STOP_BREAKPOINT);
+    }
+  }
+}
+
+void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc)
+{
+  struct vm_mtb *m = vm->mtb;
+  uint32_t next = vm->cpu.r[15];
+  uint16_t hw = 0;
+  vm_bus_debug_read(vm, &vm->bus, pc, &hw, 2);
+  unsigned size = ((hw >> 11) >= 0x1D) ? 4 : 2; /* 0b11101/0b11110/0b11111: 32-bit */
+  m->last_pc = pc;
+  if (next >= 0xF0000000u) { /* EXC_RETURN: the first of the two return packets */
+    emit(vm, pc, false, next);
+    m->exc_return = next;
+  } else if ((next & ~1u) != pc + size) {
+    emit(vm, pc, false, next);
+  }
+}
+
+void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
+{
+  (void)exc;
+  struct vm_mtb *m = vm->mtb;
+  uint32_t pc = vm->cpu.r[15];
+  if (ev == SONDE_VM_EXC_ENTER) {
+    /* Tail-chaining: the source is the EXC_RETURN the handler branched to. */
+    uint32_t src = m->exc_return ? m->exc_return : m->last_pc;
+    m->exc_return = 0;
+    emit(vm, src, true, pc);
+    m->last_pc = pc;
+  } else if (ev == SONDE_VM_EXC_RETURN) {
+    emit(vm, m->exc_return, true, pc);
+    m->exc_return = 0;
+  }
+}
+
+static int mtb_read(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned size,
+                    uint32_t *value, bool debug)
+{
+  (void)vm;
+  (void)debug;
+  struct vm_mtb *m = ctx;
+  uint32_t v = 0;
+  switch (offset & ~3u) {
+  case 0x000: v = m->position; break;
+  case 0x004: v = m->master; break;
+  case 0x008: v = m->flow; break;
+  case 0x00C: v = m->sram_base; break;
+  case 0x010: v = m->m33 ? m->tstart : 0; break;
+  case 0x014: v = m->m33 ? m->tstop : 0; break;
+  case 0x018: v = m->m33 ? m->secure : 0; break;
+  default: v = 0; break; /* CoreSight ID registers: not modelled (read as zero) */
+  }
+  v >>= 8 * (offset & 3);
+  *value = size == 4 ? v : v & ((1u << (8 * size)) - 1);
+  return VM_BUS_OK;
+}
+
+static int mtb_write(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned size,
+                     uint32_t value, bool debug)
+{
+  (void)debug;
+  struct vm_mtb *m = ctx;
+  if (size != 4 || (offset & 3))
+    return VM_BUS_OK; /* the SFRs take word writes only */
+  switch (offset) {
+  case 0x000: m->position = value & ~3u; break;
+  case 0x004: {
+    bool was = m->master & MTB_MASTER_EN;
+    m->master = value & (MTB_MASTER_EN | MTB_MASTER_HALTREQ | (1u << 8) | (1u << 7) |
+                         MTB_MASTER_TSTOPEN | MTB_MASTER_TSTARTEN | MTB_MASTER_MASK);
+    if (!was && (m->master & MTB_MASTER_EN))
+      m->start_pending = true;
+    update_observe(vm);
+    break;
+  }
+  case 0x008: m->flow = value & ~4u; break;
+  case 0x010: if (m->m33) m->tstart = value; break;
+  case 0x014: if (m->m33) m->tstop = value; break;
+  case 0x018: if (m->m33) m->secure = value; break;
+  default: break;
+  }
+  return VM_BUS_OK;
+}
+
+static const struct vm_device_ops mtb_ops = {"mtb", mtb_read, mtb_write};
+
+int vm_mtb_create(struct sonde_vm *vm)
+{
+  const struct sonde_machine *mach = vm->machine;
+  if (!mach->has_mtb)
+    return 0;
+  if (mach->mtb_size < 16 || (mach->mtb_size & (mach->mtb_size - 1)) || (mach->mtb_base & 7))
+    return sonde_diag_set(&vm->diag, SONDE_E_RANGE,
+                          "machine '%s': mtb: the buffer size must be a power of two >= 16 "
+                          "and its base 8-byte aligned", mach->name);
+  struct vm_mtb *m = calloc(1, sizeof *m);
+  if (!m)
+    return SONDE_E_NOMEM;
+  m->m33 = vm->core == SONDE_VM_CORE_M33;
+  m->regs_base = m->m33 ? VM_MTB_M33_BASE : VM_MTB_M0P_BASE;
+  m->sram_base = mach->mtb_base;
+  m->sram_size = mach->mtb_size;
+  vm->mtb = m;
+  /* The buffer is SRAM: inside a memory of the machine, or its own region. */
+  const struct vm_region *r = vm_bus_find_region(&vm->bus, m->sram_base);
+  int rc = 0;
+  if (!r) {
+    rc = vm_bus_add_region(&vm->bus, "mtb", m->sram_base, m->sram_size, 0, 0,
+                           VM_REGION_RETAIN);
+    r = vm_bus_find_region(&vm->bus, m->sram_base);
+  }
+  if (rc == 0 && (!r || m->sram_base + m->sram_size - 1 > r->base + (r->size - 1)))
+    rc = SONDE_E_RANGE;
+  if (rc == 0)
+    rc = vm_bus_add_device(&vm->bus, m->regs_base, 0x1000, &mtb_ops, m);
+  if (rc < 0)
+    return sonde_diag_set(&vm->diag, rc, "machine '%s': mtb at 0x%08x: %s", mach->name,
+                          m->sram_base, sonde_strerror(rc));
+  m->sram = r->mem + (m->sram_base - r->base);
+  return 0;
+}
+
+void vm_mtb_free(struct sonde_vm *vm)
+{
+  free(vm->mtb);
+  vm->mtb = NULL;
+}

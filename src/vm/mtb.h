@@ -1,0 +1,52 @@
+/* Micro Trace Buffer (MTB) of the virtual Cortex-M (dbg_mtb.c). Internal.
+ *
+ * Specs: ARM CoreSight MTB-M0+ TRM (DDI 0486B) ch. 3 "Programmers model"
+ * (POSITION, MASTER, FLOW, BASE) and 3.3 "Trace packet format"; Cortex-M33
+ * TRM (100230) ch. 9 "MTB" (adds TSTART, TSTOP, SECURE at 0x010-0x018).
+ * docs/vm.md "MTB" describes the model and its gaps. */
+#ifndef SONDE_VM_MTB_H
+#define SONDE_VM_MTB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sonde/vm.h"
+
+struct sonde_vm;
+
+#define VM_MTB_M33_BASE 0xE0043000u  /* Cortex-M33: fixed in the PPB */
+#define VM_MTB_M0P_BASE 0xF0000000u  /* Cortex-M0+: system-specific (Kinetis KL) */
+
+/* MASTER (MTB-M0+ TRM 3.3.2) */
+#define MTB_MASTER_EN (1u << 31)
+#define MTB_MASTER_HALTREQ (1u << 9)
+#define MTB_MASTER_TSTOPEN (1u << 6)
+#define MTB_MASTER_TSTARTEN (1u << 5)
+#define MTB_MASTER_MASK 0x1Fu
+/* FLOW (3.3.3) */
+#define MTB_FLOW_AUTOSTOP (1u << 0)
+#define MTB_FLOW_AUTOHALT (1u << 1)
+/* POSITION (3.3.1) */
+#define MTB_POSITION_WRAP (1u << 2)
+
+struct vm_mtb {
+  uint32_t regs_base;         /* SFR block */
+  uint32_t sram_base, sram_size; /* the trace buffer (machine file `mtb BASE SIZE`) */
+  uint8_t *sram;              /* host memory of sram_base (a bus region) */
+  bool m33;                   /* TSTART/TSTOP/SECURE present */
+  uint32_t position, master, flow, tstart, tstop, secure;
+  bool start_pending;         /* the next packet carries the S-bit */
+  uint32_t last_pc;           /* last retired instruction (source of an entry packet) */
+  uint32_t exc_return;        /* EXC_RETURN of the pending second return packet (0: none) */
+  uint64_t packets;           /* packets written (statistics, tests) */
+};
+
+int vm_mtb_create(struct sonde_vm *vm);
+void vm_mtb_free(struct sonde_vm *vm);
+/* Observers (only while vm->mtb_observe): an instruction at `pc` retired and
+ * vm->cpu.r[15] holds the next PC; an exception event (entry after the PC is
+ * the handler, return after the PC is the return address). */
+void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc);
+void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc);
+
+#endif
