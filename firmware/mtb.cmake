@@ -1,0 +1,14 @@
+# MTB test firmwares (firmware/mtb/mtb_trace.c, tests/mtb/test_mtb.c).
+set(_mtb_src mtb/mtb_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c)
+set(_mtb_inc ${CMAKE_SOURCE_DIR}/target/cortexm)
+sonde_firmware(mtb_m33 SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1 INCLUDES ${_mtb_inc})
+sonde_firmware(mtb_m0p SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
+               INCLUDES ${_mtb_inc})
+# 64-byte circle (MASK = 2): wraps many times.
+sonde_firmware(mtb_wrap SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
+               DEFINES MTB_SIZE=64 INCLUDES ${_mtb_inc})
+# Watermark at 0x40 (8 packets) with AUTOSTOP; and with AUTOHALT.
+sonde_firmware(mtb_wm SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
+               DEFINES WATERMARK=0x40 FLOWBITS=1 INCLUDES ${_mtb_inc})
+sonde_firmware(mtb_halt SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
+               DEFINES WATERMARK=0x40 FLOWBITS=2 INCLUDES ${_mtb_inc})

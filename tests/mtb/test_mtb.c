@@ -1,0 +1,350 @@
+/* MTB (src/vm/dbg_mtb.c) against the VM's ground truth.
+ *
+ * Firmware (firmware/mtb/mtb_trace.c + target/cortexm/mtb.c) enables the MTB
+ * like production code and runs branches, calls, PendSV and SysTick. The test
+ * records every retired PC and exception event through the observation hooks,
+ * derives the packets an MTB must write (MTB-M0+ TRM 3.2: one per
+ * non-sequential PC change; exception entry with the A-bit; exception return
+ * as (return insn -> EXC_RETURN), (EXC_RETURN|A -> return address); S-bit on
+ * the first packet) with its own logic, and compares them with the buffer
+ * read from the VM's memory with its own parser. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sonde/vm.h"
+#include "check.h"
+
+enum { EV_RETIRE, EV_ENTER, EV_EXIT, EV_RETURN, EV_EN, EV_DIS };
+struct ev {
+  uint8_t kind;
+  uint32_t pc;
+};
+struct gt {
+  struct ev *ev;
+  size_t n, cap;
+  uint32_t master; /* address of MTB_MASTER */
+};
+
+static void push(struct gt *g, uint8_t kind, uint32_t pc)
+{
+  if (g->n == g->cap) {
+    g->cap = g->cap ? 2 * g->cap : 4096;
+    g->ev = realloc(g->ev, g->cap * sizeof *g->ev);
+  }
+  g->ev[g->n++] = (struct ev){kind, pc};
+}
+
+static void on_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
+{
+  (void)cycle;
+  (void)cycles;
+  push(ctx, EV_RETIRE, pc);
+}
+
+static void on_transfer(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, unsigned size,
+                        uint32_t value, bool write)
+{
+  (void)cycle;
+  (void)size;
+  struct gt *g = ctx;
+  if (write && addr == g->master) /* the MASTER write retires right after this */
+    push(g, (value >> 31) ? EV_EN : EV_DIS, pc);
+}
+
+static void on_exc(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc)
+{
+  (void)cycle;
+  (void)exc;
+  push(ctx, ev == SONDE_VM_EXC_ENTER ? EV_ENTER : ev == SONDE_VM_EXC_EXIT ? EV_EXIT : EV_RETURN,
+       0);
+}
+
+static int quiet(void *ctx, int stream, const void *data, size_t len)
+{
+  (void)ctx, (void)stream, (void)data, (void)len;
+  return 0;
+}
+
+#define WILD 0xFFFFFFFEu /* an EXC_RETURN value: any 0xFxxxxxxx */
+struct pkt {
+  uint32_t src, dst; /* with the A- and S-bits in bit 0 */
+  bool skip;         /* expected(): a branch slot that turned out sequential */
+};
+
+/* Packets an MTB must write for the ground truth between the retire of the
+ * enabling MASTER write and the retire of the disabling one. */
+static uint32_t insn_size(struct sonde_vm *vm, uint32_t pc)
+{
+  uint16_t hw = 0;
+  sonde_vm_read_mem(vm, pc, &hw, 2);
+  return (hw >> 11) >= 0x1D ? 4 : 2;
+}
+
+/* Packets an MTB must write for the ground truth between the retire of the
+ * enabling MASTER write and the retire of the disabling one. An exception
+ * taken right after a taken branch gives the branch packet, then the entry
+ * packet; the branch target is known only when the handler returns to it, so
+ * a slot is kept on a stack until then. */
+static size_t expected(struct sonde_vm *vm, const struct gt *g, struct pkt **out)
+{
+  struct pkt *e = calloc(g->n * 3 + 1, sizeof *e);
+  size_t ne = 0;
+  bool on = false, en_pending = false;
+  long last = -1; /* index of the previous retire while tracing */
+  bool entered = false, exited = false, returned = false;
+  struct {
+    size_t slot;
+    uint32_t a;
+  } stack[16];
+  unsigned sp = 0;
+  for (size_t i = 0; i < g->n; i++) {
+    const struct ev *v = &g->ev[i];
+    switch (v->kind) {
+    case EV_EN: en_pending = true; break;
+    case EV_DIS: on = false; last = -1; break;
+    case EV_ENTER: entered = true; break;
+    case EV_EXIT: exited = true; break;
+    case EV_RETURN: returned = true; break;
+    case EV_RETIRE:
+      if (on && last >= 0) {
+        uint32_t a = g->ev[last].pc, b = v->pc;
+        if (exited) {
+          e[ne++] = (struct pkt){a, WILD, false};
+          e[ne++] = (struct pkt){WILD | 1, b, false};
+          if (returned && !entered && sp > 0) { /* resumed: was it after a branch? */
+            sp--;
+            if (b != stack[sp].a + insn_size(vm, stack[sp].a))
+              e[stack[sp].slot] = (struct pkt){stack[sp].a, b, false};
+          }
+        } else if (entered) {
+          if (sp < 16) {
+            stack[sp].slot = ne;
+            stack[sp].a = a;
+            sp++;
+          }
+          e[ne++] = (struct pkt){0, 0, true};
+          e[ne++] = (struct pkt){a | 1, b, false};
+        } else if (b != a + insn_size(vm, a)) {
+          e[ne++] = (struct pkt){a, b, false};
+        }
+      }
+      entered = exited = returned = false;
+      if (en_pending) {
+        on = true;
+        en_pending = false;
+      }
+      if (on)
+        last = (long)i;
+      break;
+    }
+  }
+  size_t k = 0; /* drop the slots of exceptions taken after sequential code */
+  for (size_t i = 0; i < ne; i++)
+    if (!e[i].skip)
+      e[k++] = e[i];
+  ne = k;
+  if (ne)
+    e[0].dst |= 1; /* S-bit: the first packet after the start */
+  *out = e;
+  return ne;
+}
+
+static bool pkt_eq(const struct pkt *want, const struct pkt *got)
+{
+  if (want->src == (WILD | 1))
+    return (got->src & 0xF0000001u) == 0xF0000001u && got->dst == want->dst;
+  if (want->dst == WILD || want->dst == (WILD | 1))
+    return got->src == want->src && (got->dst & 0xF0000000u) == 0xF0000000u &&
+           (got->dst & 1) == (want->dst & 1);
+  return got->src == want->src && got->dst == want->dst;
+}
+
+struct run {
+  struct sonde_vm *vm;
+  struct sonde_machine *m;
+  struct gt g;
+  struct sonde_vm_stop stop;
+  uint32_t sfr, position, master, flow, base;
+  struct pkt *buf; /* oldest first, parsed from SRAM independently of the firmware */
+  size_t nbuf;
+};
+
+static bool run_fw(struct run *r, const char *name, const char *machine)
+{
+  memset(r, 0, sizeof *r);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, name);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    CHECK_FAIL_("missing firmware %s (build the 'firmware' target)", path);
+    return false;
+  }
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  if (sonde_machine_builtin(machine, &r->m) != 0) {
+    CHECK_FAIL_("no machine %s", machine);
+    return false;
+  }
+  r->sfr = sonde_machine_core(r->m) == SONDE_VM_CORE_M33 ? 0xE0043000u : 0xF0000000u;
+  r->g.master = r->sfr + 4;
+  if (sonde_vm_new(r->m, &r->vm) != 0 || sonde_vm_load_elf(r->vm, img, n, name) != 0) {
+    CHECK_FAIL_("cannot load %s", path);
+    return false;
+  }
+  sonde_vm_set_output(r->vm, quiet, NULL);
+  struct sonde_vm_hooks h = {.ctx = &r->g, .retire = on_retire, .transfer = on_transfer,
+                             .exception = on_exc};
+  sonde_vm_set_hooks(r->vm, &h);
+  sonde_vm_reset(r->vm);
+  CHECK_EQ_I(sonde_vm_run(r->vm, 2000000, &r->stop), 0);
+  uint32_t regs[4];
+  CHECK_EQ_I(sonde_vm_read_mem(r->vm, r->sfr, regs, sizeof regs), 0);
+  r->position = regs[0];
+  r->master = regs[1];
+  r->flow = regs[2];
+  r->base = regs[3];
+  uint32_t size = 16u << (r->master & 0x1F);
+  uint32_t ptr = r->position & ~7u & (size - 1);
+  bool wrap = r->position & 4;
+  uint32_t first = wrap ? ptr : 0, bytes = wrap ? size : ptr;
+  r->buf = calloc(size / 8 + 1, sizeof *r->buf);
+  for (uint32_t off = 0; off < bytes; off += 8) {
+    uint32_t w[2];
+    sonde_vm_read_mem(r->vm, r->base + ((first + off) & (size - 1)), w, 8);
+    r->buf[r->nbuf++] = (struct pkt){w[0], w[1], false};
+  }
+  return true;
+}
+
+static void run_free(struct run *r)
+{
+  sonde_vm_free(r->vm);
+  sonde_machine_free(r->m);
+  free(r->g.ev);
+  free(r->buf);
+}
+
+/* buf[0..nbuf) must equal e[from..from+nbuf); count kinds. */
+static void compare(const struct run *r, const struct pkt *e, size_t from)
+{
+  size_t bad = 0;
+  for (size_t i = 0; i < r->nbuf; i++) {
+    if (!pkt_eq(&e[from + i], &r->buf[i])) {
+      if (bad++ < 5)
+        CHECK_FAIL_("packet %zu: got %08x %08x, want %08x %08x", i, r->buf[i].src,
+                    r->buf[i].dst, e[from + i].src, e[from + i].dst);
+    }
+    /* the two return packets agree on the EXC_RETURN value */
+    if (i + 1 < r->nbuf && e[from + i].dst == WILD)
+      CHECK_EQ_U(r->buf[i + 1].src, r->buf[i].dst | 1);
+  }
+  CHECK_EQ_U(bad, 0);
+}
+
+static void full_trace(const char *fw, const char *machine)
+{
+  struct run r;
+  if (!run_fw(&r, fw, machine))
+    return;
+  CHECK_EQ_I(r.stop.reason, SONDE_VM_STOP_EXIT);
+  CHECK_EQ_I(r.stop.exit_code, 0);
+  CHECK_EQ_U(r.base, strcmp(machine, "cm33") == 0 ? 0x20040000u : 0x20008000u);
+  CHECK_EQ_U(r.master >> 31, 0);   /* the firmware stopped it */
+  CHECK_EQ_U(r.position & 4, 0);   /* 4 KiB: no wrap */
+  struct pkt *e;
+  size_t ne = expected(r.vm, &r.g, &e);
+  CHECK(ne > 40);
+  CHECK_EQ_U(r.nbuf, ne);
+  CHECK_EQ_U(r.position, ne * 8);
+  compare(&r, e, 0);
+  size_t nexc = 0, nret = 0;
+  for (size_t i = 0; i < ne; i++) {
+    nexc += (e[i].src & 1) && e[i].src != (WILD | 1);
+    nret += e[i].src == (WILD | 1);
+  }
+  CHECK(nexc >= 2); /* PendSV and at least one SysTick */
+  CHECK_EQ_U(nret, nexc);
+  printf("%s: %zu packets, %zu exception entries, all match the ground truth\n", fw, ne, nexc);
+  free(e);
+  run_free(&r);
+}
+
+static void test_m33(void) { full_trace("mtb_m33", "cm33"); }
+static void test_m0p(void) { full_trace("mtb_m0p", "cm0plus"); }
+
+static void test_wrap(void)
+{
+  struct run r;
+  if (!run_fw(&r, "mtb_wrap", "cm33"))
+    return;
+  CHECK_EQ_I(r.stop.reason, SONDE_VM_STOP_EXIT);
+  CHECK_EQ_U(r.master & 0x1F, 2); /* 64 bytes */
+  struct pkt *e;
+  size_t ne = expected(r.vm, &r.g, &e);
+  REQUIRE(ne > 8);
+  CHECK_EQ_U(r.position & 4, 4);
+  CHECK_EQ_U(r.position & ~7u, (ne * 8) % 64);
+  CHECK_EQ_U(r.nbuf, 8);
+  compare(&r, e, ne - 8); /* the newest 8, oldest at POINTER */
+  free(e);
+  /* Nothing outside the 64-byte circle was written. */
+  uint32_t w = 0xdead;
+  sonde_vm_read_mem(r.vm, r.base + 64, &w, 4);
+  CHECK_EQ_U(w, 0);
+  run_free(&r);
+}
+
+static void test_watermark_autostop(void)
+{
+  struct run r;
+  if (!run_fw(&r, "mtb_wm", "cm33"))
+    return;
+  CHECK_EQ_I(r.stop.reason, SONDE_VM_STOP_EXIT);
+  CHECK_EQ_U(r.flow, 0x41u);
+  CHECK_EQ_U(r.master >> 31, 0);
+  CHECK_EQ_U(r.position, 0x40u); /* stopped at the watermark */
+  CHECK_EQ_U(r.nbuf, 8);
+  struct pkt *e;
+  size_t ne = expected(r.vm, &r.g, &e);
+  REQUIRE(ne > 8);
+  compare(&r, e, 0); /* the first 8 after the start */
+  free(e);
+  run_free(&r);
+}
+
+static void test_watermark_autohalt(void)
+{
+  struct run r;
+  if (!run_fw(&r, "mtb_halt", "cm0plus"))
+    return;
+  CHECK_EQ_I(r.stop.reason, SONDE_VM_STOP_BREAKPOINT);
+  CHECK_EQ_U(r.master & (1u << 9), 1u << 9); /* HALTREQ */
+  CHECK_EQ_U(r.position, 0x40u);
+  CHECK_EQ_U(r.nbuf, 8);
+  struct pkt *e;
+  size_t ne = expected(r.vm, &r.g, &e);
+  /* The halt comes before the 8th packet's destination executes. */
+  CHECK_EQ_U(ne, 7);
+  r.nbuf = 7;
+  compare(&r, e, 0);
+  uint32_t last_retired = 0;
+  for (size_t i = 0; i < r.g.n; i++)
+    if (r.g.ev[i].kind == EV_RETIRE)
+      last_retired = r.g.ev[i].pc;
+  CHECK_EQ_U(r.buf[7].src & ~1u, last_retired);
+  CHECK_EQ_U(r.buf[7].dst, r.stop.pc);
+  free(e);
+  run_free(&r);
+}
+
+int main(void)
+{
+  RUN(test_m33);
+  RUN(test_m0p);
+  RUN(test_wrap);
+  RUN(test_watermark_autostop);
+  RUN(test_watermark_autohalt);
+  return check_summary();
+}
