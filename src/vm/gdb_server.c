@@ -465,14 +465,15 @@ static void monitor(struct sonde_gdb *g, const char *cmd)
     for (unsigned long i = 0; i < n && !g->exited; i++) {
       struct sonde_vm_stop s;
       sonde_vm_get_stats(g->vm, &st);
-      sonde_vm_run(g->vm, st.cycles + every, &s);
+      uint64_t lim = g->max_cycles - st.cycles > every ? st.cycles + every : g->max_cycles;
+      sonde_vm_run(g->vm, lim, &s);
       uint32_t v = 0;
       bool have = sonde_vm_read_mem(g->vm, DWT_PCSR, &v, 4) == 0;
       sonde_vm_get_stats(g->vm, &st);
       snprintf(line, sizeof line, "cycle %llu %s 0x%08x\n", (unsigned long long)st.cycles,
                have ? "pcsr" : "pc", have ? v : g->vm->cpu.r[15]);
       mon_out(g, line);
-      if (s.reason != SONDE_VM_STOP_CYCLE_LIMIT) {
+      if (s.reason != SONDE_VM_STOP_CYCLE_LIMIT || lim == g->max_cycles) {
         note_stop(g, &s);
         break;
       }
@@ -947,5 +948,37 @@ int sonde_gdb_serve(struct sonde_gdb *g, uint64_t max_cycles, unsigned timeout_m
   }
   if (stop)
     *stop = g->last;
+  return 0;
+}
+
+/* Fuzzing entry (fuzz/fuzz_gdb.c): `data` is what a client sends; the client
+ * is one end of a socketpair whose replies are drained and dropped. The run
+ * is bounded by `max_cycles` cycles from now. Not part of the public API. */
+int vm_gdb_fuzz(struct sonde_vm *vm, const uint8_t *data, size_t len, uint64_t max_cycles);
+int vm_gdb_fuzz(struct sonde_vm *vm, const uint8_t *data, size_t len, uint64_t max_cycles)
+{
+  struct sonde_gdb *g = calloc(1, sizeof *g);
+  int sv[2];
+  if (!g)
+    return SONDE_E_NOMEM;
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) {
+    free(g);
+    return SONDE_E_IO;
+  }
+  fcntl(sv[1], F_SETFL, O_NONBLOCK);
+  g->vm = vm;
+  g->lfd = -1;
+  g->cfd = sv[0];
+  g->timeout_ms = 1;
+  g->max_cycles = vm->cpu.cycles + max_cycles;
+  for (size_t i = 0; i < len && g->cfd >= 0; i += 64) {
+    feed(g, data + i, len - i < 64 ? len - i : 64);
+    uint8_t junk[4096];
+    while (recv(sv[1], junk, sizeof junk, 0) > 0) {
+    }
+  }
+  close(sv[1]);
+  g->lfd = -1;
+  sonde_gdb_free(g); /* closes cfd, restores the hooks */
   return 0;
 }
