@@ -21,6 +21,11 @@ sonde_firmware(tband_vm_bench_snapshot SOURCES ${_tb_src} CORE m4f MACHINE cm4f 
 # conversion); only the cycle counts of this one are meaningful
 sonde_firmware(tband_vm_bench_snapshot_rawts SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_SNAPSHOT TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=100000000u)
+# opt-in coarse timestamps: cycles >> 3 = 125 ns units at 64 MHz (no ns multiply)
+sonde_firmware(tband_vm_bench_snapshot_ts3 SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
+  DEFINES TBAND_DEMO_SNAPSHOT TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u TBAND_CM_TS_SHIFT=3)
+sonde_firmware(tband_vm_bench_stream_ts3 SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
+  DEFINES TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u TBAND_CM_TS_SHIFT=3)
 # with the real DWT_CYCCNT, and streaming over ITM/SWO
 sonde_firmware(tband_vm_bench_snapshot_dwt SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_SNAPSHOT TBAND_DEMO_BENCH TBAND_VM_USE_DWT TBAND_CM_CPU_HZ=64000000u)

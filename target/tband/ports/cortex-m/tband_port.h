@@ -19,6 +19,8 @@
  *   TBAND_CM_STREAM_ITM_PORT      stimulus port 0..31 (default 0)
  *   TBAND_CM_STREAM_UART_PUTC(b)  stream through this instead of ITM
  *   TBAND_CM_CYCLES()             another 32-bit cycle source (default DWT_CYCCNT)
+ *   TBAND_CM_TS_SHIFT             trace cycles >> this (coarser, cheaper) instead
+ *                                 of ns; 2^shift cycles must be whole ns
  * Call tband_cm_init() once at start-up (enables DWT_CYCCNT and, when
  * streaming over ITM, the stimulus port), then tband_init(). */
 #ifndef TBAND_PORT_H
@@ -43,12 +45,44 @@
 void tband_cm_init(void);
 bool tband_cm_stream(const uint8_t *buf, size_t len);
 
-#if (1000000000ull % (TBAND_CM_CPU_HZ)) == 0
+#ifdef TBAND_CM_TS_SHIFT
+/* Opt-in: trace cycles >> TBAND_CM_TS_SHIFT, one unit = 2^shift / f s, which
+ * must be a whole number of ns (ts_resolution_ns is an integer). Cheaper than
+ * the ns conversion (a shift instead of a multiply, and smaller varlen
+ * timestamps), at a coarser resolution: 64 MHz with shift 3 = 125 ns. */
+#if ((1000000000ull << (TBAND_CM_TS_SHIFT)) % (TBAND_CM_CPU_HZ)) != 0
+#error "tband cortex-m port: 2^TBAND_CM_TS_SHIFT cycles must be a whole number of ns"
+#endif
+#define TBAND_CM_TS_IS_CYCLES 1
+#define tband_portTIMESTAMP_RESOLUTION_NS ((1000000000ull << (TBAND_CM_TS_SHIFT)) / (TBAND_CM_CPU_HZ))
+#elif (1000000000ull % (TBAND_CM_CPU_HZ)) == 0
+#define TBAND_CM_TS_SHIFT 0
 #define TBAND_CM_TS_IS_CYCLES 1
 #define tband_portTIMESTAMP_RESOLUTION_NS (1000000000ull / (TBAND_CM_CPU_HZ))
 #else
 #define TBAND_CM_TS_IS_CYCLES 0
 #define tband_portTIMESTAMP_RESOLUTION_NS (1)
+/* smallest k <= 8 with 1e9 * 2^k a multiple of f (0: none, general path) */
+#define TBAND_CM_NS_K_(k) (((1000000000ull << (k)) % (TBAND_CM_CPU_HZ)) == 0)
+#if TBAND_CM_NS_K_(1)
+#define TBAND_CM_NS_SHIFT 1
+#elif TBAND_CM_NS_K_(2)
+#define TBAND_CM_NS_SHIFT 2
+#elif TBAND_CM_NS_K_(3)
+#define TBAND_CM_NS_SHIFT 3
+#elif TBAND_CM_NS_K_(4)
+#define TBAND_CM_NS_SHIFT 4
+#elif TBAND_CM_NS_K_(5)
+#define TBAND_CM_NS_SHIFT 5
+#elif TBAND_CM_NS_K_(6)
+#define TBAND_CM_NS_SHIFT 6
+#elif TBAND_CM_NS_K_(7)
+#define TBAND_CM_NS_SHIFT 7
+#elif TBAND_CM_NS_K_(8)
+#define TBAND_CM_NS_SHIFT 8
+#else
+#define TBAND_CM_NS_SHIFT 0
+#endif
 #endif
 
 /* Extension state: only touched inside the tracer's critical section (all
@@ -61,13 +95,20 @@ static inline uint64_t tband_cm_timestamp(void)
   if (now < tband_cm_last)
     tband_cm_high++;
   tband_cm_last = now;
-  uint64_t cyc = (uint64_t)tband_cm_high << 32 | now;
 #if TBAND_CM_TS_IS_CYCLES
-  return cyc;
+  return ((uint64_t)tband_cm_high << 32 | now) >> (TBAND_CM_TS_SHIFT);
+#elif TBAND_CM_NS_SHIFT
+  /* f divides 1e9 * 2^k (64 MHz: k = 3, 125 ns per 8 cycles): exactly
+   * ns = cyc * M >> k with M = 1e9 * 2^k / f < 2^32, one UMULL and one MUL
+   * (correct while ns < 2^(64-k): centuries) */
+  const uint32_t m = (uint32_t)((1000000000ull << TBAND_CM_NS_SHIFT) / (TBAND_CM_CPU_HZ));
+  uint64_t p = (uint64_t)now * m + ((uint64_t)(tband_cm_high * m) << 32);
+  return p >> TBAND_CM_NS_SHIFT;
 #else
   /* ns = cyc * 1e9 / f, as cyc * M >> 32 with M = 2^32 * 1e9 / f: two
    * multiplies instead of a 64-bit division */
   const uint64_t m = ((uint64_t)1000000000u << 32) / (TBAND_CM_CPU_HZ);
+  uint64_t cyc = (uint64_t)tband_cm_high << 32 | now;
   uint64_t lo = (uint64_t)(uint32_t)cyc * m;
   uint64_t hi = (uint64_t)(uint32_t)(cyc >> 32) * m;
   return hi + (lo >> 32);
