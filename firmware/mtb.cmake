@@ -12,3 +12,6 @@ sonde_firmware(mtb_wm SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES WATERMARK=0x40 FLOWBITS=1 INCLUDES ${_mtb_inc})
 sonde_firmware(mtb_halt SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
                DEFINES WATERMARK=0x40 FLOWBITS=2 INCLUDES ${_mtb_inc})
+# Trace window from DWT comparators 0/1 (MTB TSTART/TSTOP, M33).
+sonde_firmware(mtb_tstart SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
+               DEFINES TSTART_TEST=1 INCLUDES ${_mtb_inc})

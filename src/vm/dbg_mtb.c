@@ -29,7 +29,8 @@ static void update_observe(struct sonde_vm *vm)
 {
   struct vm_mtb *m = vm->mtb;
   bool was = vm->hooked;
-  vm->mtb_observe = m && (m->master & MTB_MASTER_EN);
+  vm->mtb_observe = m && ((m->master & MTB_MASTER_EN) ||
+                          ((m->master & MTB_MASTER_TSTARTEN) && (m->tstart & 0xFu)));
   vm->hooked = vm->mtb_observe || vm->dbg_observe || vm->hooks.retire || vm->hooks.transfer ||
                vm->hooks.exception;
   if (vm->hooked && !was)
@@ -74,9 +75,44 @@ static void emit(struct sonde_vm *vm, uint32_t src, bool abit, uint32_t dst)
   }
 }
 
+/* Bit mask of the DWT instruction-address comparators matching `pc` (the
+ * same match rule as dbg_dwt.c: FUNCTION 4 or 8 without CYCMATCH). */
+static unsigned dwt_pc_matches(const struct sonde_vm *vm, uint32_t pc)
+{
+  const struct vm_dbg *d = vm->dbg;
+  if (!d || !(d->demcr & VM_DEMCR_TRCENA))
+    return 0;
+  unsigned hit = 0;
+  for (unsigned c = 0; c < VM_DWT_NUMCOMP; c++) {
+    uint32_t f = d->function[c] & 0xF;
+    if ((f == 4 || f == 8) && !(d->function[c] & (1u << 7))) {
+      uint32_t msk = ~((uint32_t)((1ull << (d->mask[c] & 0x1F)) - 1));
+      if ((pc & msk) == (d->comp[c] & msk))
+        hit |= 1u << c;
+    }
+  }
+  return hit;
+}
+
 void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc)
 {
   struct vm_mtb *m = vm->mtb;
+  /* TSTART/TSTOP (M33): a DWT comparator match on this instruction starts
+   * tracing (its own branch is traced) or stops it (its own is not). */
+  if (m->m33 && (m->master & (MTB_MASTER_TSTARTEN | MTB_MASTER_TSTOPEN))) {
+    unsigned hit = dwt_pc_matches(vm, pc);
+    if ((m->master & MTB_MASTER_TSTARTEN) && (hit & m->tstart & 0xFu) &&
+        !(m->master & MTB_MASTER_EN)) {
+      m->master |= MTB_MASTER_EN;
+      m->start_pending = true;
+      update_observe(vm);
+    }
+    if ((m->master & MTB_MASTER_TSTOPEN) && (hit & m->tstop & 0xFu) &&
+        (m->master & MTB_MASTER_EN)) {
+      m->master &= ~MTB_MASTER_EN;
+      update_observe(vm);
+    }
+  }
   uint32_t next = vm->cpu.r[15];
   uint16_t hw = 0;
   vm_bus_debug_read(vm, &vm->bus, pc, &hw, 2);
@@ -148,7 +184,11 @@ static int mtb_write(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned s
     break;
   }
   case 0x008: m->flow = value & ~4u; break;
-  case 0x010: if (m->m33) m->tstart = value; break;
+  case 0x010:
+    if (m->m33)
+      m->tstart = value;
+    update_observe(vm);
+    break;
   case 0x014: if (m->m33) m->tstop = value; break;
   case 0x018: if (m->m33) m->secure = value; break;
   default: break;

@@ -339,6 +339,44 @@ static void test_watermark_autohalt(void)
   run_free(&r);
 }
 
+/* TSTART/TSTOP: DWT comparator 0 (traced_start) starts, 1 (traced_stop)
+ * stops; the window in the ground truth is marked from the comparators read
+ * back through the debugger view. */
+static void test_tstart_tstop(void)
+{
+  struct run r;
+  if (!run_fw(&r, "mtb_tstart", "cm33"))
+    return;
+  CHECK_EQ_I(r.stop.reason, SONDE_VM_STOP_EXIT);
+  uint32_t comp[2] = {0, 0};
+  sonde_vm_read_mem(r.vm, 0xE0001020u, &comp[0], 4);
+  sonde_vm_read_mem(r.vm, 0xE0001030u, &comp[1], 4);
+  CHECK(comp[0] != 0 && comp[1] != 0);
+  CHECK_EQ_U(r.master >> 31, 0); /* stopped by comparator 1 */
+  struct gt w = {0};
+  for (size_t i = 0; i < r.g.n; i++) {
+    const struct ev *v = &r.g.ev[i];
+    if (v->kind == EV_EN || v->kind == EV_DIS)
+      continue; /* MASTER writes: EN stays clear in this firmware */
+    if (v->kind == EV_RETIRE && v->pc == comp[0])
+      push(&w, EV_EN, 0);
+    push(&w, v->kind, v->pc);
+    if (v->kind == EV_RETIRE && v->pc == comp[1])
+      push(&w, EV_DIS, 0);
+  }
+  struct pkt *e;
+  size_t ne = expected(r.vm, &w, &e);
+  CHECK(ne > 10);
+  CHECK_EQ_U(r.nbuf, ne);
+  CHECK_EQ_U(r.position, ne * 8);
+  compare(&r, e, 0);
+  CHECK_EQ_U(r.buf[0].dst & 1, 1); /* S-bit */
+  printf("mtb_tstart: %zu packets between the comparators, all match\n", ne);
+  free(e);
+  free(w.ev);
+  run_free(&r);
+}
+
 int main(void)
 {
   RUN(test_m33);
@@ -346,5 +384,6 @@ int main(void)
   RUN(test_wrap);
   RUN(test_watermark_autostop);
   RUN(test_watermark_autohalt);
+  RUN(test_tstart_tstop);
   return check_summary();
 }
