@@ -90,3 +90,18 @@ if(NOT SONDE_SANITIZE)
       ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:exitcode=66" LABELS nosanitize)
   endif()
 endif()
+
+# The Cortex-M port's timestamp conversion on the host, per clock: 64 MHz and
+# 80 MHz (multiply-shift, k = 3 and 1), 48 MHz (general fixed point), 100 MHz
+# (raw cycles), 64 MHz with TBAND_CM_TS_SHIFT=3 (125 ns units).
+foreach(_cfg "64:64000000u" "80:80000000u" "48:48000000u" "100:100000000u" "64s3:64000000u;TBAND_CM_TS_SHIFT=3")
+  string(REPLACE ":" ";" _p "${_cfg}")
+  list(GET _p 0 _n)
+  list(REMOVE_AT _p 0)
+  list(GET _p 0 _hz)
+  list(REMOVE_AT _p 0)
+  sonde_unit_test(test_tband_cm_timestamp_${_n} tband/test_cm_timestamp.c)
+  target_include_directories(test_tband_cm_timestamp_${_n} PRIVATE
+    ${CMAKE_SOURCE_DIR}/target/tband/ports/cortex-m)
+  target_compile_definitions(test_tband_cm_timestamp_${_n} PRIVATE TBAND_CM_CPU_HZ=${_hz} ${_p})
+endforeach()

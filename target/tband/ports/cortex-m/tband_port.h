@@ -105,13 +105,14 @@ static inline uint64_t tband_cm_timestamp(void)
   uint64_t p = (uint64_t)now * m + ((uint64_t)(tband_cm_high * m) << 32);
   return p >> TBAND_CM_NS_SHIFT;
 #else
-  /* ns = cyc * 1e9 / f, as cyc * M >> 32 with M = 2^32 * 1e9 / f: two
-   * multiplies instead of a 64-bit division */
+  /* ns = cyc * 1e9 / f, as cyc * M >> 32 with M = 2^32 * 1e9 / f split into
+   * its integer part MI and fraction MF (M itself is over 32 bits, and cyc * M
+   * would overflow 64 bits after a few seconds): multiplies instead of a
+   * 64-bit division; at most 1 ns short per 2^32 cycles */
   const uint64_t m = ((uint64_t)1000000000u << 32) / (TBAND_CM_CPU_HZ);
+  const uint32_t mi = (uint32_t)(m >> 32), mf = (uint32_t)m;
   uint64_t cyc = (uint64_t)tband_cm_high << 32 | now;
-  uint64_t lo = (uint64_t)(uint32_t)cyc * m;
-  uint64_t hi = (uint64_t)(uint32_t)(cyc >> 32) * m;
-  return hi + (lo >> 32);
+  return cyc * mi + (uint64_t)tband_cm_high * mf + ((uint64_t)now * mf >> 32);
 #endif
 }
 #define tband_portTIMESTAMP() tband_cm_timestamp()
