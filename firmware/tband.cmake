@@ -26,6 +26,11 @@ sonde_firmware(tband_vm_bench_snapshot_ts3 SOURCES ${_tb_src} CORE m4f MACHINE c
   DEFINES TBAND_DEMO_SNAPSHOT TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u TBAND_CM_TS_SHIFT=3)
 sonde_firmware(tband_vm_bench_stream_ts3 SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u TBAND_CM_TS_SHIFT=3)
+# the same benchmark at -Os (docs/benchmarks.md compares the two)
+sonde_firmware(tband_vm_bench_snapshot_os SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -Os INCLUDES ${_tb_inc}
+  DEFINES TBAND_DEMO_SNAPSHOT TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u)
+sonde_firmware(tband_vm_bench_stream_os SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -Os INCLUDES ${_tb_inc}
+  DEFINES TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u)
 # with the real DWT_CYCCNT, and streaming over ITM/SWO
 sonde_firmware(tband_vm_bench_snapshot_dwt SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_SNAPSHOT TBAND_DEMO_BENCH TBAND_VM_USE_DWT TBAND_CM_CPU_HZ=64000000u)
