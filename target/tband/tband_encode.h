@@ -31,6 +31,14 @@
 /* Worst case framed size of an n-byte message: one code byte per started
  * 254-byte block, the data, and the delimiter (reference: "at most
  * 1 + ceil(N/254) + N bytes, including a trailing zero"). */
+/* The hot helpers are inlined even at -Os (where GCC otherwise calls them:
+ * 2.5x the cycles per event; docs/benchmarks.md). */
+#if defined(__GNUC__)
+#define TBAND_INLINE static inline __attribute__((always_inline))
+#else
+#define TBAND_INLINE static inline
+#endif
+
 #define TBAND_COBS_MAXLEN(n) ((n) + ((n) + 253) / 254 + 1)
 
 static inline size_t tband_put_u32(uint8_t *p, uint32_t v)
@@ -124,7 +132,7 @@ struct tband_cobs {
   int split; /* the current (empty) block was opened by a 0xFF split */
 };
 
-static inline void tband_cobs_begin(struct tband_cobs *c, uint8_t *out)
+TBAND_INLINE void tband_cobs_begin(struct tband_cobs *c, uint8_t *out)
 {
   c->out = out;
   c->code_at = 0;
@@ -133,7 +141,7 @@ static inline void tband_cobs_begin(struct tband_cobs *c, uint8_t *out)
   c->split = 0;
 }
 
-static inline void tband_cobs_nz(struct tband_cobs *c, uint8_t b, int lng)
+TBAND_INLINE void tband_cobs_nz(struct tband_cobs *c, uint8_t b, int lng)
 {
   c->out[c->o++] = b;
   if (lng) {
@@ -149,7 +157,7 @@ static inline void tband_cobs_nz(struct tband_cobs *c, uint8_t b, int lng)
   }
 }
 
-static inline void tband_cobs_zero(struct tband_cobs *c)
+TBAND_INLINE void tband_cobs_zero(struct tband_cobs *c)
 {
   c->out[c->code_at] = (uint8_t)c->code;
   c->code_at = c->o++;
@@ -157,7 +165,7 @@ static inline void tband_cobs_zero(struct tband_cobs *c)
   c->split = 0;
 }
 
-static inline void tband_cobs_u8(struct tband_cobs *c, uint8_t b, int lng)
+TBAND_INLINE void tband_cobs_u8(struct tband_cobs *c, uint8_t b, int lng)
 {
   if (b)
     tband_cobs_nz(c, b, lng);
@@ -165,7 +173,7 @@ static inline void tband_cobs_u8(struct tband_cobs *c, uint8_t b, int lng)
     tband_cobs_zero(c);
 }
 
-static inline void tband_cobs_u32(struct tband_cobs *c, uint32_t v, int lng)
+TBAND_INLINE void tband_cobs_u32(struct tband_cobs *c, uint32_t v, int lng)
 {
   while (v >= 0x80u) { /* continuation bytes are never zero */
     tband_cobs_nz(c, (uint8_t)(v | 0x80u), lng);
@@ -174,7 +182,7 @@ static inline void tband_cobs_u32(struct tband_cobs *c, uint32_t v, int lng)
   tband_cobs_u8(c, (uint8_t)v, lng);
 }
 
-static inline void tband_cobs_u64(struct tband_cobs *c, uint64_t v, int lng)
+TBAND_INLINE void tband_cobs_u64(struct tband_cobs *c, uint64_t v, int lng)
 {
   while (v > 0xFFFFFFFFu) {
     tband_cobs_nz(c, (uint8_t)(v | 0x80u), lng);
@@ -183,7 +191,7 @@ static inline void tband_cobs_u64(struct tband_cobs *c, uint64_t v, int lng)
   tband_cobs_u32(c, (uint32_t)v, lng);
 }
 
-static inline void tband_cobs_s64(struct tband_cobs *c, int64_t v, int lng)
+TBAND_INLINE void tband_cobs_s64(struct tband_cobs *c, int64_t v, int lng)
 {
   uint64_t m;
   if (v == INT64_MIN)
@@ -195,7 +203,7 @@ static inline void tband_cobs_s64(struct tband_cobs *c, int64_t v, int lng)
   tband_cobs_u64(c, m, lng);
 }
 
-static inline void tband_cobs_str(struct tband_cobs *c, const char *s, size_t max, int lng)
+TBAND_INLINE void tband_cobs_str(struct tband_cobs *c, const char *s, size_t max, int lng)
 {
   if (s)
     for (size_t n = 0; n < max && s[n] != '\0'; n++)
@@ -205,7 +213,7 @@ static inline void tband_cobs_str(struct tband_cobs *c, const char *s, size_t ma
 /* Close the frame: the last block's code, then the delimiter. A trailing
  * 0xFF split with no data after it is undone (the decoder treats a final
  * 0xFF block as ending the frame). */
-static inline size_t tband_cobs_end(struct tband_cobs *c)
+TBAND_INLINE size_t tband_cobs_end(struct tband_cobs *c)
 {
   if (c->split) /* nothing followed the full block: drop its empty successor */
     c->o = c->code_at;
@@ -270,7 +278,7 @@ static inline size_t tband_cobs_end(struct tband_cobs *c)
                                 TBAND_RAWMAX_##t2 + TBAND_RAWMAX_##t3,                  \
     TBAND_EVT_##name##_MAXLEN = TBAND_COBS_MAXLEN(TBAND_EVT_##name##_RAWMAX)            \
   };                                                                                    \
-  static inline size_t tband_encode_##name(uint8_t *out TBAND_TSPARAM_##kind           \
+  TBAND_INLINE size_t tband_encode_##name(uint8_t *out TBAND_TSPARAM_##kind           \
                                                TBAND_PARAMS_##nf(t1, n1, t2, n2, t3, n3)) \
   {                                                                                     \
     struct tband_cobs c_;                                                               \

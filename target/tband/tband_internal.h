@@ -67,7 +67,7 @@ enum { TBAND_SNAP_IDLE, TBAND_SNAP_RUNNING, TBAND_SNAP_DONE };
 extern uint8_t tband_snap_buf[tband_portNUMBER_OF_CORES][tband_configBACKEND_SNAPSHOT_BUF_SIZE];
 extern size_t tband_snap_len[tband_portNUMBER_OF_CORES];
 extern volatile uint32_t tband_snap_state;
-static inline uint8_t *tband_backend_reserve(uint32_t core, size_t maxlen)
+TBAND_INLINE uint8_t *tband_backend_reserve(uint32_t core, size_t maxlen)
 {
   if (TBAND_LOAD(&tband_snap_state) != TBAND_SNAP_RUNNING)
     return 0;
@@ -76,15 +76,15 @@ static inline uint8_t *tband_backend_reserve(uint32_t core, size_t maxlen)
     return 0; /* near the end: the exact-size path in tband_backend_submit decides */
   return tband_snap_buf[core] + used;
 }
-static inline void tband_backend_commit(uint32_t core, size_t len) { tband_snap_len[core] += len; }
+TBAND_INLINE void tband_backend_commit(uint32_t core, size_t len) { tband_snap_len[core] += len; }
 #else
-static inline uint8_t *tband_backend_reserve(uint32_t core, size_t maxlen)
+TBAND_INLINE uint8_t *tband_backend_reserve(uint32_t core, size_t maxlen)
 {
   (void)core;
   (void)maxlen;
   return 0;
 }
-static inline void tband_backend_commit(uint32_t core, size_t len)
+TBAND_INLINE void tband_backend_commit(uint32_t core, size_t len)
 {
   (void)core;
   (void)len;
@@ -103,7 +103,7 @@ void tband_report_drops(uint32_t core);
 
 /* After an event was stored: trace the dropped-event count when a drop is
  * pending or every tband_configTRACE_DROP_CNT_EVERY events. */
-static inline void tband_stored(uint32_t core)
+TBAND_INLINE void tband_stored(uint32_t core)
 {
   struct tband_core_state *cs = &tband_cores[core];
   bool periodic = false;

@@ -89,6 +89,9 @@ bool tband_cm_stream(const uint8_t *buf, size_t len);
  * callers of tband_portTIMESTAMP() hold it), so no further locking. Inline:
  * it is on every event's path. */
 extern uint32_t tband_cm_last, tband_cm_high;
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline uint64_t tband_cm_timestamp(void)
 {
   uint32_t now = TBAND_CM_CYCLES();
