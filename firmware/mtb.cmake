@@ -15,3 +15,8 @@ sonde_firmware(mtb_halt SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
 # Trace window from DWT comparators 0/1 (MTB TSTART/TSTOP, M33).
 sonde_firmware(mtb_tstart SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES TSTART_TEST=1 INCLUDES ${_mtb_inc})
+# Benchmark images (docs/benchmarks.md): the same long workload with the MTB on and off.
+sonde_firmware(mtb_bench_on SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
+               DEFINES LOOPS=3000000 INCLUDES ${_mtb_inc})
+sonde_firmware(mtb_bench_off SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
+               DEFINES LOOPS=3000000 USE_MTB=0 INCLUDES ${_mtb_inc})

@@ -5,7 +5,8 @@
  *
  * Build-time configuration (firmware/mtb.cmake):
  *   MTB_SIZE   buffer bytes (power of two)
- *   WATERMARK  byte offset for FLOW (0: none), FLOWBITS its AUTOSTOP/AUTOHALT */
+ *   WATERMARK  byte offset for FLOW (0: none), FLOWBITS its AUTOSTOP/AUTOHALT
+ *   LOOPS      workload rounds; USE_MTB 0 leaves the MTB off (benchmark) */
 #include "mtb.h"
 #include "sonde_fw.h"
 
@@ -17,6 +18,12 @@
 #endif
 #ifndef FLOWBITS
 #define FLOWBITS 0
+#endif
+#ifndef LOOPS
+#define LOOPS 24 /* workload rounds (the benchmark images use more) */
+#endif
+#ifndef USE_MTB
+#define USE_MTB 1
 #endif
 
 volatile uint32_t ticks, pends, sink;
@@ -90,11 +97,11 @@ int main(void)
 {
   SYST_RVR = 150;
   SYST_CVR = 0;
-  if (mtb_enable(MTB_SIZE, WATERMARK, FLOWBITS) != 0)
+  if (USE_MTB && mtb_enable(MTB_SIZE, WATERMARK, FLOWBITS) != 0)
     return 2;
   SYST_CSR = 7; /* enable, interrupt, core clock */
   uint32_t acc = 1;
-  for (uint32_t i = 0; i < 24; i++) {
+  for (uint32_t i = 0; i < LOOPS; i++) {
     acc = step(acc, i);
     if (i == 5)
       SCB_ICSR = 1u << 28; /* PENDSVSET */
