@@ -94,7 +94,7 @@ static unsigned dwt_pc_matches(const struct sonde_vm *vm, uint32_t pc)
   return hit;
 }
 
-void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc)
+void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc, unsigned size)
 {
   struct vm_mtb *m = vm->mtb;
   /* TSTART/TSTOP (M33): a DWT comparator match on this instruction starts
@@ -113,15 +113,7 @@ void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc)
       update_observe(vm);
     }
   }
-  uint32_t next = vm->cpu.r[15];
-  uint16_t hw = 0;
-  uint32_t avail = 0;
-  const uint8_t *code = vm_bus_code_ptr(&vm->bus, pc, &avail, NULL);
-  if (code && avail >= 2)
-    memcpy(&hw, code, 2); /* executable memory: no device access */
-  else
-    vm_bus_debug_read(vm, &vm->bus, pc, &hw, 2);
-  unsigned size = ((hw >> 11) >= 0x1D) ? 4 : 2; /* 0b11101/0b11110/0b11111: 32-bit */
+  uint32_t next = vm->cpu.r[15]; /* `size`: the decoded instruction's length */
   m->last_pc = pc;
   if (next >= 0xF0000000u) { /* EXC_RETURN: the first of the two return packets */
     emit(vm, pc, false, next);

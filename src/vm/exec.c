@@ -868,7 +868,7 @@ retire:
       vm_dbg_retire(vm, pc, start, x.cycles, x.tx.n);
     }
     if (vm->mtb_observe) /* non-sequential PC changes (dbg_mtb.c) */
-      vm_mtb_retire(vm, pc);
+      vm_mtb_retire(vm, pc, in->len);
   }
   if (VM_UNLIKELY(x.exc_ret | x.post)) {
     if (x.exc_ret)

@@ -46,7 +46,7 @@ void vm_mtb_free(struct sonde_vm *vm);
 /* Observers (only while vm->mtb_observe): an instruction at `pc` retired and
  * vm->cpu.r[15] holds the next PC; an exception event (entry after the PC is
  * the handler, return after the PC is the return address). */
-void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc);
+void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc, unsigned size);
 void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc);
 
 #endif
