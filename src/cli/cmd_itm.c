@@ -592,15 +592,7 @@ int cmd_itm(int argc, char **argv)
   memset(&opts, 0, sizeof opts);
   opts.help = &help;
   const struct cli_opt options[] = {
-      OPT_GROUP("input"),
-      OPT_OPTSTR(0, "tpiu", "<id>", &tpiu,
-                 "remove TPIU formatting, keep stream <id> (default 1; 'all')"),
-      OPT_STRING(0, "line", "<mode>:<baud>", &line,
-                 "input is logic-analyzer samples: uart:<baud> or manchester:<baud>"),
-      OPT_STRING(0, "sample-rate", "<hz>", &rate, "sample rate of --line input (24M, 100000000)"),
-      OPT_U64(0, "la-channel", "<n>", &la_channel, "logic-analyzer channel carrying SWO (0..7)"),
-      OPT_FLAG(0, "wait-sync", &wait_sync, "skip input before the first synchronization packet"),
-      OPT_U64(0, "ts-prescale", "<n>", &prescale, "local timestamp prescaler: 1, 4, 16 or 64"),
+      OPT_ITM_INPUT(&tpiu, &line, &rate, &la_channel, &wait_sync, &prescale),
       OPT_GROUP("output"),
       OPT_ELF(&elf),
       OPT_STRING(0, "format", "<fmt>", &format, "text (default), csv or json"),

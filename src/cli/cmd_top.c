@@ -225,15 +225,7 @@ int cmd_top(int argc, char **argv)
   uint64_t interval = 1000, la_channel = 0, limit = 0, prescale = 1;
   bool wait_sync = false;
   const struct cli_opt options[] = {
-      OPT_GROUP("input"),
-      OPT_OPTSTR(0, "tpiu", "<id>", &tpiu,
-                 "remove TPIU formatting, keep stream <id> (default 1; 'all')"),
-      OPT_STRING(0, "line", "<mode>:<baud>", &line,
-                 "input is logic-analyzer samples: uart:<baud> or manchester:<baud>"),
-      OPT_STRING(0, "sample-rate", "<hz>", &rate, "sample rate of --line input"),
-      OPT_U64(0, "la-channel", "<n>", &la_channel, "logic-analyzer channel carrying SWO (0..7)"),
-      OPT_FLAG(0, "wait-sync", &wait_sync, "skip input before the first synchronization packet"),
-      OPT_U64(0, "ts-prescale", "<n>", &prescale, "local timestamp prescaler: 1, 4, 16 or 64"),
+      OPT_ITM_INPUT(&tpiu, &line, &rate, &la_channel, &wait_sync, &prescale),
       OPT_GROUP("report"),
       OPT_ELF(&elf),
       OPT_STRING(0, "by", "<key>", &by, "group samples by 'function' (default) or 'line'"),
