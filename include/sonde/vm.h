@@ -101,8 +101,23 @@ struct sonde_vm_stats {
   uint64_t cycles;       /* core clock cycles since reset */
   uint64_t exceptions;   /* exception entries */
   uint64_t sleep_cycles; /* cycles spent in WFI/WFE */
+  /* Power model (docs/vm.md "Power model"): charge drawn since power-on in
+   * microamp-cycles (exact), as microcoulombs, and the energy at the
+   * machine's supply voltage. All 0 when the machine gives no currents. */
+  uint64_t charge_ua_cycles;
+  double charge_uc;
+  double energy_uj;
 };
 void sonde_vm_get_stats(const struct sonde_vm *vm, struct sonde_vm_stats *out);
+
+/* Power model: `fn` is called with the supply current (microamps) at once,
+ * then every time it changes, with the cycle from which it holds. Changes come
+ * in cycle order; the current holds until the next call (or the end of the
+ * run). NULL removes the callback. */
+typedef void (*sonde_vm_power_fn)(void *ctx, uint64_t cycle, uint32_t current_ua);
+void sonde_vm_set_power(struct sonde_vm *vm, sonde_vm_power_fn fn, void *ctx);
+/* The machine's supply voltage in millivolts (0 when not given). */
+uint32_t sonde_machine_supply_mv(const struct sonde_machine *m);
 
 /* ---- host access (as a debugger's MEM-AP: no effect on timing) ------------ */
 

@@ -697,6 +697,7 @@ bool vm_sys_service(struct sonde_vm *vm)
     if (next > vm->max_cycles)
       next = vm->max_cycles;
     if (next > c->cycles) {
+      vm_power_sleep(vm, c->cycles, next); /* power.c: sleep current in [cycles, next) */
       s->sleep_cycles += next - c->cycles;
       c->cycles = next;
     }

@@ -360,12 +360,23 @@ static int parse_line(struct parser *p, char *line)
         return perr(p, "power: expected run=MICROAMPS sleep=MICROAMPS, got '%s'", t[i]);
       if (!parse_num(v, 0, &x) || x > 0xFFFFFFFFu)
         return perr(p, "power: expected run=MICROAMPS sleep=MICROAMPS, got '%s=%s'", k, v);
+      size_t ti;
+      for (ti = 0; ti < sizeof periph_names / sizeof periph_names[0]; ti++)
+        if (strcmp(k, periph_names[ti]) == 0)
+          break;
       if (strcmp(k, "run") == 0)
         m->power_run_ua = (uint32_t)x;
       else if (strcmp(k, "sleep") == 0)
         m->power_sleep_ua = (uint32_t)x;
-      else
-        return perr(p, "power: unknown key '%s' (expected run, sleep)", k);
+      else if (ti < sizeof periph_names / sizeof periph_names[0])
+        m->power_periph_ua[ti] = (uint32_t)x;
+      else if (strcmp(k, "voltage") == 0) {
+        if (x == 0 || x > 100000)
+          return perr(p, "power: voltage is in millivolts, 1 to 100000, got '%s'", v);
+        m->power_mv = (uint32_t)x;
+      } else
+        return perr(p, "power: unknown key '%s' (expected run, sleep, uart, gpio, timer, "
+                       "delay, voltage)", k);
     }
     return 0;
   }
@@ -489,6 +500,11 @@ const char *sonde_machine_name(const struct sonde_machine *m)
 enum sonde_vm_core sonde_machine_core(const struct sonde_machine *m)
 {
   return m ? m->core : SONDE_VM_CORE_M3;
+}
+
+uint32_t sonde_machine_supply_mv(const struct sonde_machine *m)
+{
+  return m ? m->power_mv : 0;
 }
 
 uint64_t sonde_machine_clock_hz(const struct sonde_machine *m)

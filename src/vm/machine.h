@@ -48,7 +48,9 @@ struct sonde_machine {
   uint32_t swo_baud;
   bool has_mtb;
   uint32_t mtb_base, mtb_size;
-  uint32_t power_run_ua, power_sleep_ua; /* microamps */
+  uint32_t power_run_ua, power_sleep_ua; /* microamps (power.c) */
+  uint32_t power_periph_ua[4];           /* per enum vm_periph_type, while active */
+  uint32_t power_mv;                     /* supply voltage, millivolts */
 };
 
 /* Text of the built-in machine `name`, or NULL (machine_builtin.c). */

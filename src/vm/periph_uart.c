@@ -23,6 +23,7 @@ struct uart {
   uint64_t busy_until; /* cycle at which the transmitter is free again */
   uint64_t byte_cycles;
   int timer;
+  unsigned index; /* in vm->periph[], for the power model */
   const char *rx;
   unsigned rx_len, rx_pos;
 };
@@ -94,6 +95,7 @@ static int uart_write(void *ctx, struct sonde_vm *vm, uint32_t off, unsigned siz
     if (u->byte_cycles) {
       u->busy_until = vm->cpu.cycles + u->byte_cycles;
       vm_sys_timer_set(vm, u->timer, u->busy_until);
+      vm_power_active(vm, u->index, vm->cpu.cycles, u->busy_until); /* power.c */
     }
     update_irq(vm, u);
     break;
@@ -140,6 +142,7 @@ int vm_uart_new(struct sonde_vm *vm, const struct vm_machine_periph *cfg, struct
   uint64_t hz = sonde_machine_clock_hz(vm->machine);
   if (cfg->baud)
     u->byte_cycles = (10 * hz + cfg->baud - 1) / cfg->baud;
+  u->index = vm->nperiph; /* periph_common.c appends this one next */
   u->rx = cfg->rx;
   u->rx_len = cfg->rx_len;
   u->timer = vm_sys_timer_add(vm, tx_done, u);

@@ -82,6 +82,7 @@ int sonde_vm_new(const struct sonde_machine *m, struct sonde_vm **out)
     sonde_vm_free(vm);
     return rc;
   }
+  vm_power_init(vm);
   vm_sys_update_event(vm);
   *out = vm;
   return 0;
@@ -165,7 +166,10 @@ static int run_common(struct sonde_vm *vm, uint64_t max_cycles, struct sonde_vm_
 
 int sonde_vm_run(struct sonde_vm *vm, uint64_t max_cycles, struct sonde_vm_stop *stop)
 {
-  return run_common(vm, max_cycles, stop, false);
+  int rc = run_common(vm, max_cycles, stop, false);
+  if (vm) /* report the power changes up to the end of the run (power.c) */
+    vm_power_advance(&vm->power, vm->cpu.cycles);
+  return rc;
 }
 
 int sonde_vm_step(struct sonde_vm *vm, struct sonde_vm_stop *stop)
@@ -190,6 +194,24 @@ void sonde_vm_get_stats(const struct sonde_vm *vm, struct sonde_vm_stats *out)
   out->cycles = vm->cpu.cycles;
   out->exceptions = vm->sys.exceptions_taken;
   out->sleep_cycles = vm->sys.sleep_cycles;
+  struct vm_power p = vm->power; /* integrate a copy up to now: stats stay const */
+  p.fn = NULL;
+  vm_power_advance(&p, vm->cpu.cycles);
+  out->charge_ua_cycles = p.charge;
+  uint64_t hz = sonde_machine_clock_hz(vm->machine);
+  out->charge_uc = hz ? (double)p.charge / (double)hz : 0;
+  out->energy_uj = out->charge_uc * sonde_machine_supply_mv(vm->machine) / 1000.0;
+}
+
+void sonde_vm_set_power(struct sonde_vm *vm, sonde_vm_power_fn fn, void *ctx)
+{
+  if (!vm)
+    return;
+  vm_power_advance(&vm->power, vm->cpu.cycles);
+  vm->power.fn = fn;
+  vm->power.ctx = ctx;
+  if (fn)
+    fn(ctx, vm->power.last, vm->power.current_ua);
 }
 
 int sonde_vm_read_reg(const struct sonde_vm *vm, unsigned reg, uint32_t *value)

@@ -27,6 +27,7 @@
 #include "dbg.h"
 #include "dbg_halt.h"
 #include "mtb.h"
+#include "power.h"
 #include "sys.h"
 
 /* Reasons for the CPU to leave its fast loop at the next instruction boundary. */
@@ -69,6 +70,7 @@ struct sonde_vm {
   struct vm_mtb *mtb;        /* Micro Trace Buffer (mtb.h); NULL without one */
   bool mtb_observe;          /* MTB enabled: the hooked path feeds it (dbg_mtb.c) */
   unsigned nperiph;
+  struct vm_power power;     /* power model (power.c) */
 };
 
 /* Request a stop at the next instruction boundary. */
