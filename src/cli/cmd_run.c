@@ -11,6 +11,7 @@
  * to the run's total cycle count (tests/cli/run_trace.sh checks both). */
 #include "cli.h"
 #include "cmd_run_swo.h"
+#include "cmd_run_power.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -324,6 +325,8 @@ int cmd_run(int argc, char **argv)
              *uart_path = NULL, *gdb_spec = NULL;
   const char *swo_path = NULL, *swo_timed = NULL, *swo_samples = NULL, *sample_rate = NULL;
   struct run_swo *swo = NULL; /* cmd_run_swo.c */
+  const char *power_path = NULL, *power_rate = NULL;
+  struct run_power *power = NULL; /* cmd_run_power.c */
   uint64_t max_cycles = DEFAULT_MAX_CYCLES, base = 0;
   bool stats = false, json = false, binary = false;
   const struct cli_opt opts[] = {
@@ -359,12 +362,17 @@ int cmd_run(int argc, char **argv)
                  "sigrok binary), UART or Manchester per TPIU_SPPR"),
       OPT_STRING(0, "sample-rate", "<hz>", &sample_rate,
                  "sample rate of --swo-samples (e.g. 24M)"),
+      OPT_GROUP("Power (the machine's power model, docs/vm.md)"),
+      OPT_STRING(0, "power", "<file>", &power_path,
+                 "write the supply current as CSV samples (time_s,current_ma; docs/formats.md)"),
+      OPT_STRING(0, "power-rate", "<hz>", &power_rate,
+                 "sample rate of --power (default 1000; e.g. 10k)"),
       OPT_GROUP("Statistics"),
       OPT_FLAG(0, "stats", &stats,
                "print instructions, cycles, host seconds and MIPS to stderr at the end"),
       OPT_FLAG(0, "json", &json,
                "print the statistics as one JSON object on stderr (keys instructions, cycles, "
-               "seconds, mips, exceptions, sleep_cycles, stop, exit_code)"),
+               "seconds, mips, exceptions, sleep_cycles, energy_uj, stop, exit_code)"),
       OPT_END(),
   };
   static const struct cli_command_help help = {
@@ -430,6 +438,11 @@ int cmd_run(int argc, char **argv)
   sonde_vm_set_output(vm, on_output, &ctx);
   rc = run_swo_open(vm, sonde_machine_clock_hz(machine), swo_path, swo_timed, swo_samples,
                     sample_rate, &swo);
+  if (rc != CLI_OK) {
+    status = rc;
+    goto out;
+  }
+  rc = run_power_open(vm, sonde_machine_clock_hz(machine), power_path, power_rate, &power);
   if (rc != CLI_OK) {
     status = rc;
     goto out;
@@ -521,21 +534,27 @@ int cmd_run(int argc, char **argv)
   swo = NULL;
   if (rc != CLI_OK)
     goto out;
+  rc = run_power_close(power, st.cycles);
+  power = NULL;
+  if (rc != CLI_OK)
+    goto out;
 
   double mips = seconds > 0 ? (double)st.instructions / seconds / 1e6 : 0;
   if (json) {
     fprintf(stderr,
             "{\"instructions\": %llu, \"cycles\": %llu, \"seconds\": %.6f, \"mips\": %.3f, "
-            "\"exceptions\": %llu, \"sleep_cycles\": %llu, \"stop\": \"%s\", \"exit_code\": %d}\n",
+            "\"exceptions\": %llu, \"sleep_cycles\": %llu, \"energy_uj\": %.3f, \"stop\": \"%s\", "
+            "\"exit_code\": %d}\n",
             (unsigned long long)st.instructions, (unsigned long long)st.cycles, seconds, mips,
-            (unsigned long long)st.exceptions, (unsigned long long)st.sleep_cycles,
+            (unsigned long long)st.exceptions, (unsigned long long)st.sleep_cycles, st.energy_uj,
             stop_name(stop.reason), stop.reason == SONDE_VM_STOP_EXIT ? stop.exit_code : -1);
   } else if (stats) {
     fprintf(stderr,
             "instructions  %llu\ncycles        %llu\nexceptions    %llu\nsleep cycles  %llu\n"
-            "host seconds  %.3f\nMIPS          %.1f\n",
+            "energy uJ     %.3f\nhost seconds  %.3f\nMIPS          %.1f\n",
             (unsigned long long)st.instructions, (unsigned long long)st.cycles,
-            (unsigned long long)st.exceptions, (unsigned long long)st.sleep_cycles, seconds, mips);
+            (unsigned long long)st.exceptions, (unsigned long long)st.sleep_cycles, st.energy_uj,
+            seconds, mips);
   }
 
   if (ctx.err) {
@@ -571,6 +590,7 @@ int cmd_run(int argc, char **argv)
   }
 out:
   run_swo_close(swo, 0);
+  run_power_close(power, 0);
   sonde_pctrace_writer_free(ctx.pct);
   sonde_lsutrace_writer_free(ctx.lsu);
   if (pct_file && cli_close_output(pct_file, trace_pc) != CLI_OK)

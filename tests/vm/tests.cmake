@@ -31,3 +31,4 @@ sonde_unit_test(test_vm_cpu vm/test_cpu.c LIBS sonde_vm)
 sonde_unit_test(test_vm_cpu_cc2650 vm/test_cpu_cc2650.c LIBS sonde_vm)
 # Power model (H-power): run/sleep/UART currents integrated by cycle.
 sonde_unit_test(test_vm_power vm/test_power.c LIBS sonde_vm)
+sonde_cli_test(run_power)
