@@ -21,7 +21,24 @@ struct tmr {
   uint32_t ctrl, load, status;
   uint64_t start; /* cycle at which the current period started */
   uint32_t count_stopped;
+  unsigned index; /* in vm->periph[], for the power model */
 };
+
+static bool running(const struct tmr *t)
+{
+  return (t->ctrl & 1) && t->load;
+}
+
+/* Power model (power.c): the timer draws its current while it runs: a
+ * one-shot until its match, a periodic one until it is stopped. */
+static void power_update(struct sonde_vm *vm, struct tmr *t)
+{
+  if (running(t))
+    vm_power_active(vm, t->index, vm->cpu.cycles,
+                    (t->ctrl & 4) ? UINT64_MAX : t->start + t->load);
+  else
+    vm_power_idle(vm, t->index, vm->cpu.cycles);
+}
 
 static void update_irq(struct sonde_vm *vm, struct tmr *t)
 {
@@ -29,10 +46,6 @@ static void update_irq(struct sonde_vm *vm, struct tmr *t)
     vm_irq_set_level(vm, (unsigned)t->irq, (t->status & 1) && (t->ctrl & 2));
 }
 
-static bool running(const struct tmr *t)
-{
-  return (t->ctrl & 1) && t->load;
-}
 
 static void tmr_fire(struct sonde_vm *vm, void *ctx)
 {
@@ -89,6 +102,7 @@ static int tmr_write(void *ctx, struct sonde_vm *vm, uint32_t off, unsigned size
       t->count_stopped = (uint32_t)((vm->cpu.cycles - t->start) % t->load);
       vm_sys_timer_set(vm, t->timer, UINT64_MAX);
     }
+    power_update(vm, t);
     update_irq(vm, t);
     break;
   }
@@ -98,6 +112,7 @@ static int tmr_write(void *ctx, struct sonde_vm *vm, uint32_t off, unsigned size
     if (!value) {
       t->ctrl &= ~1u;
       vm_sys_timer_set(vm, t->timer, UINT64_MAX);
+      power_update(vm, t);
     }
     break;
   case 0x0C:
@@ -116,6 +131,7 @@ static void tmr_reset(struct sonde_vm *vm, struct vm_periph *p)
   struct tmr *t = (struct tmr *)p;
   t->ctrl = t->load = t->status = t->count_stopped = 0;
   vm_sys_timer_set(vm, t->timer, UINT64_MAX);
+  power_update(vm, t);
   update_irq(vm, t);
 }
 
@@ -127,6 +143,7 @@ int vm_timer_new(struct sonde_vm *vm, const struct vm_machine_periph *cfg, struc
   *out = &t->hdr;
   t->hdr.reset = tmr_reset;
   t->irq = cfg->irq;
+  t->index = vm->nperiph; /* periph_common.c appends this one next */
   t->timer = vm_sys_timer_add(vm, tmr_fire, t);
   if (t->timer < 0)
     return SONDE_E_LIMIT;

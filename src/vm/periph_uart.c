@@ -122,6 +122,7 @@ static void uart_reset(struct sonde_vm *vm, struct vm_periph *p)
   u->busy_until = 0;
   u->rx_pos = 0;
   vm_sys_timer_set(vm, u->timer, UINT64_MAX);
+  vm_power_idle(vm, u->index, vm->cpu.cycles); /* power.c */
   if (u->irq >= 0)
     vm_irq_set_level(vm, (unsigned)u->irq, false);
 }

@@ -91,3 +91,15 @@ void vm_power_active(struct sonde_vm *vm, unsigned index, uint64_t from, uint64_
   p->active_until[index] = to;
   recompute(p);
 }
+
+void vm_power_idle(struct sonde_vm *vm, unsigned index, uint64_t at)
+{
+  struct vm_power *p = &vm->power;
+  if (index >= VM_POWER_MAX_PERIPH)
+    return;
+  vm_power_advance(p, at);
+  if (p->active_until[index]) {
+    p->active_until[index] = 0;
+    recompute(p);
+  }
+}

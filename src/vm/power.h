@@ -32,7 +32,10 @@ void vm_power_init(struct sonde_vm *vm);
 void vm_power_advance(struct vm_power *p, uint64_t t);
 /* The core sleeps during cycles [from, to). */
 void vm_power_sleep(struct sonde_vm *vm, uint64_t from, uint64_t to);
-/* Peripheral `index` (vm->periph[]) is active during cycles [from, to). */
+/* Peripheral `index` (vm->periph[]) is active during cycles [from, to)
+ * (to = UINT64_MAX: until vm_power_idle). */
 void vm_power_active(struct sonde_vm *vm, unsigned index, uint64_t from, uint64_t to);
+/* Peripheral `index` stops being active at cycle `at`. */
+void vm_power_idle(struct sonde_vm *vm, unsigned index, uint64_t at);
 
 #endif

@@ -66,6 +66,60 @@ static void put32(uint8_t *b, uint32_t v)
   memcpy(b, &v, 4); /* little-endian host (x86-64, aarch64) */
 }
 
+static struct sonde_vm *boot(const char *text, struct sonde_machine **m, struct timeline *t)
+{
+  struct sonde_diag d;
+  sonde_diag_clear(&d);
+  if (sonde_machine_parse(text, strlen(text), "p.machine", m, &d) != 0)
+    return NULL;
+  struct sonde_vm *vm = NULL;
+  if (sonde_vm_new(*m, &vm) != 0)
+    return NULL;
+  uint8_t img[0x44] = {0};
+  put32(img, 0x20004000);
+  put32(img + 4, 0x09);
+  memcpy(img + 8, code, sizeof code);
+  put32(img + 0x34, 0xE000E100);
+  put32(img + 0x38, 0x400F2000);
+  put32(img + 0x3C, 1000);
+  put32(img + 0x40, 0x400F0000);
+  if (sonde_vm_load_binary(vm, img, sizeof img, 0) || sonde_vm_reset(vm))
+    return NULL;
+  sonde_vm_set_output(vm, discard, NULL);
+  sonde_vm_set_power(vm, on_power, t);
+  return vm;
+}
+
+/* The same run with timer=7: the one-shot timer draws 7 uA from its enabling
+ * store (cycle 10) to its match (1010), where the sleep also ends. */
+static void test_timer_active(void)
+{
+  static const char text[] =
+      "core m3\nclock 1MHz\nmemory flash 0 64K access=rx\nmemory sram 0x20000000 16K\n"
+      "peripheral uart 0x400F0000 baud=100000\nperipheral timer 0x400F2000 irq=1\n"
+      "power run=1000 sleep=100 uart=50 timer=7 voltage=3000\n";
+  struct sonde_machine *m = NULL;
+  struct timeline t = {0};
+  struct sonde_vm *vm = boot(text, &m, &t);
+  REQUIRE(vm);
+  struct sonde_vm_stop stop;
+  REQUIRE(sonde_vm_run(vm, 100000, &stop) == 0);
+  struct sonde_vm_stats st;
+  sonde_vm_get_stats(vm, &st);
+  CHECK_EQ_U(st.charge_ua_cycles, 340700 + 7 * 1000);
+  /* Two changes at 1010 (timer idle, then awake): the later one holds. */
+  static const struct change want[] = {{0, 1000}, {10, 1007}, {13, 107}, {1010, 100},
+                                       {1010, 1000}, {1013, 1050}, {1113, 1000}, {1120, 1050},
+                                       {1220, 1000}};
+  REQUIRE(t.n == sizeof want / sizeof want[0]);
+  for (unsigned i = 0; i < t.n; i++) {
+    CHECK_EQ_U(t.c[i].cycle, want[i].cycle);
+    CHECK_EQ_U(t.c[i].ua, want[i].ua);
+  }
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
 static void test_run_sleep_uart(void)
 {
   struct sonde_machine *m = NULL;
@@ -180,6 +234,7 @@ static void test_builtin_defaults(void)
 int main(void)
 {
   RUN(test_run_sleep_uart);
+  RUN(test_timer_active);
   RUN(test_bad_lines);
   RUN(test_builtin_defaults);
   return check_summary();
