@@ -204,6 +204,7 @@ static void test_binary(void)
   sonde_vm_free(vm);
 }
 
+#ifdef SONDE_FIRMWARE_DIR
 static uint8_t *read_file(const char *path, size_t *len)
 {
   FILE *f = fopen(path, "rb");
@@ -217,6 +218,7 @@ static uint8_t *read_file(const char *path, size_t *len)
   fclose(f);
   return buf;
 }
+#endif
 
 /* A real image from arm-none-eabi-gcc: what the loader put in flash equals
  * arm-none-eabi-objcopy -O binary of the same ELF (built by firmware/). */
