@@ -17,6 +17,9 @@ sonde_firmware(dbg_excdt SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cort
 sonde_firmware(dbg_printf SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
                CORE m3 MACHINE cc2650 OPT -O2 DEFINES PRINTF=1 ACPR=47
                INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
+sonde_firmware(dbg_printf_fmt SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               CORE m3 MACHINE cc2650 OPT -O2 DEFINES PRINTF=1 ACPR=47 FORMATTER=1
+               INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
 # Benchmark images (docs/benchmarks.md): the same workload, long, with PC
 # sampling every 128 cycles + exception trace at 48 Mbaud, and with no trace.
 sonde_firmware(dbg_bench_on SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c

@@ -8,6 +8,7 @@
  *   EXC       exception trace on
  *   DT        data-trace comparators on `watched`
  *   PRINTF    ITM printf lines on port 0
+ *   FORMATTER leave the TPIU formatter on (FFCR = 0x102, its reset value)
  *   REPS      workload rounds */
 #include "cm_trace.h"
 #include "sonde_fw.h"
@@ -52,6 +53,9 @@ static uint32_t work(uint32_t n)
 int main(void)
 {
   cm_tpiu_swo(ACPR, 1);
+#if FORMATTER
+  CM_TPIU_FFCR = 0x102; /* continuous formatting: 16-byte frames on the pin */
+#endif
   cm_itm_setup(0xFFFFFFFFu, 1, 0, 1);
 #if EXC
   cm_dwt_exception_trace(1);

@@ -176,12 +176,20 @@ struct sonde_vm_swo_byte {
   uint32_t bit_cycles;
   uint8_t byte;
   uint8_t protocol; /* SONDE_VM_SWO_* */
+  /* Impairments, for the sampler only (0 from the VM): */
+  uint16_t flip;    /* invert the level in these bit times (bit 0 = start bit ..
+                       bit 9 = stop bit): bit errors */
+  int32_t skew_ppm; /* bit time scaled by 1 + skew_ppm / 10^6: baud error
+                       (|skew_ppm| <= 50000; the frame keeps its slot) */
 };
 /* Called for every byte, in pin order, when it enters the output FIFO (its
  * cycles may lie after the VM's current cycle). Returns 0 or a negative error
  * (which stops the run). */
 typedef int (*sonde_vm_swo_fn)(void *ctx, const struct sonde_vm_swo_byte *b);
 void sonde_vm_set_swo(struct sonde_vm *vm, sonde_vm_swo_fn fn, void *ctx);
+/* TPIU formatter on (FFCR.EnFCont): complete and send a partial frame now
+ * (call at the end of a run; docs/vm.md). */
+void sonde_vm_swo_flush(struct sonde_vm *vm);
 /* Debug-block statistics: bytes that left the pin, packets lost, overflow packets. */
 void sonde_vm_swo_stats(const struct sonde_vm *vm, uint64_t *bytes, uint64_t *lost,
                         uint64_t *overflows);

@@ -327,6 +327,7 @@ int cmd_run(int argc, char **argv)
   struct run_swo *swo = NULL; /* cmd_run_swo.c */
   const char *power_path = NULL, *power_rate = NULL;
   struct run_power *power = NULL; /* cmd_run_power.c */
+  struct run_swo_impair swo_imp = {0, 0, 1};
   uint64_t max_cycles = DEFAULT_MAX_CYCLES, base = 0;
   bool stats = false, json = false, binary = false;
   const struct cli_opt opts[] = {
@@ -362,6 +363,13 @@ int cmd_run(int argc, char **argv)
                  "sigrok binary), UART or Manchester per TPIU_SPPR"),
       OPT_STRING(0, "sample-rate", "<hz>", &sample_rate,
                  "sample rate of --swo-samples (e.g. 24M)"),
+      OPT_DOUBLE(0, "swo-bit-errors", "<p>", &swo_imp.bit_errors,
+                 "--swo-samples only: invert each bit time with probability <p> (0..1)"),
+      OPT_DOUBLE(0, "swo-jitter", "<pct>", &swo_imp.jitter_pct,
+                 "--swo-samples only: scale each byte's bit time by a random factor within "
+                 "+-<pct> % (0..5)"),
+      OPT_U64(0, "swo-seed", "<n>", &swo_imp.seed,
+              "seed of the --swo-bit-errors/--swo-jitter generator (default 1)"),
       OPT_GROUP("Power (the machine's power model, docs/vm.md)"),
       OPT_STRING(0, "power", "<file>", &power_path,
                  "write the supply current as CSV samples (time_s,current_ma; docs/formats.md)"),
@@ -437,7 +445,7 @@ int cmd_run(int argc, char **argv)
   }
   sonde_vm_set_output(vm, on_output, &ctx);
   rc = run_swo_open(vm, sonde_machine_clock_hz(machine), swo_path, swo_timed, swo_samples,
-                    sample_rate, &swo);
+                    sample_rate, &swo_imp, &swo);
   if (rc != CLI_OK) {
     status = rc;
     goto out;

@@ -93,6 +93,14 @@ struct vm_dbg {
   uint64_t fifo_start[VM_DBG_FIFO_BYTES]; /* start cycles of queued bytes (ring) */
   unsigned fifo_head, fifo_n;
   uint64_t pin_free;          /* cycle the pin finishes its last scheduled byte */
+  /* ---- TPIU formatter (FFCR.EnFCont; dbg_swo.c) ---- */
+  uint8_t fmt_frame[16];      /* frame being built: 15 slots + aux byte */
+  unsigned fmt_pos;           /* next free slot 0..15 (15: full) */
+  unsigned fmt_pending;       /* source bytes in the frame (their FIFO slot awaits it) */
+  int fmt_id;                 /* trace ID of the last slot (-1: none stated yet) */
+  unsigned fmt_frames;        /* frames sent since the last full sync */
+  uint64_t fmt_last;          /* cycle of the newest source byte in the frame */
+  int fmt_timer;              /* vm_sys timer: sends a partial frame once the pin idles */
   uint64_t bytes_out, packets_lost, overflows;
   sonde_vm_swo_fn swo_fn;
   void *swo_ctx;
@@ -137,5 +145,11 @@ extern const struct vm_device_ops vm_dbg_scs_ops;
 unsigned vm_swo_fifo_used(struct sonde_vm *vm, uint64_t cycle);
 /* Queue bytes at `cycle` (caller checked the space). */
 void vm_swo_push(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle);
+/* The formatter's idle timer (vm_sys timer callback), and re-arming it after a
+ * system reset disarmed every timer. */
+void vm_swo_timer_fire(struct sonde_vm *vm, void *ctx);
+void vm_swo_rearm(struct sonde_vm *vm);
+#define VM_TPIU_SYNC_FRAMES 8u /* formatter: a full sync before every 8th frame */
+#define TPIU_FFCR_ENFCONT (1u << 1)
 
 #endif

@@ -473,17 +473,19 @@ const struct vm_device_ops vm_dbg_scs_ops = {"debug-scs", scs_dbg_read, scs_dbg_
 
 static void power_on_state(struct vm_dbg *d)
 {
-  int timer = d->timer;
+  int timer = d->timer, fmt_timer = d->fmt_timer;
   sonde_vm_swo_fn fn = d->swo_fn;
   void *ctx = d->swo_ctx;
   memset(d, 0, sizeof *d);
   d->timer = timer;
+  d->fmt_timer = fmt_timer;
   d->swo_fn = fn;
   d->swo_ctx = ctx;
   d->next_ev = d->next_sync = UINT64_MAX;
   d->sppr = 1;     /* TPIU reset values (C1.10): Manchester, */
   d->ffcr = 0x102; /* formatter on, */
   d->cspsr = 1;    /* port size 1 */
+  d->fmt_id = -1;  /* formatter: no trace ID stated yet */
 }
 
 int vm_dbg_create(struct sonde_vm *vm)
@@ -495,8 +497,9 @@ int vm_dbg_create(struct sonde_vm *vm)
     return SONDE_E_NOMEM;
   vm->dbg = d;
   d->timer = vm_sys_timer_add(vm, timer_fire, NULL);
+  d->fmt_timer = vm_sys_timer_add(vm, vm_swo_timer_fire, NULL);
   power_on_state(d);
-  int rc = d->timer < 0 ? SONDE_E_NOMEM : 0;
+  int rc = d->timer < 0 || d->fmt_timer < 0 ? SONDE_E_NOMEM : 0;
   if (rc == 0)
     rc = vm_bus_add_device(&vm->bus, VM_ITM_BASE, 0x1000, &vm_itm_ops, NULL);
   if (rc == 0)
@@ -526,4 +529,5 @@ void vm_dbg_reset(struct sonde_vm *vm, bool power_on)
   /* A system reset disarmed every timer: re-arm ours. */
   d->postcnt = (uint8_t)postcnt_now(vm);
   vm_dwt_schedule(vm);
+  vm_swo_rearm(vm);
 }

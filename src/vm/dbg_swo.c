@@ -13,6 +13,7 @@
  * pin. A byte leaves the FIFO when its start bit begins. Since the pin drains
  * in order at a fixed rate, a byte's pin slot is known when it is queued:
  * start = max(queued cycle, end of the previous byte). */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "dbg.h"
@@ -23,9 +24,167 @@ static uint32_t bit_cycles(const struct vm_dbg *d)
   return (d->acpr & 0x1FFFu) + 1;
 }
 
+static void fifo_add(struct vm_dbg *d, uint64_t start)
+{
+  if (d->fifo_n < VM_DBG_FIFO_BYTES) {
+    d->fifo_start[(d->fifo_head + d->fifo_n) % VM_DBG_FIFO_BYTES] = start;
+    d->fifo_n++;
+  }
+}
+
+/* Send n bytes to the pin, the first not before `cycle`; returns the start
+ * cycle of the first. */
+static uint64_t pin_send(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle)
+{
+  struct vm_dbg *d = vm->dbg;
+  uint32_t bc = bit_cycles(d);
+  uint8_t proto = d->sppr == 1 ? SONDE_VM_SWO_MANCHESTER : SONDE_VM_SWO_NRZ;
+  uint64_t first = cycle > d->pin_free ? cycle : d->pin_free;
+  for (unsigned i = 0; i < n; i++) {
+    uint64_t start = cycle > d->pin_free ? cycle : d->pin_free;
+    d->pin_free = start + 10ull * bc;
+    d->bytes_out++;
+    if (d->swo_fn && !d->swo_error) {
+      struct sonde_vm_swo_byte sb = {start, d->pin_free, bc, b[i], proto, 0, 0};
+      int rc = d->swo_fn(d->swo_ctx, &sb);
+      if (rc < 0) {
+        d->swo_error = rc;
+        sonde_diag_set(&vm->diag, rc, "SWO output callback failed");
+        vm_request_stop(vm, SONDE_VM_STOP_ERROR);
+      }
+    }
+  }
+  return first;
+}
+
+/* ---- TPIU formatter (CoreSight Architecture Spec IHI 0029, "Trace
+ * formatter"; docs/vm.md) ----
+ * 16-byte frames: slots 0..14 carry data, byte 15 the aux bits. An even slot
+ * holds an ID change ((ID << 1) | 1) or a data byte with its bit 0 moved to aux
+ * bit slot/2; odd slots hold whole data bytes. A full sync FF FF FF 7F goes
+ * out before the first frame and before every VM_TPIU_SYNC_FRAMES-th frame.
+ * The only source is the ITM, with ID ITM_TCR.TraceBusID. A partial frame is
+ * completed (ID change to the null ID 0, zero filler) and sent when the pin
+ * has nothing else to send and no further trace byte arrives in that cycle. */
+
+static void fmt_slot(struct vm_dbg *d, uint8_t v, bool is_id, bool aux_old)
+{
+  unsigned k = d->fmt_pos;
+  if (k & 1) {
+    d->fmt_frame[k] = v;
+  } else {
+    d->fmt_frame[k] = is_id ? v : (uint8_t)(v & 0xFE);
+    uint8_t bit = is_id ? (uint8_t)aux_old : (uint8_t)(v & 1);
+    d->fmt_frame[15] = (uint8_t)((d->fmt_frame[15] & ~(1u << (k / 2))) | (bit << (k / 2)));
+  }
+  d->fmt_pos++;
+}
+
+/* Record an ID change at the next slot. At an odd slot the data byte of the
+ * even slot before it moves into the odd slot and the even slot becomes the
+ * ID change with aux = 1 ("the next byte keeps the old ID"). */
+static void fmt_id(struct vm_dbg *d, int id)
+{
+  uint8_t ib = (uint8_t)((id << 1) | 1);
+  if (d->fmt_pos & 1) {
+    unsigned k = d->fmt_pos - 1;
+    uint8_t data = (uint8_t)(d->fmt_frame[k] | ((d->fmt_frame[15] >> (k / 2)) & 1));
+    d->fmt_pos = k;
+    fmt_slot(d, ib, true, true);
+    fmt_slot(d, data, false, false);
+  } else {
+    fmt_slot(d, ib, true, false);
+  }
+  d->fmt_id = id;
+}
+
+/* Send the frame (with a full sync first when due) no earlier than `cycle`;
+ * the source bytes it carries leave the FIFO when it starts. */
+static void fmt_send(struct sonde_vm *vm, uint64_t cycle)
+{
+  struct vm_dbg *d = vm->dbg;
+  static const uint8_t fsync[4] = {0xFF, 0xFF, 0xFF, 0x7F};
+  if (d->fmt_frames % VM_TPIU_SYNC_FRAMES == 0) {
+    pin_send(vm, fsync, 4, cycle);
+    d->fmt_frames = 0;
+  }
+  d->fmt_frames++;
+  uint64_t start = pin_send(vm, d->fmt_frame, 16, cycle);
+  for (unsigned i = d->fmt_pending > d->fifo_n ? d->fifo_n : d->fmt_pending; i; i--)
+    d->fifo_start[(d->fifo_head + d->fifo_n - i) % VM_DBG_FIFO_BYTES] = start;
+  d->fmt_pending = 0;
+  d->fmt_pos = 0;
+  for (unsigned i = 0; i < 16; i++)
+    d->fmt_frame[i] = 0;
+}
+
+/* The idle rule: a partial frame goes out at max(pin free, its last byte)
+ * once a later cycle is reached (lazy, so bytes of the same cycle join it). */
+static void fmt_idle(struct sonde_vm *vm, uint64_t cycle, bool force)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (!d->fmt_pending)
+    return;
+  uint64_t t = d->pin_free > d->fmt_last ? d->pin_free : d->fmt_last;
+  if (!force && t >= cycle)
+    return;
+  if (d->fmt_pos < 15 && d->fmt_id != 0)
+    fmt_id(d, 0);
+  while (d->fmt_pos < 15)
+    fmt_slot(d, 0, false, false);
+  fmt_send(vm, t);
+  vm_swo_rearm(vm);
+}
+
+/* Arm the idle timer for the first cycle after the pin and the frame's last
+ * byte, or disarm it when no frame is pending. */
+void vm_swo_rearm(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  uint64_t t = d->pin_free > d->fmt_last ? d->pin_free : d->fmt_last;
+  vm_sys_timer_set(vm, d->fmt_timer, d->fmt_pending ? t + 1 : UINT64_MAX);
+}
+
+void vm_swo_timer_fire(struct sonde_vm *vm, void *ctx)
+{
+  (void)ctx;
+  struct vm_dbg *d = vm->dbg;
+  uint64_t t = d->pin_free > d->fmt_last ? d->pin_free : d->fmt_last;
+  /* timers may fire inside an exception entry, before cpu.cycles reaches them */
+  fmt_idle(vm, vm->cpu.cycles > t ? vm->cpu.cycles : t + 1, false);
+  vm_swo_rearm(vm);
+}
+
+static void fmt_push(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle)
+{
+  struct vm_dbg *d = vm->dbg;
+  int id = (int)((d->itm_tcr >> 16) & 0x7F);
+  for (unsigned i = 0; i < n; i++) {
+    if (d->fmt_id != id) {
+      fmt_id(d, id);
+      if (d->fmt_pos == 15)
+        fmt_send(vm, cycle);
+    }
+    fifo_add(d, UINT64_MAX); /* leaves when its frame starts (fmt_send) */
+    fmt_slot(d, b[i], false, false);
+    d->fmt_pending++;
+    d->fmt_last = cycle;
+    if (d->fmt_pos == 15)
+      fmt_send(vm, cycle);
+  }
+  vm_swo_rearm(vm);
+}
+
+void sonde_vm_swo_flush(struct sonde_vm *vm)
+{
+  if (vm && vm->dbg)
+    fmt_idle(vm, 0, true);
+}
+
 unsigned vm_swo_fifo_used(struct sonde_vm *vm, uint64_t cycle)
 {
   struct vm_dbg *d = vm->dbg;
+  fmt_idle(vm, cycle, false);
   while (d->fifo_n && d->fifo_start[d->fifo_head] <= cycle) {
     d->fifo_head = (d->fifo_head + 1) % VM_DBG_FIFO_BYTES;
     d->fifo_n--;
@@ -36,25 +195,17 @@ unsigned vm_swo_fifo_used(struct sonde_vm *vm, uint64_t cycle)
 void vm_swo_push(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle)
 {
   struct vm_dbg *d = vm->dbg;
-  uint32_t bc = bit_cycles(d);
-  uint8_t proto = d->sppr == 1 ? SONDE_VM_SWO_MANCHESTER : SONDE_VM_SWO_NRZ;
+  fmt_idle(vm, cycle, false);
+  bool fmt = (d->ffcr & TPIU_FFCR_ENFCONT) != 0;
+  if (!fmt && d->fmt_pending)
+    fmt_idle(vm, cycle, true); /* formatter switched off: finish its frame */
+  if (fmt) {
+    fmt_push(vm, b, n, cycle);
+    return;
+  }
   for (unsigned i = 0; i < n; i++) {
-    uint64_t start = cycle > d->pin_free ? cycle : d->pin_free;
-    d->pin_free = start + 10ull * bc;
-    if (d->fifo_n < VM_DBG_FIFO_BYTES) {
-      d->fifo_start[(d->fifo_head + d->fifo_n) % VM_DBG_FIFO_BYTES] = start;
-      d->fifo_n++;
-    }
-    d->bytes_out++;
-    if (d->swo_fn && !d->swo_error) {
-      struct sonde_vm_swo_byte sb = {start, d->pin_free, bc, b[i], proto};
-      int rc = d->swo_fn(d->swo_ctx, &sb);
-      if (rc < 0) {
-        d->swo_error = rc;
-        sonde_diag_set(&vm->diag, rc, "SWO output callback failed");
-        vm_request_stop(vm, SONDE_VM_STOP_ERROR);
-      }
-    }
+    fifo_add(d, cycle > d->pin_free ? cycle : d->pin_free);
+    pin_send(vm, &b[i], 1, cycle);
   }
 }
 
@@ -135,23 +286,27 @@ static int flush(struct sonde_vm_swo_sampler *s, sonde_vm_write_fn w, void *ctx)
   return rc;
 }
 
-/* Level of the pin at `cycle` inside byte b's frame. */
+/* Level of the pin at `cycle` inside byte b's frame. The bit time is
+ * bit_cycles scaled by (1 + skew_ppm / 10^6), in exact integer arithmetic, so
+ * an injected baud error need not be a whole number of cycles. */
 static uint8_t level(const struct sonde_vm_swo_byte *b, uint64_t cycle)
 {
-  uint64_t rel = cycle - b->start_cycle;
-  unsigned bit = (unsigned)(rel / b->bit_cycles);
+  uint64_t rel = (cycle - b->start_cycle) * 1000000u;
+  uint64_t len = (uint64_t)b->bit_cycles * (uint64_t)(1000000 + (int64_t)b->skew_ppm);
+  unsigned bit = (unsigned)(rel / len);
+  unsigned v;
   if (b->protocol == SONDE_VM_SWO_MANCHESTER) {
     if (bit >= 9)
       return 0;
-    unsigned v = bit == 0 ? 1 : (b->byte >> (bit - 1)) & 1;
-    bool first_half = 2 * (rel % b->bit_cycles) < b->bit_cycles;
-    return (uint8_t)(first_half ? v : !v);
+    v = bit == 0 ? 1 : (b->byte >> (bit - 1)) & 1;
+    if (2 * (rel % len) >= len) /* second half of the bit: the inverse */
+      v = !v;
+  } else {
+    v = bit == 0 ? 0 : bit >= 9 ? 1 : (b->byte >> (bit - 1)) & 1;
   }
-  if (bit == 0)
-    return 0;
-  if (bit >= 9)
-    return 1;
-  return (uint8_t)((b->byte >> (bit - 1)) & 1);
+  if (bit < 10 && (b->flip >> bit) & 1)
+    v = !v;
+  return (uint8_t)v;
 }
 
 int sonde_vm_swo_sampler_feed(struct sonde_vm_swo_sampler *s, const struct sonde_vm_swo_byte *b,

@@ -5,8 +5,8 @@
  * 1 = SWO Manchester, 2 = SWO NRZ), FFSR (0x300), FFCR (0x304), the
  * integration and ID registers (RAZ except the IDs).
  *
- * The formatter (FFCR.EnFCont, bit 1) is not modelled: bytes always go to the
- * pin as in bypass mode, and FFCR reads back what was written (docs/vm.md). */
+ * FFCR.EnFCont (bit 1, reset 1) selects the formatter's 16-byte frames or
+ * bypass; the frames are built in dbg_swo.c (docs/vm.md). */
 #include "dbg.h"
 #include "vm_internal.h"
 

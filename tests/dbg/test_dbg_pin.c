@@ -45,7 +45,7 @@ static void roundtrip(uint8_t proto, uint32_t bit, uint64_t rate)
   for (unsigned i = 0; i < sizeof want; i++) {
     if (i % 3 == 0)
       t += 25ull * bit; /* an idle gap */
-    struct sonde_vm_swo_byte sb = {t, t + 10ull * bit, bit, want[i], proto};
+    struct sonde_vm_swo_byte sb = {t, t + 10ull * bit, bit, want[i], proto, 0, 0};
     CHECK_EQ_I(sonde_vm_swo_sampler_feed(s, &sb, put, &b), 0);
     t += 10ull * bit;
   }

@@ -110,6 +110,7 @@ static void test_cycevt(void)
   wr(vm, 0xE0000FB0u, 0xC5ACCE55u);
   wr(vm, 0xE0000E80u, 0x10009u); /* ITMENA, TXENA, no timestamps */
   wr(vm, 0xE0040010u, 0);          /* 10 cycles per byte */
+  wr(vm, 0xE0040304u, 0x100u);     /* formatter bypass */
   struct sonde_vm_stats s;
   sonde_vm_get_stats(vm, &s);
   uint64_t t0 = s.cycles;
@@ -133,6 +134,51 @@ static void test_cycevt(void)
   sonde_machine_free(m);
 }
 
+/* TPIU formatter at its reset value (FFCR = 0x102, CoreSight IHI 0029 D4.2):
+ * two ITM byte packets, 01 41 and 01 42, with TraceBusID 1, go out as a full
+ * sync and one 16-byte frame, worked out by hand: slot 0 the ID change 0x03,
+ * the data bytes with the bit 0 of even slots in the aux byte (slot 2: 0x41
+ * -> 0x40, aux bit 1), and, once the pin is idle, the frame completed with a
+ * change to the null ID at slot 4 (aux bit 2 = 1: the byte after it, 0x42 in
+ * slot 5, keeps the old ID) and zero filler. */
+static void test_formatter(void)
+{
+  struct sonde_machine *m;
+  struct sonde_vm *vm = new_vm("cm3", &m);
+  nswo = 0;
+  sonde_vm_set_swo(vm, on_swo, NULL);
+  struct sonde_vm_stop st;
+  wr(vm, 0xE000EDFCu, 1u << 24);
+  wr(vm, 0xE0000FB0u, 0xC5ACCE55u);
+  wr(vm, 0xE0000E00u, 1);          /* TER: port 0 */
+  wr(vm, 0xE0000E80u, 0x10001u);   /* ITMENA, TraceBusID 1 */
+  wr(vm, 0xE0040010u, 0);
+  uint8_t c = 'A';
+  CHECK_EQ_I(sonde_vm_write_mem(vm, 0xE0000000u, &c, 1), 0);
+  c = 'B';
+  CHECK_EQ_I(sonde_vm_write_mem(vm, 0xE0000000u, &c, 1), 0);
+  struct sonde_vm_stats s;
+  sonde_vm_get_stats(vm, &s);
+  sonde_vm_run(vm, s.cycles + 1000, &st);
+  static const uint8_t want[20] = {0xFF, 0xFF, 0xFF, 0x7F, 0x03, 0x01, 0x40, 0x01, 0x01, 0x42,
+                                   0, 0, 0, 0, 0, 0, 0, 0, 0, 0x06};
+  CHECK_EQ_U(nswo, sizeof want);
+  if (nswo == sizeof want)
+    CHECK_EQ_MEM(swo, want, sizeof want);
+  /* bypass: the same two packets go out as they are */
+  nswo = 0;
+  wr(vm, 0xE0040304u, 0x100u);
+  c = 'C';
+  CHECK_EQ_I(sonde_vm_write_mem(vm, 0xE0000000u, &c, 1), 0);
+  sonde_vm_get_stats(vm, &s);
+  sonde_vm_run(vm, s.cycles + 1000, &st);
+  CHECK_EQ_U(nswo, 2);
+  CHECK_EQ_U(swo[0], 0x01);
+  CHECK_EQ_U(swo[1], 0x43);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
 static void test_no_trace_on_v6m(void)
 {
   struct sonde_machine *m;
@@ -149,6 +195,7 @@ int main(void)
   RUN(test_reset_values);
   RUN(test_cyccnt);
   RUN(test_cycevt);
+  RUN(test_formatter);
   RUN(test_no_trace_on_v6m);
   return check_summary();
 }
