@@ -101,6 +101,7 @@ struct sonde_lsutrace_record {
   uint32_t pc, addr, value;
   unsigned size; /* 1, 2 or 4 */
   bool write;
+  bool stacking;  /* exception stacking/unstacking (rw `W`/`R`); pc = return address */
 };
 
 struct sonde_lsutrace_writer; /* opaque */

@@ -157,12 +157,20 @@ struct sonde_vm_hooks {
   void *ctx;
   /* An instruction at `pc` retired; it occupied cycles [cycle, cycle+cycles). */
   void (*retire)(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles);
-  /* A data transfer by the core (not instruction fetch, not exception stacking
-   * unless `stacking` is set): `size` is 1, 2 or 4 bytes. */
+  /* A data transfer by an instruction (not instruction fetch, not exception
+   * stacking; see `stacking`): `size` is 1, 2 or 4 bytes. */
   void (*transfer)(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, unsigned size,
                    uint32_t value, bool write);
   /* Exception trace: entry, exit and return, with the exception number. */
   void (*exception)(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc);
+  /* Exception stacking, one call per word: the frame pushed at exception entry
+   * (write) or popped at exception return (read), and the deferred push of a
+   * lazy FP save (write, stamped with the cycle of the FP instruction that
+   * caused it). `pc` is the return address in the frame (lazy FP save: the FP
+   * instruction). Costs nothing per
+   * instruction: setting it alone keeps the fast path. docs/vm.md. */
+  void (*stacking)(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, uint32_t value,
+                   bool write);
 };
 void sonde_vm_set_hooks(struct sonde_vm *vm, const struct sonde_vm_hooks *hooks);
 

@@ -187,7 +187,15 @@ static void on_transfer(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, u
                         uint32_t value, bool write)
 {
   struct run_ctx *c = ctx;
-  struct sonde_lsutrace_record r = {cycle, pc, addr, value, size, write};
+  struct sonde_lsutrace_record r = {cycle, pc, addr, value, size, write, false};
+  note_err(c, sonde_lsutrace_write(c->lsu, &r));
+}
+
+static void on_stacking(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, uint32_t value,
+                        bool write)
+{
+  struct run_ctx *c = ctx;
+  struct sonde_lsutrace_record r = {cycle, pc, addr, value, 4, write, true};
   note_err(c, sonde_lsutrace_write(c->lsu, &r));
 }
 
@@ -329,7 +337,7 @@ int cmd_run(int argc, char **argv)
   struct run_power *power = NULL; /* cmd_run_power.c */
   struct run_swo_impair swo_imp = {0, 0, 1};
   uint64_t max_cycles = DEFAULT_MAX_CYCLES, base = 0;
-  bool stats = false, json = false, binary = false;
+  bool stats = false, json = false, binary = false, trace_stacking = false;
   const struct cli_opt opts[] = {
       OPT_GROUP("Target"),
       OPT_STRING('m', "machine", "<name|file>", &machine_name,
@@ -350,6 +358,9 @@ int cmd_run(int argc, char **argv)
                  "per cycle)"),
       OPT_STRING(0, "trace-lsu", "<file>", &trace_lsu,
                  "write every data transfer as CSV (cycle,pc,addr,size,value,rw)"),
+      OPT_FLAG(0, "trace-stacking", &trace_stacking,
+               "--trace-lsu also lists exception stacking and unstacking (rw W/R, pc = the "
+               "frame's return address)"),
       OPT_STRING(0, "gdb", "<[addr:]port>", &gdb_spec,
                  "wait for gdb on <port> (127.0.0.1 unless <addr> is given; 0 = any free "
                  "port) and let it control the run (docs/vm.md)"),
@@ -409,6 +420,8 @@ int cmd_run(int argc, char **argv)
     return cli_usage_error(&help, "--base must be a 32-bit address");
   if (base && !binary)
     return cli_usage_error(&help, "--base needs --binary (an ELF file has its own addresses)");
+  if (trace_stacking && !trace_lsu)
+    return cli_usage_error(&help, "--trace-stacking needs --trace-lsu");
   if (max_cycles == 0)
     max_cycles = UINT64_MAX;
 
@@ -484,6 +497,8 @@ int cmd_run(int argc, char **argv)
     }
     if (ctx.lsu)
       hooks.transfer = on_transfer;
+    if (ctx.lsu && trace_stacking)
+      hooks.stacking = on_stacking;
     sonde_vm_set_hooks(vm, &hooks);
   }
   rc = sonde_vm_reset(vm);

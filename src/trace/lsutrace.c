@@ -56,7 +56,7 @@ int sonde_lsutrace_write(struct sonde_lsutrace_writer *w, const struct sonde_lsu
   uint32_t v = rec->size == 4 ? rec->value : rec->value & ((1u << (8 * rec->size)) - 1);
   n += trace_fmt_hex(p + n, v);
   p[n++] = ',';
-  p[n++] = rec->write ? 'w' : 'r';
+  p[n++] = rec->stacking ? (rec->write ? 'W' : 'R') : (rec->write ? 'w' : 'r');
   p[n++] = '\n';
   w->out.used += n;
   return 0;
@@ -190,14 +190,15 @@ int sonde_lsutrace_next(struct sonde_lsutrace_reader *r, struct sonde_lsutrace_r
   if (!trace_parse_u64(f[4], fl[4], true, &value) || value > UINT32_MAX ||
       (size < 4 && value >> (8 * size)))
     return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[4] - line), "bad value");
-  if (fl[5] != 1 || (f[5][0] != 'r' && f[5][0] != 'w'))
-    return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[5] - line), "rw must be r or w");
+  if (fl[5] != 1 || !f[5][0] || !strchr("rwRW", f[5][0]))
+    return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[5] - line), "rw must be r, w, R or W");
   rec->cycle = cyc;
   rec->pc = (uint32_t)pc;
   rec->addr = (uint32_t)addr;
   rec->size = (unsigned)size;
   rec->value = (uint32_t)value;
-  rec->write = f[5][0] == 'w';
+  rec->write = f[5][0] == 'w' || f[5][0] == 'W';
+  rec->stacking = f[5][0] == 'R' || f[5][0] == 'W';
   r->line++;
   return 1;
 }

@@ -248,15 +248,30 @@ void vm_svc(struct sonde_vm *vm)
 
 /* ---- stacking -------------------------------------------------------------- */
 
+/* The words of one stacking (at most a full FP frame), kept for the stacking
+ * hook, which is called once the cycles of the entry or return are known. */
+#define STACK_WORDS 26
 struct stacker {
   struct sonde_vm *vm;
   bool error;
+  unsigned n;
+  uint32_t addr[STACK_WORDS], value[STACK_WORDS];
 };
+
+static void note_word(struct stacker *st, uint32_t addr, uint32_t v)
+{
+  if (st->vm->hooks.stacking && st->n < STACK_WORDS) {
+    st->addr[st->n] = addr;
+    st->value[st->n++] = v;
+  }
+}
 
 static void push_word(struct stacker *st, uint32_t addr, uint32_t v)
 {
   if (vm_bus_write(st->vm, &st->vm->bus, addr, 4, v) != VM_BUS_OK)
     st->error = true;
+  else
+    note_word(st, addr, v);
 }
 
 static uint32_t pop_word(struct stacker *st, uint32_t addr)
@@ -264,7 +279,22 @@ static uint32_t pop_word(struct stacker *st, uint32_t addr)
   uint32_t v = 0;
   if (vm_bus_read(st->vm, &st->vm->bus, addr, 4, &v) != VM_BUS_OK)
     st->error = true;
+  else
+    note_word(st, addr, v);
   return v;
+}
+
+/* Report the words to the stacking hook: word i at cycle start + 1 + i,
+ * clamped to the last cycle before `end` (the sequence spans the entry or
+ * return cycles as the bus transfers do; the exact cycle of each word on
+ * silicon is not architected). */
+static void report_stacking(struct sonde_vm *vm, const struct stacker *st, uint64_t start,
+                            uint64_t end, uint32_t pc, bool write)
+{
+  for (unsigned i = 0; i < st->n; i++) {
+    uint64_t cy = start + 1 + i < end ? start + 1 + i : (end > start ? end - 1 : start);
+    vm->hooks.stacking(vm->hooks.ctx, cy, pc, st->addr[i], st->value[i], write);
+  }
 }
 
 /* A stacking or unstacking bus error: a derived BusFault (B1.5.6). */
@@ -277,7 +307,7 @@ static void stack_error(struct sonde_vm *vm, uint32_t cfsr_bit)
 
 /* PushStack(): the frame of the current context onto its stack. Returns the
  * EXC_RETURN value for LR and adds the extra cycles to *extra. */
-static uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra)
+static uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra, struct stacker *stk)
 {
   struct vm_cpu *c = &vm->cpu;
   struct vm_sys *s = &vm->sys;
@@ -290,12 +320,12 @@ static uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra)
   uint32_t align = force8 ? (sp >> 2) & 1 : 0;
   uint32_t frame = (sp - framesize) & ~(force8 ? 4u : 0u);
   uint32_t xpsr = (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9);
-  struct stacker st = {vm, false};
+  struct stacker *st = stk;
   static const unsigned regs[6] = {0, 1, 2, 3, 12, 14};
   for (unsigned i = 0; i < 6; i++)
-    push_word(&st, frame + 4 * i, c->r[regs[i]]);
-  push_word(&st, frame + 0x18, c->r[15]);
-  push_word(&st, frame + 0x1C, xpsr);
+    push_word(st, frame + 4 * i, c->r[regs[i]]);
+  push_word(st, frame + 0x18, c->r[15]);
+  push_word(st, frame + 0x1C, xpsr);
   if (fp) {
     if (s->fpccr & FPCCR_LSPEN) {
       /* Lazy preservation: space reserved, registers saved by the first FP
@@ -313,14 +343,14 @@ static uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra)
         s->fpccr |= FPCCR_BFRDY;
     } else {
       for (unsigned i = 0; i < 16; i++)
-        push_word(&st, frame + 0x20 + 4 * i, c->s[i]);
-      push_word(&st, frame + 0x60, c->fpscr);
-      push_word(&st, frame + 0x64, 0);
+        push_word(st, frame + 0x20 + 4 * i, c->s[i]);
+      push_word(st, frame + 0x60, c->fpscr);
+      push_word(st, frame + 0x64, 0);
       *extra += FP_FRAME_CYCLES;
     }
   }
   c->r[13] = frame;
-  if (st.error)
+  if (st->error)
     stack_error(vm, CFSR_STKERR);
   /* ARMv7-M: 0xFFFFFFE1 | FType | Mode | SPSEL (F1/F9/FD, E1/E9/ED).
    * ARMv8-M without the Security Extension: PREFIX | DCRS, S = ES = 0
@@ -373,7 +403,9 @@ static void exception_entry(struct sonde_vm *vm, unsigned exc)
   struct vm_bus *bus = &vm->bus;
   uint64_t stalls = bus->stall_cycles;
   uint32_t extra = 0;
-  uint32_t lr = push_stack(vm, &extra);
+  uint32_t ret_pc = vm->cpu.r[15];
+  struct stacker st = {.vm = vm};
+  uint32_t lr = push_stack(vm, &extra, &st);
   uint64_t start = vm->cpu.cycles;
   uint64_t end = start + vm_exc_entry_cycles(vm) + extra;
   /* Timed events during the stacking, then the highest pending exception. */
@@ -389,6 +421,8 @@ static void exception_entry(struct sonde_vm *vm, unsigned exc)
   end += bus->stall_cycles - stalls;
   bus->stall_cycles = stalls;
   vm->cpu.cycles = end;
+  if (vm->hooks.stacking)
+    report_stacking(vm, &st, start, end, ret_pc, true);
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
 }
 
@@ -416,7 +450,7 @@ static void pop_stack(struct sonde_vm *vm, uint32_t exc_return)
   bool fp = !(exc_return & 0x10);
   uint32_t extra = 0;
   uint32_t frame = vm_cpu_get_sp(vm, psp);
-  struct stacker st = {vm, false};
+  struct stacker st = {.vm = vm};
   uint32_t r[8];
   for (unsigned i = 0; i < 8; i++)
     r[i] = pop_word(&st, frame + 4 * i);
@@ -452,8 +486,11 @@ static void pop_stack(struct sonde_vm *vm, uint32_t exc_return)
   vm_cpu_branch(vm, (r[6] & ~1u) | ((r[7] >> 24) & 1));
   if (st.error)
     stack_error(vm, CFSR_UNSTKERR);
+  uint64_t ret_start = c->cycles;
   c->cycles += exit_cycles(vm) + extra + (bus->stall_cycles - stalls);
   bus->stall_cycles = stalls;
+  if (vm->hooks.stacking)
+    report_stacking(vm, &st, ret_start, c->cycles, r[6] & ~1u, false);
   s->event_register = true;
   hook_exc(vm, SONDE_VM_EXC_RETURN, c->ipsr);
 }
@@ -595,10 +632,13 @@ bool vm_fp_prepare(struct sonde_vm *vm)
   }
   if (s->fpccr & FPCCR_LSPACT) {
     /* Deferred save of the interrupted context's s0-s15 and FPSCR. */
-    struct stacker st = {vm, false};
+    struct stacker st = {.vm = vm};
     for (unsigned i = 0; i < 16; i++)
       push_word(&st, s->fpcar + 4 * i, c->s[i]);
     push_word(&st, s->fpcar + 0x40, c->fpscr);
+    if (vm->hooks.stacking) /* the frame's return address is in the frame */
+      for (unsigned i = 0; i < st.n; i++)
+        vm->hooks.stacking(vm->hooks.ctx, c->cycles, c->r[15], st.addr[i], st.value[i], true);
     s->fpccr &= ~FPCCR_LSPACT;
     vm->bus.stall_cycles += FP_FRAME_CYCLES; /* charged to this instruction */
     if (st.error && vm->has_v7m) {

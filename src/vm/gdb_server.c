@@ -91,6 +91,13 @@ static void h_exception(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, u
     g->user.exception(g->user.ctx, cycle, ev, exc);
 }
 
+static void h_stacking(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, uint32_t value,
+                       bool write)
+{
+  struct sonde_gdb *g = ctx;
+  g->user.stacking(g->user.ctx, cycle, pc, addr, value, write);
+}
+
 static void h_transfer(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, unsigned size,
                        uint32_t value, bool write)
 {
@@ -114,11 +121,13 @@ static void update_hooks(struct sonde_gdb *g)
 {
   if (g->nwatch && !g->wrapped) {
     g->user = g->vm->hooks;
-    struct sonde_vm_hooks h = {g, h_retire, h_transfer, h_exception};
+    struct sonde_vm_hooks h = {g, h_retire, h_transfer, h_exception, h_stacking};
     if (!g->user.retire)
       h.retire = NULL;
     if (!g->user.exception)
       h.exception = NULL;
+    if (!g->user.stacking)
+      h.stacking = NULL;
     sonde_vm_set_hooks(g->vm, &h);
     g->wrapped = true;
   } else if (!g->nwatch && g->wrapped) {

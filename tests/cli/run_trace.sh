@@ -78,6 +78,26 @@ check "irq every entry returns once" "$((returns + chains))" "$exc"
 [ "$chains" -gt 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: no tail-chain in the interrupt-heavy run"; }
 check "irq span kinds" "$(grep '[13579bdf]$' "$tmp/words" | sort -u | tr '\n' ' ')" "00000f05 00000f07 00001105 00001107 00001109 "
 
+# --trace-stacking: the interrupt-heavy image's LSU trace also lists every exception frame:
+# 8 words pushed per entry (W) and popped per return (R), the stacked PC in the pc column,
+# the instruction rows unchanged, and every popped word equal to what memory last held there
+"$SONDE" run --trace-lsu "$tmp/irq_plain.csv" "$SONDE_BUILD/firmware/run_irq.elf" >/dev/null 2>&1
+"$SONDE" run --trace-lsu "$tmp/irq_stk.csv" --trace-stacking "$SONDE_BUILD/firmware/run_irq.elf" >/dev/null 2>&1
+check "stacking exit status" $? 0
+grep -v '[RW]$' "$tmp/irq_stk.csv" | cmp -s - "$tmp/irq_plain.csv" && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL: --trace-stacking changed the instruction rows"; }
+check "pushed words = 8 x entries" "$(grep -c 'W$' "$tmp/irq_stk.csv")" "$((8 * entries))"
+check "popped words = 8 x returns" "$(grep -c 'R$' "$tmp/irq_stk.csv")" "$((8 * returns))"
+awk -F, 'NR > 1 && $1 + 0 < prev { bad++ } { prev = $1 + 0 }
+  $6 == "W" && ++wi % 8 == 7 { p = $2; sub(/^0x0*/, "", p); v = $5; sub(/^0x/, "", v)
+                                if (p == "") p = "0"; if (p != v) bad++ }
+  $6 == "w" || $6 == "W" { if ($4 == 4) mem[$3] = $5; else delete mem[$3] }
+  $6 == "R" && ($3 in mem) && mem[$3] != $5 { bad++ }
+  END { exit bad > 0 }' "$tmp/irq_stk.csv" && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL: stacking rows: cycles, stacked PC or popped values inconsistent"; }
+"$SONDE" run --trace-stacking "$SONDE_BUILD/firmware/run_irq.elf" >/dev/null 2>&1
+check "--trace-stacking without --trace-lsu" $? 2
+
 # every exception test image (faults, lockup, reset with SRAM retained, lazy FP, WFI, nesting,
 # late arrival...): the trace still accounts for every cycle and instruction
 for e in "$SONDE_BUILD"/firmware/exc_*.elf; do

@@ -17,9 +17,15 @@ static void test_roundtrip(void)
   struct sonde_lsutrace_record b = {.cycle = 15, .pc = 0x104, .addr = 0x20000003, .size = 1, .value = 0x7f};
   struct sonde_lsutrace_record c = {.cycle = 18446744073709551615ull, .pc = 0x2, .addr = 0x4000c000, .size = 2,
                                      .value = 0x12345};
+  struct sonde_lsutrace_record d = {.cycle = 20, .pc = 0x106, .addr = 0x2000fff0, .size = 4,
+                                     .value = 0x1, .write = true, .stacking = true};
+  struct sonde_lsutrace_record e = {.cycle = 40, .pc = 0x106, .addr = 0x2000fff0, .size = 4,
+                                     .value = 0x1, .stacking = true};
   struct sonde_lsutrace_record bad = {.cycle = 1, .size = 3};
   CHECK_EQ_I(sonde_lsutrace_write(w, &a), 0);
   CHECK_EQ_I(sonde_lsutrace_write(w, &b), 0);
+  CHECK_EQ_I(sonde_lsutrace_write(w, &d), 0); /* exception stacking: W */
+  CHECK_EQ_I(sonde_lsutrace_write(w, &e), 0); /* unstacking: R */
   CHECK_EQ_I(sonde_lsutrace_write(w, &c), 0); /* value truncated to the size */
   CHECK_EQ_I(sonde_lsutrace_write(w, &bad), SONDE_E_ARG);
   CHECK_EQ_I(sonde_lsutrace_writer_finish(w), 0);
@@ -28,6 +34,8 @@ static void test_roundtrip(void)
   CHECK_EQ_STR(buf, "cycle,pc,addr,size,value,rw\n"
                     "12,0x00000100,0x20000000,4,0xdeadbeef,w\n"
                     "15,0x00000104,0x20000003,1,0x7f,r\n"
+                    "20,0x00000106,0x2000fff0,4,0x1,W\n"
+                    "40,0x00000106,0x2000fff0,4,0x1,R\n"
                     "18446744073709551615,0x00000002,0x4000c000,2,0x2345,r\n");
   struct sonde_lsutrace_reader *r;
   REQUIRE(sonde_lsutrace_reader_new_buffer(buf, len, "l", &r, NULL) == 0);
@@ -38,7 +46,11 @@ static void test_roundtrip(void)
   CHECK_EQ_I(sonde_lsutrace_next(r, &x), 1);
   CHECK_EQ_U(x.addr, 0x20000003);
   CHECK_EQ_U(x.size, 1);
-  CHECK(!x.write);
+  CHECK(!x.write && !x.stacking);
+  CHECK_EQ_I(sonde_lsutrace_next(r, &x), 1);
+  CHECK(x.cycle == 20 && x.write && x.stacking);
+  CHECK_EQ_I(sonde_lsutrace_next(r, &x), 1);
+  CHECK(x.cycle == 40 && !x.write && x.stacking);
   CHECK_EQ_I(sonde_lsutrace_next(r, &x), 1);
   CHECK_EQ_U(x.cycle, 18446744073709551615ull);
   CHECK_EQ_U(x.value, 0x2345);
@@ -55,7 +67,7 @@ static void test_bad(void)
   } cases[] = {
       {"cycle,pc,addr,size,value,rw\n1,0x0,0x0,3,0x0,r\n", "l.csv: offset 38: line 2: bad size"},
       {"cycle,pc,addr,size,value,rw\n1,0x0,0x0,1,0x100,r\n", "bad value"},
-      {"cycle,pc,addr,size,value,rw\n1,0x0,0x0,1,0x1,x\n", "rw must be r or w"},
+      {"cycle,pc,addr,size,value,rw\n1,0x0,0x0,1,0x1,x\n", "rw must be r, w, R or W"},
       {"cycle,pc,addr,size,value,rw\n1,0x0,0x0,1\n", "expected 6 fields"},
       {"cycle,pc,addr,size,value,rw\n1,0x0,0x100000000,1,0,r\n", "bad addr"},
   };
