@@ -656,7 +656,7 @@ bool vm_fp_prepare(struct sonde_vm *vm)
 
 /* ---- reset ----------------------------------------------------------------- */
 
-void vm_sys_reset(struct sonde_vm *vm, bool power_on)
+static void sys_reset(struct sonde_vm *vm, bool power_on, bool local)
 {
   struct vm_sys *s = &vm->sys;
   struct vm_cpu *c = &vm->cpu;
@@ -665,7 +665,8 @@ void vm_sys_reset(struct sonde_vm *vm, bool power_on)
   if (!power_on) { /* cycles count from power-on; a system reset keeps them */
     c->cycles = cycles;
     c->instret = instret;
-    vm_bus_clear(&vm->bus, false);
+    if (!local)
+      vm_bus_clear(&vm->bus, false);
   }
   for (unsigned i = 0; i <= VM_MAX_EXC / 32; i++) {
     s->nvic_enabled[i] = s->nvic_pending[i] = s->nvic_active[i] = s->irq_level[i] = 0;
@@ -681,11 +682,13 @@ void vm_sys_reset(struct sonde_vm *vm, bool power_on)
     s->ccr = CCR_STKALIGN;
   s->event_register = false;
   s->sleep_on_exit = false;
-  s->reset_request = false;
-  for (unsigned i = 0; i < s->ntimers; i++)
-    s->timers[i].due = UINT64_MAX;
-  vm_systick_reset(vm);
-  vm_periph_reset_all(vm);
+  s->reset_request = VM_RESET_NONE;
+  if (!local) {
+    for (unsigned i = 0; i < s->ntimers; i++)
+      s->timers[i].due = UINT64_MAX;
+    vm_periph_reset_all(vm);
+  }
+  vm_systick_reset(vm); /* disarms its own timer */
   vm_dbg_reset(vm, power_on); /* re-arms the DWT timer (dbg_dwt.c) */
   c->sleeping = false;
   c->locked_up = false;
@@ -702,6 +705,16 @@ void vm_sys_reset(struct sonde_vm *vm, bool power_on)
   vm->attention &= ~(uint32_t)VM_ATTN_EXCEPTION;
 }
 
+void vm_sys_reset(struct sonde_vm *vm, bool power_on)
+{
+  sys_reset(vm, power_on, false);
+}
+
+void vm_sys_reset_local(struct sonde_vm *vm)
+{
+  sys_reset(vm, false, true);
+}
+
 /* ---- the service call -------------------------------------------------------- */
 
 bool vm_sys_service(struct sonde_vm *vm)
@@ -712,7 +725,9 @@ bool vm_sys_service(struct sonde_vm *vm)
     return true;
   if (vm_dbgh_service(vm, true)) /* halt request, C_STEP/MON_STEP done (dbg_halt.c) */
     return true;
-  if (s->reset_request)
+  if (s->reset_request == VM_RESET_LOCAL)
+    vm_sys_reset_local(vm);
+  else if (s->reset_request)
     vm_sys_reset(vm, false);
   if (c->locked_up) {
     vm_request_stop(vm, SONDE_VM_STOP_LOCKUP);

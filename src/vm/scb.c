@@ -100,9 +100,11 @@ static void aircr_write(struct sonde_vm *vm, uint32_t v)
   if (vm->has_v7m)
     s->aircr = v & (7u << 8); /* PRIGROUP */
   if ((v & (1u << 2)) || (vm->has_v7m && !vm->has_v8m && (v & 1))) {
-    /* SYSRESETREQ, or VECTRESET (ARMv7-M; a debug feature, taken as a
-     * system reset here): at the next instruction boundary. */
-    s->reset_request = true;
+    /* SYSRESETREQ (a system reset), or VECTRESET (ARMv7-M only: a local
+     * reset of the processor: ARMv7-M ARM B3.2.6 and "Reset management"; SYSRESETREQ wins
+     * when both are set, as setting both is UNPREDICTABLE): at the next
+     * instruction boundary. */
+    s->reset_request = (v & (1u << 2)) ? VM_RESET_SYSTEM : VM_RESET_LOCAL;
     vm->attention |= VM_ATTN_EXCEPTION;
   }
   if (vm->has_v7m && !vm->has_v8m && (v & 2)) {

@@ -72,7 +72,7 @@ struct vm_sys {
   bool sleep_wfe;            /* sleeping in WFE (else WFI) */
   bool sleep_on_exit;        /* asleep after an exception return (SCR.SLEEPONEXIT) */
   uint32_t sleep_exc_return; /* EXC_RETURN to tail-chain from when woken */
-  bool reset_request;        /* AIRCR.SYSRESETREQ/VECTRESET: reset at the next boundary */
+  uint8_t reset_request;     /* VM_RESET_*: AIRCR.SYSRESETREQ/VECTRESET at the next boundary */
   bool stack_fault;          /* a stacking/unstacking bus error is being handled */
   /* Semihosting state. */
   int semi_errno;
@@ -112,7 +112,11 @@ unsigned vm_exc_entry_cycles(const struct sonde_vm *vm);
 
 /* Reset the system side; on power_on also clear non-retained memory. Loads SP
  * and PC from the vector table (via vm_cpu_*). */
+enum { VM_RESET_NONE, VM_RESET_SYSTEM, VM_RESET_LOCAL };
 void vm_sys_reset(struct sonde_vm *vm, bool power_on);
+/* VECTRESET's local reset: the core, NVIC, SCB and SysTick; peripherals,
+ * memory and the debug blocks keep their state. */
+void vm_sys_reset_local(struct sonde_vm *vm);
 /* Called by the CPU at an instruction boundary when vm->attention is set or
  * cycles >= vm->event_cycle: advances timers, takes a pending exception
  * (entry, tail-chain), handles stop requests. Returns true if execution must

@@ -282,6 +282,9 @@ static void test_reset(void)
     expect_exit0(&R, "boot 1\nboot 2\nboot 3\n");
   if (run_fw("exc_reset_m0plus", "cm0plus", &R, NULL))
     expect_exit0(&R, "boot 1\nboot 2\nboot 3\n");
+  /* VECTRESET: a local reset keeps the GPIO port, SYSRESETREQ resets it */
+  if (run_fw("exc_vectreset_m3", "cm3", &R, NULL))
+    expect_exit0(&R, "boot 1\nboot 2\nboot 3\n");
 }
 
 static void test_lockup(void)
