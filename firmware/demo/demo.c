@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 #include "sonde_fw.h"
+#if SWO_PROFILE
+#include "cm_trace.h" /* target/cortexm: DWT/ITM/TPIU set-up as on a chip */
+#endif
 
 #define UART_DATA SONDE_REG(0x400F0000u)
 #define UART_STATUS SONDE_REG(0x400F0004u) /* bit0 TXE */
@@ -115,6 +118,15 @@ __attribute__((noinline)) static void fill(uint32_t seed)
 int main(void)
 {
   uart_puts("sonde demo: CRC, sort and filter on a virtual Cortex-M3\n");
+#if SWO_PROFILE
+  /* What a debugger (or the firmware itself) sets up to profile over the SWO
+   * pin: 12 Mbaud NRZ at 48 MHz, local timestamps, exception trace, and a PC
+   * sample every 1024 cycles (DWT_CTRL[12:0] = 0x1201: CYCTAP, POSTPRESET 0). */
+  cm_tpiu_swo(3, 1);
+  cm_itm_setup(1u, 1, 0, 1);
+  cm_dwt_exception_trace(1);
+  cm_dwt_pc_sampling(0x1201u, 0);
+#endif
   SYST_RVR = SYSTICK_PERIOD_CYCLES - 1;
   SYST_CVR = 0;
   SYST_CSR = 7; /* processor clock, interrupt, enable */

@@ -1,0 +1,28 @@
+#!/bin/sh
+# The main job (`make demo`, scripts/demo) runs and tells the truth: the UART
+# output of the demo firmware, and the profile `sonde top` builds from SWO PC
+# samples alone agrees with the exact ground-truth shares (crc32, sort, sleep)
+# within 2 percentage points; the tband section converts with no error.
+set -u
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+bash "$SONDE_SRC/scripts/demo" "$SONDE_BUILD" >"$t/out" 2>&1 && ok || { bad "scripts/demo failed"; cat "$t/out"; }
+grep -q '^done after 18 SysTick interrupts$' "$t/out" && ok || bad "demo UART output"
+# ground truth: "  <cycles> <share>% <instructions>  <function>" before the SWO section
+truth() { sed -n '/^== where the/,/^== the same trace/p' "$t/out" | awk -v f="$1" '$4 == f { sub("%", "", $2); print $2 }'; }
+swo() { sed -n '/through the SWO pin/,/^== event tracing/p' "$t/out" | awk -v f="$1" '$3 == f { sub("%", "", $1); print $1 }'; }
+for f in crc32.constprop.0 sort.constprop.0; do
+  a=$(truth "$f") b=$(swo "$f")
+  [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 2 && d > -2) }' && ok ||
+    bad "$f: ground truth ${a:-?}% vs SWO samples ${b:-?}%"
+done
+a=$(truth "(sleep:WFI)") b=$(swo "[sleep]")
+[ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 2 && d > -2) }' && ok ||
+  bad "sleep: ground truth ${a:-?}% vs SWO samples ${b:-?}%"
+grep -q 'SysTick  *18 ' "$t/out" && ok || bad "exception trace: 18 SysTick entries"
+grep -q 'tband conv: .* 0 errors, 0 dropped' "$t/out" && ok || bad "tband conversion"
+[ -s "$SONDE_BUILD/demo.perfetto-trace" ] && ok || bad "no demo.perfetto-trace"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
