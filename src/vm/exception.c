@@ -29,6 +29,7 @@
 #define CFSR_INVSTATE (1u << 17)
 #define CFSR_INVPC (1u << 18)
 #define CFSR_NOCP (1u << 19)
+#define CFSR_STKOF (1u << 20)
 #define CFSR_UNALIGNED (1u << 24)
 #define CFSR_DIVBYZERO (1u << 25)
 #define HFSR_VECTTBL (1u << 1)
@@ -212,6 +213,7 @@ void vm_fault(struct sonde_vm *vm, enum vm_fault fault, uint32_t addr)
   case VM_FAULT_NOCP: s->cfsr |= CFSR_NOCP; break;
   case VM_FAULT_UNALIGNED: s->cfsr |= CFSR_UNALIGNED; break;
   case VM_FAULT_DIVBYZERO: s->cfsr |= CFSR_DIVBYZERO; break;
+  case VM_FAULT_STKOF: s->cfsr |= CFSR_STKOF; break;
   case VM_FAULT_IBUSERR:
     s->cfsr |= CFSR_IBUSERR;
     exc = VM_EXC_BUSFAULT;
@@ -321,6 +323,20 @@ static uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra, struct stacker 
   uint32_t frame = (sp - framesize) & ~(force8 ? 4u : 0u);
   uint32_t xpsr = (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9);
   struct stacker *st = stk;
+  if (vm->has_v8m) {
+    /* ARMv8-M stack limit check on the stack being pushed to: a frame below
+     * MSPLIM/PSPLIM is not pushed at all (pushes below the limit must not
+     * happen, those above are IMPLEMENTATION DEFINED: none here, as QEMU), SP
+     * becomes the limit and a STKOF UsageFault is pended; the exception is
+     * still taken. Lazy FP state is not reserved either. */
+    uint32_t limit = psp ? c->psplim : c->msplim;
+    if (frame < limit) {
+      c->r[13] = limit;
+      vm_fault(vm, VM_FAULT_STKOF, 0);
+      uint32_t base = 0xFFFFFFA0u;
+      return base | (fp ? 0 : 0x10) | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
+    }
+  }
   static const unsigned regs[6] = {0, 1, 2, 3, 12, 14};
   for (unsigned i = 0; i < 6; i++)
     push_word(st, frame + 4 * i, c->r[regs[i]]);

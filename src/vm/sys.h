@@ -30,6 +30,7 @@ enum vm_fault {
   VM_FAULT_IBUSERR,     /* BFSR.IBUSERR: instruction fetch from bad memory */
   VM_FAULT_PRECISERR,   /* BFSR.PRECISERR + BFARVALID: data access, addr given */
   VM_FAULT_BKPT,        /* BKPT with no debugger: HardFault (HFSR.DEBUGEVT) */
+  VM_FAULT_STKOF,       /* UFSR.STKOF: ARMv8-M stack limit violation */
 };
 
 /* A timed event of the system side (SysTick, demo timers): `fire` runs at the

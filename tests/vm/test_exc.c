@@ -205,6 +205,14 @@ static void test_faults(void)
     expect_exit0(&R, faults_out);
 }
 
+/* ARMv8-M: a frame that would cross PSPLIM is not pushed, PSP = PSPLIM, and a
+ * UsageFault with CFSR.STKOF (0x00100000) is taken before the SVC. */
+static void test_stack_limit(void)
+{
+  if (run_fw("exc_stklim_m33", "cm33", &R, NULL))
+    expect_exit0(&R, "cfsr 1048576\n");
+}
+
 static void test_svc_pendsv(void)
 {
   if (!run_fw("exc_svc_pendsv_m3", "cm3", &R, NULL))
@@ -369,6 +377,7 @@ int main(void)
   RUN(test_svc_pendsv);
   RUN(test_systick);
   RUN(test_wfi_peripherals);
+  RUN(test_stack_limit);
   RUN(test_reset);
   RUN(test_lockup);
   RUN(test_late_arrival);
