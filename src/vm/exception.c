@@ -37,6 +37,7 @@
 #define HFSR_DEBUGEVT (1u << 31)
 #define CCR_NONBASETHRDENA (1u << 0)
 #define CCR_STKALIGN (1u << 9)
+#define CCR_STKOFHFNMIGN (1u << 10)
 #define SCR_SLEEPONEXIT (1u << 1)
 #define CONTROL_NPRIV 1u
 #define CONTROL_SPSEL 2u
@@ -234,6 +235,20 @@ void vm_fault(struct sonde_vm *vm, enum vm_fault fault, uint32_t addr)
     exc = VM_EXC_HARDFAULT;
   }
   raise_fault(vm, exc, hfsr);
+}
+
+bool vm_sp_limit_check(struct sonde_vm *vm, uint32_t new_sp)
+{
+  const struct vm_cpu *c = &vm->cpu;
+  if (!vm->has_v8m)
+    return true;
+  uint32_t limit = c->ipsr == 0 && (c->control & CONTROL_SPSEL) ? c->psplim : c->msplim;
+  if (new_sp >= limit)
+    return true;
+  if ((vm->sys.ccr & CCR_STKOFHFNMIGN) && vm_exc_execution_priority(vm) < 0)
+    return true;
+  vm_fault(vm, VM_FAULT_STKOF, 0);
+  return false;
 }
 
 void vm_svc(struct sonde_vm *vm)

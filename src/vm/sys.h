@@ -127,6 +127,11 @@ bool vm_sys_service(struct sonde_vm *vm);
 void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return);
 /* A synchronous fault: the current instruction does not complete. */
 void vm_fault(struct sonde_vm *vm, enum vm_fault fault, uint32_t addr);
+/* ARMv8-M stack limit check of an instruction about to set the active SP to
+ * new_sp: true when it may proceed; false after raising the STKOF UsageFault,
+ * and the instruction must then change nothing. Always true before ARMv8-M,
+ * and at negative priority with CCR.STKOFHFNMIGN. */
+bool vm_sp_limit_check(struct sonde_vm *vm, uint32_t new_sp);
 /* SVC instruction executed (PC already points past it). */
 void vm_svc(struct sonde_vm *vm);
 /* BKPT #imm executed at vm->cpu.r[15]: semihosting for 0xAB. Returns true if
