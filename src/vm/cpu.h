@@ -26,9 +26,12 @@ struct vm_timing {
 /* Decode cache: direct-mapped by halfword address (exec.c). */
 #define VM_ICACHE_SIZE 32768u
 struct vm_icache_entry {
-  uint32_t tag; /* pc | 1, 0 = empty */
+  uint32_t tag;  /* pc | 1, 0 = empty */
+  uint8_t fast;  /* handler of the fast executor (exec.c, enum vm_fast); 0 = exec_insn */
+  uint8_t pad[7];
   struct vm_insn insn;
-};
+};                /* 32 bytes: the index is a shift */
+_Static_assert(sizeof(struct vm_icache_entry) == 32, "decode cache entry size");
 
 /* Architectural state, ARMv7-M ARM B1.4. */
 struct vm_cpu {

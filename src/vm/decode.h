@@ -85,7 +85,7 @@ enum {
 
 #define VM_NOREG 0xffu
 
-/* One decoded instruction (24 bytes). */
+/* One decoded instruction (20 bytes). */
 struct vm_insn {
   uint8_t op;     /* enum vm_op */
   uint8_t len;    /* 2 or 4 bytes */

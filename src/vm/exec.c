@@ -893,6 +893,169 @@ fault:
 #undef R
 #undef FAULT
 
+/* ---- the fast executor (plain path) ---------------------------------------
+ *
+ * Without observation hooks, the hot instructions run from threaded handlers:
+ * icache_fill() classifies each decoded instruction once (fast_classify) into
+ * a handler of run_plain(), which dispatches with computed goto (one indirect
+ * jump per handler, so the host predicts each guest op's successor). A handler
+ * covers only the common, exactly modelled case (no IT block, no PC operand,
+ * plain memory with its wait states, no EXC_RETURN, no interworking to ARM
+ * state); it checks its conditions before changing any state and otherwise
+ * runs the instruction through exec_insn() (label `slow`), so cycles, faults
+ * and every side effect are those of the one executor above. Invariants while
+ * a handler runs: ITSTATE is 0 and EPSR.T is 1 (only slow instructions and
+ * exceptions change them), and the bus has no stalls pending. Fast handlers
+ * never touch devices, so `attention` and `event_cycle` can only change in the
+ * slow path; they are re-read after it. */
+
+#define ALU_LIST(X)                                                                    \
+  X(AND) X(EOR) X(ORR) X(ORN) X(BIC) X(MOV) X(MVN) X(TST) X(TEQ) X(ADD) X(ADC) X(SUB)  \
+  X(SBC) X(RSB) X(CMP) X(CMN)
+
+enum vm_fast {
+  VM_FAST_SLOW = 0,
+  VM_FAST_DP = 1, /* + 32 * register + 2 * alu + setflags: 64 handlers */
+  VM_FAST_LD = 65, VM_FAST_ST, VM_FAST_B, VM_FAST_BCOND, VM_FAST_BL, VM_FAST_BX,
+  VM_FAST_CBZ, VM_FAST_CBNZ, VM_FAST_LDM, VM_FAST_STM, VM_FAST_MUL, VM_FAST_MLA,
+  VM_FAST_MLS, VM_FAST_SBFX, VM_FAST_UBFX, VM_FAST_EXT, VM_FAST_ADR, VM_FAST_MOVT,
+};
+
+/* ConditionPassed (A7.3.1) as a table: bit NZCV of cond_table[cond]. */
+static const uint16_t cond_table[16] = {
+  0xf0f0, 0x0f0f, 0xcccc, 0x3333, 0xff00, 0x00ff, 0xaaaa, 0x5555,
+  0x0c0c, 0xf3f3, 0xaa55, 0x55aa, 0x0a05, 0xf5fa, 0xffff, 0xffff,
+};
+
+static bool alu_reads_rn(unsigned alu)
+{
+  return alu != VM_ALU_MOV && alu != VM_ALU_MVN;
+}
+
+static bool alu_writes(unsigned alu)
+{
+  return alu != VM_ALU_TST && alu != VM_ALU_TEQ && alu != VM_ALU_CMP && alu != VM_ALU_CMN;
+}
+
+/* The fast handler for a decoded instruction, or VM_FAST_SLOW. */
+static uint8_t fast_classify(const struct vm_insn *in)
+{
+  unsigned op = in->op;
+  if (op >= VM_OP_DPI0 && op < VM_OP_DPR0 + 16) {
+    bool reg = op >= VM_OP_DPR0;
+    unsigned alu = op - (reg ? VM_OP_DPR0 : VM_OP_DPI0);
+    if ((alu_writes(alu) && in->rd == 15) || (alu_reads_rn(alu) && in->rn == 15) ||
+        (reg && in->rm == 15))
+      return VM_FAST_SLOW;
+    /* outside IT blocks, VM_F_S_NOTIT sets the flags as VM_F_S does */
+    bool s = (in->flags & (VM_F_S | VM_F_S_NOTIT)) != 0;
+    return (uint8_t)(VM_FAST_DP + 32 * reg + 2 * alu + s);
+  }
+  switch (op) {
+  case VM_OP_LD: case VM_OP_ST:
+    if ((op == VM_OP_LD && in->rd == 15) || in->rm == 15 ||
+        (in->rn == 15 && !(in->flags & VM_F_LIT)) ||
+        ((in->flags & VM_F_W) && (in->rn == 15 || (in->flags & VM_F_LIT))))
+      return VM_FAST_SLOW;
+    return op == VM_OP_LD ? VM_FAST_LD : VM_FAST_ST;
+  case VM_OP_B: return in->cond == 14 ? VM_FAST_B : VM_FAST_BCOND;
+  case VM_OP_BL: return VM_FAST_BL;
+  case VM_OP_BX: return in->rm == 15 ? VM_FAST_SLOW : VM_FAST_BX;
+  case VM_OP_CBZ: return VM_FAST_CBZ;
+  case VM_OP_CBNZ: return VM_FAST_CBNZ;
+  case VM_OP_LDM: case VM_OP_STM:
+    if (in->rn == 15 || !in->imm)
+      return VM_FAST_SLOW;
+    return op == VM_OP_LDM ? VM_FAST_LDM : VM_FAST_STM;
+  default: break;
+  }
+  /* The remaining handlers write rd; the fast executor keeps the PC in a
+   * local, so an instruction reading r15 as a plain register is slow too. */
+  if (in->rd == 15)
+    return VM_FAST_SLOW;
+  switch (op) {
+  case VM_OP_MUL:
+    return in->rn == 15 || in->rm == 15 ? VM_FAST_SLOW : VM_FAST_MUL;
+  case VM_OP_MLA: case VM_OP_MLS:
+    if (in->rn == 15 || in->rm == 15 || in->ra == 15)
+      return VM_FAST_SLOW;
+    return op == VM_OP_MLA ? VM_FAST_MLA : VM_FAST_MLS;
+  case VM_OP_SBFX: case VM_OP_UBFX:
+    if (in->rn == 15)
+      return VM_FAST_SLOW;
+    return op == VM_OP_SBFX ? VM_FAST_SBFX : VM_FAST_UBFX;
+  case VM_OP_EXT: return in->rm == 15 ? VM_FAST_SLOW : VM_FAST_EXT; /* rn 15: no add */
+  case VM_OP_ADR: return VM_FAST_ADR;
+  case VM_OP_MOVT: return VM_FAST_MOVT;
+  default: return VM_FAST_SLOW;
+  }
+}
+
+/* Data processing with a constant ALU op, operand kind and flag setting: each
+ * handler gets its own copy (the same semantics as exec_insn's DP cases). */
+VM_INLINE void fast_dp(struct vm_cpu *c, const struct vm_insn *in, const unsigned alu,
+                       const bool reg, const bool s)
+{
+  const uint32_t apsr = c->apsr, cin = (apsr >> 29) & 1;
+  uint32_t carry = cin, b, a = 0, res, ovf = (apsr >> 28) & 1;
+  if (!reg) {
+    b = in->imm;
+    if (s && (in->flags & VM_F_IMMC))
+      carry = (in->flags & VM_F_IMMC_1) ? 1 : 0;
+  } else if (in->sh_n == 0 && in->sh_type == VM_SH_LSL) {
+    b = c->r[in->rm];
+  } else {
+    b = shift_c(c->r[in->rm], in->sh_type, in->sh_n, cin, &carry);
+  }
+  if (alu_reads_rn(alu))
+    a = c->r[in->rn];
+  bool logical = true;
+  switch (alu) {
+  case VM_ALU_AND: case VM_ALU_TST: res = a & b; break;
+  case VM_ALU_EOR: case VM_ALU_TEQ: res = a ^ b; break;
+  case VM_ALU_ORR: res = a | b; break;
+  case VM_ALU_ORN: res = a | ~b; break;
+  case VM_ALU_BIC: res = a & ~b; break;
+  case VM_ALU_MOV: res = b; break;
+  case VM_ALU_MVN: res = ~b; break;
+  default: {
+    uint32_t ci;
+    switch (alu) {
+    case VM_ALU_ADD: case VM_ALU_CMN: ci = 0; break;
+    case VM_ALU_ADC: ci = cin; break;
+    case VM_ALU_SUB: case VM_ALU_CMP: b = ~b; ci = 1; break;
+    case VM_ALU_SBC: b = ~b; ci = cin; break;
+    default: /* RSB */ a = ~a; ci = 1; break;
+    }
+    uint64_t u = (uint64_t)a + b + ci;
+    res = (uint32_t)u;
+    if (s) {
+      carry = (uint32_t)(u >> 32);
+      ovf = ((~(a ^ b) & (a ^ res)) >> 31) & 1;
+    }
+    logical = false;
+    break;
+  }
+  }
+  if (s)
+    c->apsr = (apsr & 0x0fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29) |
+              (logical ? (apsr & APSR_V) : ovf << 28);
+  if (alu_writes(alu))
+    c->r[in->rd] = res;
+}
+
+/* A plain-memory page for [addr, addr+len) (one page), or NULL: devices,
+ * bit-band, unmapped, read-only or code-watched pages take the slow path. */
+VM_INLINE const struct vm_page *fast_page(const struct vm_bus *bus, uint32_t addr, uint32_t len,
+                                          bool write)
+{
+  const struct vm_page *p = &bus->page[addr >> VM_PAGE_SHIFT];
+  uint32_t off = addr & ((1u << VM_PAGE_SHIFT) - 1);
+  if (VM_LIKELY((write ? p->fast_write : p->fast_read) && off >= p->lo && off + len <= p->hi))
+    return p;
+  return NULL;
+}
+
 /* ---- decode cache and run loop --------------------------------------------- */
 
 static void features(const struct sonde_vm *vm, struct vm_decode_features *f)
@@ -931,6 +1094,7 @@ static bool icache_fill(struct sonde_vm *vm, uint32_t pc, struct vm_icache_entry
     if (e->insn.len == 4)
       vm_bus_watch_code(&vm->bus, pc + 2);
   }
+  e->fast = fast_classify(&e->insn);
   e->tag = pc | 1;
   return true;
 }
@@ -955,10 +1119,315 @@ VM_INLINE bool step_one(struct sonde_vm *vm, const bool hooked)
   return exec_insn(vm, &e->insn, hooked);
 }
 
-static __attribute__((noinline)) void run_plain(struct sonde_vm *vm)
+/* Keep one dispatch per handler: without these GCC merges the handlers'
+ * identical dispatch tails into one shared indirect jump. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VM_THREADED __attribute__((optimize("no-crossjumping", "no-gcse")))
+#else
+#define VM_THREADED
+#endif
+static __attribute__((noinline)) VM_THREADED void run_plain(struct sonde_vm *vm)
 {
-  while (VM_LIKELY(!vm->attention && vm->cpu.cycles < vm->event_cycle))
+  struct vm_cpu *c = &vm->cpu;
+#define DP_LABELS_I(A) &&dpi_##A##_0, &&dpi_##A##_1,
+#define DP_LABELS_R(A) &&dpr_##A##_0, &&dpr_##A##_1,
+  static const void *const handler[256] = {
+    [VM_FAST_SLOW] = &&slow,
+    ALU_LIST(DP_LABELS_I)
+    ALU_LIST(DP_LABELS_R)
+    [VM_FAST_LD] = &&ld, [VM_FAST_ST] = &&st, [VM_FAST_B] = &&b, [VM_FAST_BCOND] = &&bcond,
+    [VM_FAST_BL] = &&bl, [VM_FAST_BX] = &&bx, [VM_FAST_CBZ] = &&cbz, [VM_FAST_CBNZ] = &&cbnz,
+    [VM_FAST_LDM] = &&ldm, [VM_FAST_STM] = &&stm, [VM_FAST_MUL] = &&mul, [VM_FAST_MLA] = &&mla,
+    [VM_FAST_MLS] = &&mls, [VM_FAST_SBFX] = &&sbfx, [VM_FAST_UBFX] = &&ubfx,
+    [VM_FAST_EXT] = &&ext, [VM_FAST_ADR] = &&adr, [VM_FAST_MOVT] = &&movt,
+  };
+#undef DP_LABELS_I
+#undef DP_LABELS_R
+  /* The PC, cycle and instruction counts and the load/store pipelining state
+   * live in locals while handlers run; SYNC() writes them back before the
+   * slow path and on return, LOAD() reads them after it. */
+  uint64_t ev, cy, ir;
+  uint32_t pc, next, cyc;
+  bool lsp;
+  uint8_t lsrt;
+  const struct vm_icache_entry *e;
+  const struct vm_insn *in;
+#define SYNC()                                                                         \
+  do {                                                                                 \
+    c->r[15] = pc;                                                                     \
+    c->cycles = cy;                                                                    \
+    c->instret = ir;                                                                   \
+    c->ls_pipe = lsp;                                                                  \
+    c->ls_rt = lsrt;                                                                   \
+  } while (0)
+#define LOAD()                                                                         \
+  do {                                                                                 \
+    pc = c->r[15];                                                                     \
+    cy = c->cycles;                                                                    \
+    ir = c->instret;                                                                   \
+    lsp = c->ls_pipe;                                                                  \
+    lsrt = c->ls_rt;                                                                   \
+    ev = vm->event_cycle;                                                              \
+  } while (0)
+  /* Each handler ends with its own copy of the dispatch (threaded code). */
+#define DISPATCH()                                                                     \
+  do {                                                                                 \
+    e = &c->icache[(pc >> 1) & (VM_ICACHE_SIZE - 1)];                                  \
+    in = &e->insn;                                                                     \
+    if (VM_UNLIKELY(e->tag != (pc | 1)))                                               \
+      goto slow;                                                                       \
+    goto *handler[e->fast];                                                            \
+  } while (0)
+  /* Retire a fast instruction (its cycles include its wait states). */
+#define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
+  do {                                                                                 \
+    cy += (CYCLES);                                                                    \
+    pc = (NEXT);                                                                       \
+    ir++;                                                                              \
+    lsp = (LS_PIPE);                                                                   \
+    lsrt = (LS_RT);                                                                    \
+    if (VM_UNLIKELY(cy >= ev))                                                         \
+      goto out;                                                                        \
+    DISPATCH();                                                                        \
+  } while (0)
+
+  if (vm->attention)
+    return;
+  LOAD();
+  goto check_mode;
+
+slow:
+  SYNC();
+  step_one(vm, false);
+  if (VM_UNLIKELY(vm->attention))
+    return;
+  LOAD();
+check_mode:
+  /* inside an IT block or with EPSR.T clear, every instruction is slow */
+  while (VM_UNLIKELY(c->itstate || !(c->epsr & EPSR_T))) {
+    if (cy >= ev)
+      return;
     step_one(vm, false);
+    if (vm->attention)
+      return;
+    LOAD();
+  }
+  if (VM_UNLIKELY(cy >= ev))
+    return;
+  DISPATCH();
+
+out:
+  SYNC();
+  return;
+
+#define DP_RETIRE RETIRE(pc + in->len, 1, false, VM_NOREG)
+#define DP_HANDLERS(A)                                                                 \
+  dpi_##A##_0: fast_dp(c, in, VM_ALU_##A, false, false); DP_RETIRE;                    \
+  dpi_##A##_1: fast_dp(c, in, VM_ALU_##A, false, true); DP_RETIRE;                     \
+  dpr_##A##_0: fast_dp(c, in, VM_ALU_##A, true, false); DP_RETIRE;                     \
+  dpr_##A##_1: fast_dp(c, in, VM_ALU_##A, true, true); DP_RETIRE;
+  ALU_LIST(DP_HANDLERS)
+#undef DP_HANDLERS
+#undef DP_RETIRE
+
+ld: {
+  uint32_t base = (in->flags & VM_F_LIT) ? (pc + 4) & ~3u : c->r[in->rn];
+  uint32_t off = in->rm != VM_NOREG ? c->r[in->rm] << in->sh_n : in->imm;
+  uint32_t offaddr = (in->flags & VM_F_U) ? base + off : base - off;
+  uint32_t addr = (in->flags & VM_F_P) ? offaddr : base;
+  unsigned size = in->sub & 7;
+  if (VM_UNLIKELY(addr & (size - 1)))
+    goto slow;
+  const struct vm_page *p = fast_page(&vm->bus, addr, size, false);
+  if (VM_UNLIKELY(!p))
+    goto slow;
+  const uint8_t *h = p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1));
+  uint32_t v;
+  if (size == 4) {
+    memcpy(&v, h, 4);
+  } else if (size == 2) {
+    uint16_t v16;
+    memcpy(&v16, h, 2);
+    v = (in->sub & VM_SZ_SIGNED) ? (uint32_t)(int32_t)(int16_t)v16 : v16;
+  } else {
+    v = (in->sub & VM_SZ_SIGNED) ? (uint32_t)(int32_t)(int8_t)*h : *h;
+  }
+  if (in->flags & VM_F_W)
+    c->r[in->rn] = offaddr;
+  c->r[in->rd] = v;
+  /* Neighbouring single loads/stores pipeline (as exec_insn) */
+  cyc = (lsp && (lsrt == VM_NOREG || (lsrt != in->rn && lsrt != in->rm))) ? 1 : 2;
+  RETIRE(pc + in->len, cyc + p->wait_read, c->t.ls_pipeline, in->rd);
+}
+
+st: {
+  uint32_t base = (in->flags & VM_F_LIT) ? (pc + 4) & ~3u : c->r[in->rn];
+  uint32_t off = in->rm != VM_NOREG ? c->r[in->rm] << in->sh_n : in->imm;
+  uint32_t offaddr = (in->flags & VM_F_U) ? base + off : base - off;
+  uint32_t addr = (in->flags & VM_F_P) ? offaddr : base;
+  unsigned size = in->sub & 7;
+  if (VM_UNLIKELY(addr & (size - 1)))
+    goto slow;
+  const struct vm_page *p = fast_page(&vm->bus, addr, size, true);
+  if (VM_UNLIKELY(!p))
+    goto slow;
+  uint8_t *h = p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1));
+  uint32_t v = in->rd == 15 ? pc : c->r[in->rd];
+  if (size == 4) {
+    memcpy(h, &v, 4);
+  } else if (size == 2) {
+    uint16_t v16 = (uint16_t)v;
+    memcpy(h, &v16, 2);
+  } else {
+    *h = (uint8_t)v;
+  }
+  if (in->flags & VM_F_W)
+    c->r[in->rn] = offaddr;
+  cyc = (lsp && (lsrt == VM_NOREG || (lsrt != in->rn && lsrt != in->rm))) ? 1 : 2;
+  RETIRE(pc + in->len, cyc + p->wait_write, c->t.ls_pipeline && in->rm == VM_NOREG, VM_NOREG);
+}
+
+bcond:
+  if (!((cond_table[in->cond] >> (c->apsr >> 28)) & 1))
+    RETIRE(pc + in->len, 1, false, VM_NOREG);
+  /* fall through: taken */
+b:
+  next = (pc + 4 + in->imm) & ~1u;
+  RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+
+bl:
+  c->r[14] = (pc + in->len) | 1;
+  next = (pc + 4 + in->imm) & ~1u;
+  RETIRE(next, 1 + c->t.bl_extra + refill_cycles(vm, next), false, VM_NOREG);
+
+bx: {
+  uint32_t v = c->r[in->rm];
+  if (VM_UNLIKELY(!(v & 1) || is_exc_return(vm, v)))
+    goto slow;
+  next = v & ~1u;
+  RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+}
+
+cbz:
+  if (c->r[in->rn] != 0)
+    RETIRE(pc + in->len, 1, false, VM_NOREG);
+  next = (pc + 4 + in->imm) & ~1u;
+  RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+cbnz:
+  if (c->r[in->rn] == 0)
+    RETIRE(pc + in->len, 1, false, VM_NOREG);
+  next = (pc + 4 + in->imm) & ~1u;
+  RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+
+ldm: {
+  uint32_t list = in->imm, n = (uint32_t)__builtin_popcount(list);
+  uint32_t base = c->r[in->rn];
+  uint32_t addr = in->sub ? base - 4 * n : base;
+  if (VM_UNLIKELY(addr & 3))
+    goto slow;
+  const struct vm_page *p = fast_page(&vm->bus, addr, 4 * n, false);
+  if (VM_UNLIKELY(!p))
+    goto slow;
+  const uint8_t *h = p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1));
+  uint32_t pcv = 0;
+  if (list & 0x8000) { /* LoadWritePC: interworking and EXC_RETURN are slow */
+    memcpy(&pcv, h + 4 * (n - 1), 4);
+    if (VM_UNLIKELY(!(pcv & 1) || is_exc_return(vm, pcv)))
+      goto slow;
+  }
+  uint32_t vals[16];
+  for (unsigned r = 0; r < 15; r++)
+    if (list & (1u << r)) {
+      memcpy(&vals[r], h, 4);
+      h += 4;
+    }
+  if (in->flags & VM_F_W)
+    c->r[in->rn] = in->sub ? base - 4 * n : base + 4 * n;
+  for (unsigned r = 0; r < 15; r++)
+    if (list & (1u << r))
+      c->r[r] = vals[r];
+  cyc = 1 + n + n * p->wait_read;
+  if (list & 0x8000) {
+    next = pcv & ~1u;
+    RETIRE(next, cyc + refill_cycles(vm, next), false, VM_NOREG);
+  }
+  RETIRE(pc + in->len, cyc, false, VM_NOREG);
+}
+
+stm: {
+  uint32_t list = in->imm, n = (uint32_t)__builtin_popcount(list);
+  uint32_t base = c->r[in->rn];
+  uint32_t addr = in->sub ? base - 4 * n : base;
+  if (VM_UNLIKELY((addr & 3) || (list & 0x8000)))
+    goto slow;
+  const struct vm_page *p = fast_page(&vm->bus, addr, 4 * n, true);
+  if (VM_UNLIKELY(!p))
+    goto slow;
+  uint8_t *h = p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1));
+  for (unsigned r = 0; r < 15; r++)
+    if (list & (1u << r)) {
+      memcpy(h, &c->r[r], 4);
+      h += 4;
+    }
+  if (in->flags & VM_F_W)
+    c->r[in->rn] = in->sub ? base - 4 * n : base + 4 * n;
+  RETIRE(pc + in->len, 1 + n + n * p->wait_write, false, VM_NOREG);
+}
+
+mul: {
+  uint32_t res = c->r[in->rn] * c->r[in->rm];
+  c->r[in->rd] = res;
+  if (in->flags & (VM_F_S | VM_F_S_NOTIT))
+    c->apsr = (c->apsr & 0x3fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z);
+  RETIRE(pc + in->len, c->t.mul, false, VM_NOREG);
+}
+mla:
+  c->r[in->rd] = c->r[in->ra] + c->r[in->rn] * c->r[in->rm];
+  RETIRE(pc + in->len, c->t.mla, false, VM_NOREG);
+mls:
+  c->r[in->rd] = c->r[in->ra] - c->r[in->rn] * c->r[in->rm];
+  RETIRE(pc + in->len, c->t.mla, false, VM_NOREG);
+sbfx: {
+  uint32_t v = c->r[in->rn] >> in->sh_n;
+  unsigned w = in->imm;
+  if (w < 32) {
+    v &= (1u << w) - 1;
+    if ((v >> (w - 1)) & 1)
+      v |= ~((1u << w) - 1);
+  }
+  c->r[in->rd] = v;
+  RETIRE(pc + in->len, 1, false, VM_NOREG);
+}
+ubfx: {
+  uint32_t v = c->r[in->rn] >> in->sh_n;
+  if (in->imm < 32)
+    v &= (1u << in->imm) - 1;
+  c->r[in->rd] = v;
+  RETIRE(pc + in->len, 1, false, VM_NOREG);
+}
+ext: {
+  uint32_t v = ror32(c->r[in->rm], in->sh_n);
+  switch (in->sub) {
+  case VM_EXT_SXTB: v = (uint32_t)(int32_t)(int8_t)v; break;
+  case VM_EXT_SXTH: v = (uint32_t)(int32_t)(int16_t)v; break;
+  case VM_EXT_UXTB: v &= 0xff; break;
+  default: v &= 0xffff; break;
+  }
+  if (in->rn != 15)
+    v += c->r[in->rn];
+  c->r[in->rd] = v;
+  RETIRE(pc + in->len, 1, false, VM_NOREG);
+}
+adr:
+  c->r[in->rd] = ((pc + 4) & ~3u) + in->imm;
+  RETIRE(pc + in->len, 1, false, VM_NOREG);
+movt:
+  c->r[in->rd] = (c->r[in->rd] & 0xffff) | (in->imm << 16);
+  RETIRE(pc + in->len, 1, false, VM_NOREG);
+#undef RETIRE
+#undef DISPATCH
+#undef SYNC
+#undef LOAD
 }
 
 static __attribute__((noinline)) void run_hooked(struct sonde_vm *vm)
