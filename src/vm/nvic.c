@@ -52,8 +52,12 @@ unsigned vm_nvic_num_exc(const struct sonde_vm *vm)
   return VM_EXC_IRQ0 + vm->sys.num_irqs;
 }
 
+/* The lookups below are static inline so the scans of this file (the
+ * exception to take, the execution priority: several per exception taken)
+ * inline them; the exported vm_nvic_* versions wrap them. */
+
 /* Whether exception `exc` exists on this core and is enabled (may be taken). */
-bool vm_nvic_is_enabled(const struct sonde_vm *vm, unsigned exc)
+static inline bool enabled(const struct sonde_vm *vm, unsigned exc)
 {
   const struct vm_sys *s = &vm->sys;
   switch (exc) {
@@ -75,9 +79,14 @@ bool vm_nvic_is_enabled(const struct sonde_vm *vm, unsigned exc)
   }
 }
 
+bool vm_nvic_is_enabled(const struct sonde_vm *vm, unsigned exc)
+{
+  return enabled(vm, exc);
+}
+
 /* Raw priority of an exception: -3 Reset, -2 NMI, -1 HardFault, else the
  * programmed 8-bit value (only the top prio_bits implemented). */
-int vm_nvic_priority(const struct sonde_vm *vm, unsigned exc)
+static inline int priority(const struct sonde_vm *vm, unsigned exc)
 {
   if (exc == VM_EXC_RESET)
     return -3;
@@ -88,15 +97,25 @@ int vm_nvic_priority(const struct sonde_vm *vm, unsigned exc)
   return vm->sys.priority[exc];
 }
 
+int vm_nvic_priority(const struct sonde_vm *vm, unsigned exc)
+{
+  return priority(vm, exc);
+}
+
 /* Group priority: the priority with the subpriority field masked off
  * (AIRCR.PRIGROUP = n: bits [n:0] are the subpriority). */
-int vm_nvic_group_priority(const struct sonde_vm *vm, int prio)
+static inline int group(const struct sonde_vm *vm, int prio)
 {
   if (prio < 0)
     return prio;
   unsigned prigroup = vm->has_v7m ? (vm->sys.aircr >> 8) & 7 : 0;
   unsigned mask = 0xFFu << (prigroup + 1);
   return prio & (int)(mask & 0xFF);
+}
+
+int vm_nvic_group_priority(const struct sonde_vm *vm, int prio)
+{
+  return group(vm, prio);
 }
 
 uint8_t vm_nvic_prio_mask(const struct sonde_vm *vm)
@@ -118,7 +137,7 @@ int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask)
       while (bits) {
         unsigned exc = w * 32 + (unsigned)__builtin_ctz(bits);
         bits &= bits - 1;
-        int gp = vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc));
+        int gp = group(vm, priority(vm, exc));
         if (gp < highest)
           highest = gp;
       }
@@ -127,7 +146,7 @@ int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask)
   int boost = 256;
   const struct vm_cpu *c = &vm->cpu;
   if (vm->has_v7m && (c->basepri & 0xFF))
-    boost = vm_nvic_group_priority(vm, (int)(c->basepri & 0xFF));
+    boost = group(vm, (int)(c->basepri & 0xFF));
   if ((c->primask & 1) && !ignore_primask)
     boost = 0;
   if (vm->has_v7m && (c->faultmask & 1))
@@ -148,9 +167,9 @@ unsigned vm_nvic_highest_pending(const struct sonde_vm *vm, int *prio)
     while (bits) {
       unsigned exc = w * 32 + (unsigned)__builtin_ctz(bits);
       bits &= bits - 1;
-      if (exc >= n || !vm_nvic_is_enabled(vm, exc))
+      if (exc >= n || !enabled(vm, exc))
         continue;
-      int p = vm_nvic_priority(vm, exc), g = vm_nvic_group_priority(vm, p);
+      int p = priority(vm, exc), g = group(vm, p);
       if (g < best_group || (g == best_group && p < best_prio)) {
         best = exc;
         best_prio = p;
@@ -196,7 +215,7 @@ unsigned vm_nvic_takeable(const struct sonde_vm *vm)
     /* Halting debug masks PendSV, SysTick and IRQs: look for anything else. */
     return vm_nvic_takeable_masked(vm);
   }
-  if (vm_nvic_group_priority(vm, prio) < vm_nvic_execution_priority(vm, false))
+  if (group(vm, prio) < vm_nvic_execution_priority(vm, false))
     return exc;
   return 0;
 }
