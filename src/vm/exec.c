@@ -125,6 +125,31 @@ struct vm_exec_ctx {
   struct vm_txlog tx;
 };
 
+/* The observers of a retired instruction (the hooked path): transfer and
+ * retire hooks, the debug blocks, the MTB. Transfer i of an instruction is
+ * stamped with cycle start+1+i (its data phase), clamped to the
+ * instruction's last cycle (docs/vm.md). */
+static void observe_retire(struct sonde_vm *vm, uint32_t pc, uint64_t start, uint32_t cycles,
+                           unsigned len, const struct vm_txlog *tx)
+{
+  if (vm->hooks.transfer)
+    for (unsigned i = 0; i < tx->n; i++) {
+      uint64_t cy = start + (i + 1 < cycles ? i + 1 : cycles - 1);
+      vm->hooks.transfer(vm->hooks.ctx, cy, pc, tx->t[i].addr, tx->t[i].size, tx->t[i].value,
+                         tx->t[i].write);
+    }
+  if (vm->hooks.retire)
+    vm->hooks.retire(vm->hooks.ctx, pc, start, cycles);
+  if (vm->dbg_observe) { /* DWT comparators, counters, PC sample (dbg_dwt.c) */
+    for (unsigned i = 0; i < tx->n; i++)
+      vm_dbg_transfer(vm, pc, tx->t[i].addr, tx->t[i].size, tx->t[i].value, tx->t[i].write,
+                      start + (i + 1 < cycles ? i + 1 : cycles - 1));
+    vm_dbg_retire(vm, pc, start, cycles, tx->n);
+  }
+  if (vm->mtb_observe) /* non-sequential PC changes (dbg_mtb.c) */
+    vm_mtb_retire(vm, pc, len);
+}
+
 /* Fetch wait states charged on a pipeline refill: the target region's read
  * wait states (docs/vm.md, "CPU and cycle model"). */
 static inline uint32_t refill_cycles(const struct sonde_vm *vm, uint32_t target)
@@ -850,26 +875,8 @@ retire:
   c->r[15] = x.next;
   c->cycles = start + x.cycles;
   c->instret++;
-  if (hooked) {
-    /* Transfer i of an instruction is stamped with cycle start+1+i (its data
-     * phase), clamped to the instruction's last cycle (docs/vm.md). */
-    if (vm->hooks.transfer)
-      for (unsigned i = 0; i < x.tx.n; i++) {
-        uint64_t cy = start + (i + 1 < x.cycles ? i + 1 : x.cycles - 1);
-        vm->hooks.transfer(vm->hooks.ctx, cy, pc, x.tx.t[i].addr, x.tx.t[i].size,
-                           x.tx.t[i].value, x.tx.t[i].write);
-      }
-    if (vm->hooks.retire)
-      vm->hooks.retire(vm->hooks.ctx, pc, start, x.cycles);
-    if (vm->dbg_observe) { /* DWT comparators, counters, PC sample (dbg_dwt.c) */
-      for (unsigned i = 0; i < x.tx.n; i++)
-        vm_dbg_transfer(vm, pc, x.tx.t[i].addr, x.tx.t[i].size, x.tx.t[i].value,
-                        x.tx.t[i].write, start + (i + 1 < x.cycles ? i + 1 : x.cycles - 1));
-      vm_dbg_retire(vm, pc, start, x.cycles, x.tx.n);
-    }
-    if (vm->mtb_observe) /* non-sequential PC changes (dbg_mtb.c) */
-      vm_mtb_retire(vm, pc, in->len);
-  }
+  if (hooked)
+    observe_retire(vm, pc, start, x.cycles, in->len, &x.tx);
   if (VM_UNLIKELY(x.exc_ret | x.post)) {
     if (x.exc_ret)
       vm_exc_return(vm, x.exc_ret); /* sets the PC from the unstacked frame */
@@ -1126,315 +1133,15 @@ VM_INLINE bool step_one(struct sonde_vm *vm, const bool hooked)
 #else
 #define VM_THREADED
 #endif
-static __attribute__((noinline)) VM_THREADED void run_plain(struct sonde_vm *vm)
-{
-  struct vm_cpu *c = &vm->cpu;
-#define DP_LABELS_I(A) &&dpi_##A##_0, &&dpi_##A##_1,
-#define DP_LABELS_R(A) &&dpr_##A##_0, &&dpr_##A##_1,
-  static const void *const handler[256] = {
-    [VM_FAST_SLOW] = &&slow,
-    ALU_LIST(DP_LABELS_I)
-    ALU_LIST(DP_LABELS_R)
-    [VM_FAST_LD] = &&ld, [VM_FAST_ST] = &&st, [VM_FAST_B] = &&b, [VM_FAST_BCOND] = &&bcond,
-    [VM_FAST_BL] = &&bl, [VM_FAST_BX] = &&bx, [VM_FAST_CBZ] = &&cbz, [VM_FAST_CBNZ] = &&cbnz,
-    [VM_FAST_LDM] = &&ldm, [VM_FAST_STM] = &&stm, [VM_FAST_MUL] = &&mul, [VM_FAST_MLA] = &&mla,
-    [VM_FAST_MLS] = &&mls, [VM_FAST_SBFX] = &&sbfx, [VM_FAST_UBFX] = &&ubfx,
-    [VM_FAST_EXT] = &&ext, [VM_FAST_ADR] = &&adr, [VM_FAST_MOVT] = &&movt,
-  };
-#undef DP_LABELS_I
-#undef DP_LABELS_R
-  /* The PC, cycle and instruction counts and the load/store pipelining state
-   * live in locals while handlers run; SYNC() writes them back before the
-   * slow path and on return, LOAD() reads them after it. */
-  uint64_t ev, cy, ir;
-  uint32_t pc, next, cyc;
-  bool lsp;
-  uint8_t lsrt;
-  const struct vm_icache_entry *e;
-  const struct vm_insn *in;
-#define SYNC()                                                                         \
-  do {                                                                                 \
-    c->r[15] = pc;                                                                     \
-    c->cycles = cy;                                                                    \
-    c->instret = ir;                                                                   \
-    c->ls_pipe = lsp;                                                                  \
-    c->ls_rt = lsrt;                                                                   \
-  } while (0)
-#define LOAD()                                                                         \
-  do {                                                                                 \
-    pc = c->r[15];                                                                     \
-    cy = c->cycles;                                                                    \
-    ir = c->instret;                                                                   \
-    lsp = c->ls_pipe;                                                                  \
-    lsrt = c->ls_rt;                                                                   \
-    ev = vm->event_cycle;                                                              \
-  } while (0)
-  /* Each handler ends with its own copy of the dispatch (threaded code). */
-#define DISPATCH()                                                                     \
-  do {                                                                                 \
-    e = &c->icache[(pc >> 1) & (VM_ICACHE_SIZE - 1)];                                  \
-    in = &e->insn;                                                                     \
-    if (VM_UNLIKELY(e->tag != (pc | 1)))                                               \
-      goto slow;                                                                       \
-    goto *handler[e->fast];                                                            \
-  } while (0)
-  /* Retire a fast instruction (its cycles include its wait states). */
-#define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
-  do {                                                                                 \
-    cy += (CYCLES);                                                                    \
-    pc = (NEXT);                                                                       \
-    ir++;                                                                              \
-    lsp = (LS_PIPE);                                                                   \
-    lsrt = (LS_RT);                                                                    \
-    if (VM_UNLIKELY(cy >= ev))                                                         \
-      goto out;                                                                        \
-    DISPATCH();                                                                        \
-  } while (0)
 
-  if (vm->attention)
-    return;
-  LOAD();
-  goto check_mode;
-
-slow:
-  SYNC();
-  step_one(vm, false);
-  if (VM_UNLIKELY(vm->attention))
-    return;
-  LOAD();
-check_mode:
-  /* inside an IT block or with EPSR.T clear, every instruction is slow */
-  while (VM_UNLIKELY(c->itstate || !(c->epsr & EPSR_T))) {
-    if (cy >= ev)
-      return;
-    step_one(vm, false);
-    if (vm->attention)
-      return;
-    LOAD();
-  }
-  if (VM_UNLIKELY(cy >= ev))
-    return;
-  DISPATCH();
-
-out:
-  SYNC();
-  return;
-
-#define DP_RETIRE RETIRE(pc + in->len, 1, false, VM_NOREG)
-#define DP_HANDLERS(A)                                                                 \
-  dpi_##A##_0: fast_dp(c, in, VM_ALU_##A, false, false); DP_RETIRE;                    \
-  dpi_##A##_1: fast_dp(c, in, VM_ALU_##A, false, true); DP_RETIRE;                     \
-  dpr_##A##_0: fast_dp(c, in, VM_ALU_##A, true, false); DP_RETIRE;                     \
-  dpr_##A##_1: fast_dp(c, in, VM_ALU_##A, true, true); DP_RETIRE;
-  ALU_LIST(DP_HANDLERS)
-#undef DP_HANDLERS
-#undef DP_RETIRE
-
-ld: {
-  uint32_t base = (in->flags & VM_F_LIT) ? (pc + 4) & ~3u : c->r[in->rn];
-  uint32_t off = in->rm != VM_NOREG ? c->r[in->rm] << in->sh_n : in->imm;
-  uint32_t offaddr = (in->flags & VM_F_U) ? base + off : base - off;
-  uint32_t addr = (in->flags & VM_F_P) ? offaddr : base;
-  unsigned size = in->sub & 7;
-  if (VM_UNLIKELY(addr & (size - 1)))
-    goto slow;
-  const struct vm_page *p = fast_page(&vm->bus, addr, size, false);
-  if (VM_UNLIKELY(!p))
-    goto slow;
-  const uint8_t *h = p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1));
-  uint32_t v;
-  if (size == 4) {
-    memcpy(&v, h, 4);
-  } else if (size == 2) {
-    uint16_t v16;
-    memcpy(&v16, h, 2);
-    v = (in->sub & VM_SZ_SIGNED) ? (uint32_t)(int32_t)(int16_t)v16 : v16;
-  } else {
-    v = (in->sub & VM_SZ_SIGNED) ? (uint32_t)(int32_t)(int8_t)*h : *h;
-  }
-  if (in->flags & VM_F_W)
-    c->r[in->rn] = offaddr;
-  c->r[in->rd] = v;
-  /* Neighbouring single loads/stores pipeline (as exec_insn) */
-  cyc = (lsp && (lsrt == VM_NOREG || (lsrt != in->rn && lsrt != in->rm))) ? 1 : 2;
-  RETIRE(pc + in->len, cyc + p->wait_read, c->t.ls_pipeline, in->rd);
-}
-
-st: {
-  uint32_t base = (in->flags & VM_F_LIT) ? (pc + 4) & ~3u : c->r[in->rn];
-  uint32_t off = in->rm != VM_NOREG ? c->r[in->rm] << in->sh_n : in->imm;
-  uint32_t offaddr = (in->flags & VM_F_U) ? base + off : base - off;
-  uint32_t addr = (in->flags & VM_F_P) ? offaddr : base;
-  unsigned size = in->sub & 7;
-  if (VM_UNLIKELY(addr & (size - 1)))
-    goto slow;
-  const struct vm_page *p = fast_page(&vm->bus, addr, size, true);
-  if (VM_UNLIKELY(!p))
-    goto slow;
-  uint8_t *h = p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1));
-  uint32_t v = in->rd == 15 ? pc : c->r[in->rd];
-  if (size == 4) {
-    memcpy(h, &v, 4);
-  } else if (size == 2) {
-    uint16_t v16 = (uint16_t)v;
-    memcpy(h, &v16, 2);
-  } else {
-    *h = (uint8_t)v;
-  }
-  if (in->flags & VM_F_W)
-    c->r[in->rn] = offaddr;
-  cyc = (lsp && (lsrt == VM_NOREG || (lsrt != in->rn && lsrt != in->rm))) ? 1 : 2;
-  RETIRE(pc + in->len, cyc + p->wait_write, c->t.ls_pipeline && in->rm == VM_NOREG, VM_NOREG);
-}
-
-bcond:
-  if (!((cond_table[in->cond] >> (c->apsr >> 28)) & 1))
-    RETIRE(pc + in->len, 1, false, VM_NOREG);
-  /* fall through: taken */
-b:
-  next = (pc + 4 + in->imm) & ~1u;
-  RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
-
-bl:
-  c->r[14] = (pc + in->len) | 1;
-  next = (pc + 4 + in->imm) & ~1u;
-  RETIRE(next, 1 + c->t.bl_extra + refill_cycles(vm, next), false, VM_NOREG);
-
-bx: {
-  uint32_t v = c->r[in->rm];
-  if (VM_UNLIKELY(!(v & 1) || is_exc_return(vm, v)))
-    goto slow;
-  next = v & ~1u;
-  RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
-}
-
-cbz:
-  if (c->r[in->rn] != 0)
-    RETIRE(pc + in->len, 1, false, VM_NOREG);
-  next = (pc + 4 + in->imm) & ~1u;
-  RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
-cbnz:
-  if (c->r[in->rn] == 0)
-    RETIRE(pc + in->len, 1, false, VM_NOREG);
-  next = (pc + 4 + in->imm) & ~1u;
-  RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
-
-ldm: {
-  uint32_t list = in->imm, n = (uint32_t)__builtin_popcount(list);
-  uint32_t base = c->r[in->rn];
-  uint32_t addr = in->sub ? base - 4 * n : base;
-  if (VM_UNLIKELY(addr & 3))
-    goto slow;
-  const struct vm_page *p = fast_page(&vm->bus, addr, 4 * n, false);
-  if (VM_UNLIKELY(!p))
-    goto slow;
-  const uint8_t *h = p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1));
-  uint32_t pcv = 0;
-  if (list & 0x8000) { /* LoadWritePC: interworking and EXC_RETURN are slow */
-    memcpy(&pcv, h + 4 * (n - 1), 4);
-    if (VM_UNLIKELY(!(pcv & 1) || is_exc_return(vm, pcv)))
-      goto slow;
-  }
-  uint32_t vals[16];
-  for (unsigned r = 0; r < 15; r++)
-    if (list & (1u << r)) {
-      memcpy(&vals[r], h, 4);
-      h += 4;
-    }
-  if (in->flags & VM_F_W)
-    c->r[in->rn] = in->sub ? base - 4 * n : base + 4 * n;
-  for (unsigned r = 0; r < 15; r++)
-    if (list & (1u << r))
-      c->r[r] = vals[r];
-  cyc = 1 + n + n * p->wait_read;
-  if (list & 0x8000) {
-    next = pcv & ~1u;
-    RETIRE(next, cyc + refill_cycles(vm, next), false, VM_NOREG);
-  }
-  RETIRE(pc + in->len, cyc, false, VM_NOREG);
-}
-
-stm: {
-  uint32_t list = in->imm, n = (uint32_t)__builtin_popcount(list);
-  uint32_t base = c->r[in->rn];
-  uint32_t addr = in->sub ? base - 4 * n : base;
-  if (VM_UNLIKELY((addr & 3) || (list & 0x8000)))
-    goto slow;
-  const struct vm_page *p = fast_page(&vm->bus, addr, 4 * n, true);
-  if (VM_UNLIKELY(!p))
-    goto slow;
-  uint8_t *h = p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1));
-  for (unsigned r = 0; r < 15; r++)
-    if (list & (1u << r)) {
-      memcpy(h, &c->r[r], 4);
-      h += 4;
-    }
-  if (in->flags & VM_F_W)
-    c->r[in->rn] = in->sub ? base - 4 * n : base + 4 * n;
-  RETIRE(pc + in->len, 1 + n + n * p->wait_write, false, VM_NOREG);
-}
-
-mul: {
-  uint32_t res = c->r[in->rn] * c->r[in->rm];
-  c->r[in->rd] = res;
-  if (in->flags & (VM_F_S | VM_F_S_NOTIT))
-    c->apsr = (c->apsr & 0x3fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z);
-  RETIRE(pc + in->len, c->t.mul, false, VM_NOREG);
-}
-mla:
-  c->r[in->rd] = c->r[in->ra] + c->r[in->rn] * c->r[in->rm];
-  RETIRE(pc + in->len, c->t.mla, false, VM_NOREG);
-mls:
-  c->r[in->rd] = c->r[in->ra] - c->r[in->rn] * c->r[in->rm];
-  RETIRE(pc + in->len, c->t.mla, false, VM_NOREG);
-sbfx: {
-  uint32_t v = c->r[in->rn] >> in->sh_n;
-  unsigned w = in->imm;
-  if (w < 32) {
-    v &= (1u << w) - 1;
-    if ((v >> (w - 1)) & 1)
-      v |= ~((1u << w) - 1);
-  }
-  c->r[in->rd] = v;
-  RETIRE(pc + in->len, 1, false, VM_NOREG);
-}
-ubfx: {
-  uint32_t v = c->r[in->rn] >> in->sh_n;
-  if (in->imm < 32)
-    v &= (1u << in->imm) - 1;
-  c->r[in->rd] = v;
-  RETIRE(pc + in->len, 1, false, VM_NOREG);
-}
-ext: {
-  uint32_t v = ror32(c->r[in->rm], in->sh_n);
-  switch (in->sub) {
-  case VM_EXT_SXTB: v = (uint32_t)(int32_t)(int8_t)v; break;
-  case VM_EXT_SXTH: v = (uint32_t)(int32_t)(int16_t)v; break;
-  case VM_EXT_UXTB: v &= 0xff; break;
-  default: v &= 0xffff; break;
-  }
-  if (in->rn != 15)
-    v += c->r[in->rn];
-  c->r[in->rd] = v;
-  RETIRE(pc + in->len, 1, false, VM_NOREG);
-}
-adr:
-  c->r[in->rd] = ((pc + 4) & ~3u) + in->imm;
-  RETIRE(pc + in->len, 1, false, VM_NOREG);
-movt:
-  c->r[in->rd] = (c->r[in->rd] & 0xffff) | (in->imm << 16);
-  RETIRE(pc + in->len, 1, false, VM_NOREG);
-#undef RETIRE
-#undef DISPATCH
-#undef SYNC
-#undef LOAD
-}
-
-static __attribute__((noinline)) void run_hooked(struct sonde_vm *vm)
-{
-  while (!vm->attention && vm->cpu.cycles < vm->event_cycle && vm->hooked)
-    step_one(vm, true);
-}
+/* run_plain() and run_hooked(): the same threaded executor without and with
+ * the observers (exec_threaded.h). */
+#define FAST_FN run_plain
+#define FAST_HOOKED 0
+#include "exec_threaded.h"
+#define FAST_FN run_hooked
+#define FAST_HOOKED 1
+#include "exec_threaded.h"
 
 static bool needs_service(const struct sonde_vm *vm)
 {
