@@ -28,3 +28,17 @@ sonde_firmware(dbg_bench_on SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/c
 sonde_firmware(dbg_bench_off SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
                CORE m3 MACHINE cc2650 OPT -O2 DEFINES ACPR=0 REPS=3000
                INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
+# Combined benchmark (issue 3 "Performance", docs/benchmarks.md): on cm33 (64 MHz,
+# has an MTB) the same workload with PC sampling every 128 cycles + exception
+# trace + the MTB (4 KiB circle) all on, and with none of them.
+sonde_firmware(dbg_bench_all_on SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m33 MACHINE cm33 OPT -O2 DEFINES CTRL13=0x1003 EXC=1 USE_MTB=1 ACPR=0 REPS=3000
+               INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
+sonde_firmware(dbg_bench_all_off SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               CORE m33 MACHINE cm33 OPT -O2 DEFINES ACPR=0 REPS=3000
+               INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
+# DWT CYCMATCH and linked data value comparators (firmware/dbg/dbg_cmp.c).
+sonde_firmware(dbg_cmp SOURCES dbg/dbg_cmp.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               CORE m3 MACHINE cc2650 OPT -O2 DEFINES ACPR=0
+               INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)

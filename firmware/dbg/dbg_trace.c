@@ -9,9 +9,13 @@
  *   DT        data-trace comparators on `watched`
  *   PRINTF    ITM printf lines on port 0
  *   FORMATTER leave the TPIU formatter on (FFCR = 0x102, its reset value)
- *   REPS      workload rounds */
+ *   REPS      workload rounds
+ *   USE_MTB   also trace into the MTB (target/cortexm/mtb.c; cm33 machine) */
 #include "cm_trace.h"
 #include "sonde_fw.h"
+#if USE_MTB
+#include "mtb.h"
+#endif
 
 #ifndef ACPR
 #define ACPR 1
@@ -67,6 +71,10 @@ int main(void)
   SYST_RVR = 2999;
   SYST_CVR = 0;
   SYST_CSR = 7;
+#if USE_MTB
+  if (mtb_enable(4096, 0, 0) != 0)
+    return 2;
+#endif
 #if CTRL13
   cm_dwt_pc_sampling(CTRL13, 0);
 #endif
@@ -81,5 +89,8 @@ int main(void)
 #endif
   SYST_CSR = 0;
   CM_DWT_CTRL = 0;
+#if USE_MTB
+  mtb_disable();
+#endif
   return (int)(ticks == 0);
 }

@@ -56,6 +56,12 @@ struct sonde_vm;
 #define DWT_CTRL_FOLDEVTENA (1u << 21)
 #define DWT_CTRL_CYCEVTENA (1u << 22)
 
+/* DWT_FUNCTIONn bits (C1.8.17) */
+#define DWT_FUNC_CYCMATCH (1u << 7)
+#define DWT_FUNC_DATAVMATCH (1u << 8)
+#define DWT_FUNC_LNK1ENA (1u << 9)
+#define DWT_FUNC_MATCHED (1u << 24)
+
 /* ITM_TCR bits (C1.7.6 / C1.6) */
 #define ITM_TCR_ITMENA (1u << 0)
 #define ITM_TCR_TSENA (1u << 1)
@@ -77,6 +83,9 @@ struct vm_dbg {
   int timer;                  /* vm_sys timer id */
   bool sample_pending;        /* a PC sample waits for the next instruction */
   uint64_t sample_cycle;      /* ... due at this cycle */
+  uint64_t next_cmp;          /* cycle of comparator 0's next CYCMATCH (UINT64_MAX: none) */
+  bool cmp_pending;           /* a CYCMATCH PC sample waits for the next instruction */
+  uint64_t cmp_cycle;         /* ... due at this cycle */
   uint8_t cpicnt, exccnt, sleepcnt, lsucnt, foldcnt;
   uint64_t sleep_seen;        /* vm->sys.sleep_cycles at the last retire */
   uint32_t comp[VM_DWT_NUMCOMP], mask[VM_DWT_NUMCOMP], function[VM_DWT_NUMCOMP];

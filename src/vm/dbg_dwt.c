@@ -75,11 +75,33 @@ static unsigned postcnt_now(const struct sonde_vm *vm)
   return (unsigned)(k - 1) & 0xF;
 }
 
+static uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
+{
+  uint64_t m = a < b ? a : b;
+  return m < c ? m : c;
+}
+
 static void arm_timer(struct sonde_vm *vm)
 {
   struct vm_dbg *d = vm->dbg;
-  uint64_t due = d->next_ev < d->next_sync ? d->next_ev : d->next_sync;
-  vm_sys_timer_set(vm, d->timer, due);
+  vm_sys_timer_set(vm, d->timer, min3(d->next_ev, d->next_sync, d->next_cmp));
+}
+
+/* Comparator 0 with CYCMATCH (C1.8.4 "Cycle count matching", C1.8.17):
+ * a match is the cycle at which CYCCNT reaches COMP0 with MASK0's low bits
+ * cleared (MASK0 = 0: CYCCNT == COMP0); the counter must be running.
+ * Returns UINT64_MAX when no match can come. A value CYCCNT holds now is
+ * next reached 2^32 cycles later (the counter wraps). */
+static uint64_t next_cycmatch(const struct sonde_vm *vm)
+{
+  const struct vm_dbg *d = vm->dbg;
+  uint32_t fn = d->function[0];
+  if (!d->cyc_running || !(fn & DWT_FUNC_CYCMATCH) || !(fn & 0xF))
+    return UINT64_MAX;
+  uint32_t m = d->mask[0] & 0x1F;
+  uint32_t target = d->comp[0] & ~(uint32_t)((1ull << m) - 1);
+  uint64_t delta = (uint32_t)(target - vm_dwt_cyccnt(vm));
+  return vm->cpu.cycles + (delta ? delta : 1ull << 32);
 }
 
 /* Recompute the event schedule from the current state (postcnt holds POSTCNT). */
@@ -94,6 +116,7 @@ void vm_dwt_schedule(struct sonde_vm *vm)
   unsigned st = (d->dwt_ctrl >> DWT_CTRL_SYNCTAP_SHIFT) & 3;
   if (d->cyc_running && st && (d->itm_tcr & ITM_TCR_SYNCENA))
     d->next_sync = next_crossing(vm, 22 + 2 * st, vm->cpu.cycles);
+  d->next_cmp = next_cycmatch(vm);
   arm_timer(vm);
   vm_dbg_update_observe(vm);
 }
@@ -111,7 +134,7 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
   struct vm_dbg *d = vm->dbg;
   /* The exception model may fire timers due inside an exception entry, before
    * cpu.cycles reaches them: handle at least the event that is due. */
-  uint64_t now = vm->cpu.cycles, due = d->next_ev < d->next_sync ? d->next_ev : d->next_sync;
+  uint64_t now = vm->cpu.cycles, due = min3(d->next_ev, d->next_sync, d->next_cmp);
   if (due > now)
     now = due;
   while (d->next_ev <= now) {
@@ -137,6 +160,27 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
     unsigned st = (d->dwt_ctrl >> DWT_CTRL_SYNCTAP_SHIFT) & 3;
     d->next_sync += 1ull << (22 + 2 * st);
   }
+  while (d->next_cmp <= now) {
+    uint64_t t = d->next_cmp;
+    d->function[0] |= DWT_FUNC_MATCHED;
+    switch (d->function[0] & 0xF) {
+    case 1: /* PC sample packet (D4.3.3), taken like a periodic sample */
+      if (vm->cpu.sleeping) {
+        static const uint8_t sl[2] = {PKT_PC_SLEEP, 0};
+        vm_itm_emit(vm, sl, 2, t, true);
+      } else if (!d->cmp_pending) {
+        d->cmp_pending = true;
+        d->cmp_cycle = t;
+      }
+      break;
+    case 4: /* watchpoint debug event (C1.8.5): halt or DebugMonitor */
+      vm_dbgh_watchpoint(vm);
+      break;
+    default: /* 8: CMPMATCH[0] to an ETM (none here): MATCHED only */
+      break;
+    }
+    d->next_cmp += 1ull << 32;
+  }
   arm_timer(vm);
   vm_dbg_update_observe(vm);
 }
@@ -147,7 +191,7 @@ void vm_dbg_update_observe(struct sonde_vm *vm)
 {
   struct vm_dbg *d = vm->dbg;
   bool obs = trcena(d) &&
-             (d->sample_pending || d->data_trace ||
+             (d->sample_pending || d->cmp_pending || d->data_trace ||
               (d->dwt_ctrl & (DWT_CTRL_CPIEVTENA | DWT_CTRL_SLEEPEVTENA | DWT_CTRL_LSUEVTENA |
                               DWT_CTRL_FOLDEVTENA)));
   vm->dbg_observe = obs;
@@ -200,6 +244,62 @@ static unsigned dt_data(uint8_t *b, unsigned n, unsigned c, uint32_t value, unsi
   return n;
 }
 
+/* Does the access [addr, addr+size) touch comparator c's masked address range? */
+static bool addr_match(const struct vm_dbg *d, unsigned c, uint32_t addr, unsigned size)
+{
+  uint32_t mbits = d->mask[c] & 0x1F;
+  uint32_t lo = d->comp[c] & ~((uint32_t)((1ull << mbits) - 1));
+  uint64_t hi = (uint64_t)lo + (1ull << mbits); /* exclusive */
+  return (uint64_t)addr + size > lo && addr < hi;
+}
+
+/* Data value matching (C1.8.4, DWT_FUNCTION C1.8.17) on comparator c: each
+ * DATAVSIZE-aligned unit (byte, halfword or word) inside the access is
+ * compared with COMPn's low DATAVSIZE bytes (software replicates a byte or
+ * halfword across COMPn, so any lane compares alike). Linked: when
+ * DATAVADDR0 names another comparator, only units inside its address range
+ * count, or (LNK1ENA, DATAVADDR1 naming another comparator too) inside
+ * either linked range. DATAVADDR0 = DATAVADDR1 = c: any address. */
+static bool value_match(const struct vm_dbg *d, unsigned c, uint32_t addr, unsigned size,
+                        uint32_t value)
+{
+  uint32_t fn = d->function[c];
+  unsigned vs = 1u << ((fn >> 10) & 3);
+  if (vs > 4 || size < vs)
+    return false;
+  unsigned l0 = (fn >> 12) & 0xF, l1 = (fn >> 16) & 0xF;
+  bool link0 = l0 != c && l0 < VM_DWT_NUMCOMP;
+  bool link1 = (fn & DWT_FUNC_LNK1ENA) && l1 != c && l1 < VM_DWT_NUMCOMP;
+  uint32_t m = vs == 4 ? 0xFFFFFFFFu : (1u << (8 * vs)) - 1;
+  for (unsigned off = 0; off + vs <= size; off += vs) {
+    uint32_t a = addr + off;
+    if ((a & (vs - 1)) != 0)
+      continue; /* an unaligned unit is not compared */
+    if ((link0 || link1) && !((link0 && addr_match(d, l0, a, vs)) ||
+                              (link1 && addr_match(d, l1, a, vs))))
+      continue;
+    if (((value >> (8 * off)) & m) == (d->comp[c] & m))
+      return true;
+  }
+  return false;
+}
+
+/* The action of a data value match (Table C1-14 with DATAVMATCH = 1):
+ * 5/6/7 watchpoint debug event on read/write/either, 9/10/11 CMPMATCH
+ * (to an ETM: MATCHED only); the other encodings are reserved (MATCHED
+ * only here). */
+static void value_action(struct sonde_vm *vm, unsigned c, uint32_t f, bool write)
+{
+  struct vm_dbg *d = vm->dbg;
+  unsigned rw = f & 3; /* 1 read, 2 write, 3 either */
+  if ((f == 5 || f == 6 || f == 7 || f == 9 || f == 10 || f == 11) &&
+      !(rw == 3 || (rw == 2) == write))
+    return;
+  d->function[c] |= DWT_FUNC_MATCHED;
+  if (f >= 5 && f <= 7)
+    vm_dbgh_watchpoint(vm); /* DFSR.DWTTRAP (dbg_halt.c) */
+}
+
 void vm_dbg_transfer(struct sonde_vm *vm, uint32_t pc, uint32_t addr, unsigned size,
                      uint32_t value, bool write, uint64_t cycle)
 {
@@ -208,21 +308,16 @@ void vm_dbg_transfer(struct sonde_vm *vm, uint32_t pc, uint32_t addr, unsigned s
     return;
   for (unsigned c = 0; c < VM_DWT_NUMCOMP; c++) {
     uint32_t fn = d->function[c], f = fn & 0xF;
-    if (f == 0 || f == 4 || f == 8 || (fn & (1u << 7)))
-      continue; /* off, PC match, cycle match */
-    if (fn & (1u << 8)) { /* DATAVMATCH: value comparison of a same-size access */
-      unsigned vs = 1u << ((fn >> 10) & 3);
-      uint32_t m = vs == 4 ? 0xFFFFFFFFu : (1u << (8 * vs)) - 1;
-      if (size == vs && (value & m) == (d->comp[c] & m))
-        d->function[c] |= 1u << 24;
+    if (f == 0 || f == 4 || f == 8 || (fn & DWT_FUNC_CYCMATCH))
+      continue; /* off, PC match, cycle match (timed: timer_fire) */
+    if (fn & DWT_FUNC_DATAVMATCH) {
+      if (value_match(d, c, addr, size, value))
+        value_action(vm, c, f, write);
       continue;
     }
-    uint32_t mbits = d->mask[c] & 0x1F;
-    uint32_t lo = d->comp[c] & ~((uint32_t)((1ull << mbits) - 1));
-    uint64_t hi = (uint64_t)lo + (1ull << mbits); /* exclusive */
-    if (!((uint64_t)addr + size > lo && addr < hi))
+    if (!addr_match(d, c, addr, size))
       continue;
-    d->function[c] |= 1u << 24; /* MATCHED */
+    d->function[c] |= DWT_FUNC_MATCHED;
     bool er = (fn >> 5) & 1;
     bool want_pc = false, want_addr = false, want_data = false;
     switch (f) {
@@ -260,9 +355,17 @@ void vm_dbg_retire(struct sonde_vm *vm, uint32_t pc, uint64_t start, uint32_t cy
                    unsigned ntransfers)
 {
   struct vm_dbg *d = vm->dbg;
-  if (d->sample_pending) {
-    d->sample_pending = false;
-    emit_pc_sample(vm, pc, d->sample_cycle);
+  if (d->sample_pending || d->cmp_pending) {
+    /* Periodic and CYCMATCH samples due before this instruction, in order. */
+    bool both = d->sample_pending && d->cmp_pending;
+    bool cmp_first = both && d->cmp_cycle < d->sample_cycle;
+    if (cmp_first)
+      emit_pc_sample(vm, pc, d->cmp_cycle);
+    if (d->sample_pending)
+      emit_pc_sample(vm, pc, d->sample_cycle);
+    if (d->cmp_pending && !cmp_first)
+      emit_pc_sample(vm, pc, d->cmp_cycle);
+    d->sample_pending = d->cmp_pending = false;
     vm_dbg_update_observe(vm);
   }
   uint64_t end = start + cycles;
@@ -347,11 +450,13 @@ static uint32_t dwt_reg_read(struct sonde_vm *vm, uint32_t off, bool debug)
   return 0;
 }
 
+/* Comparators that need every instruction observed (address and value
+ * matches); a CYCMATCH comparator is timed and needs none. */
 static void recompute_data_trace(struct vm_dbg *d)
 {
   d->data_trace = false;
   for (unsigned c = 0; c < VM_DWT_NUMCOMP; c++)
-    if (d->function[c] & 0xF)
+    if ((d->function[c] & 0xF) && !(d->function[c] & DWT_FUNC_CYCMATCH))
       d->data_trace = true;
 }
 
@@ -400,9 +505,13 @@ static void dwt_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t v)
     case 0x0: d->comp[c] = v; break;
     case 0x4: d->mask[c] = v & 0x1F; break;
     case 0x8:
-      /* CYCMATCH on comparator 0, DATAVMATCH on comparator 1 (M3/M4 TRM). */
-      d->function[c] = (d->function[c] & (1u << 24)) |
-                       (v & (0x000FFEAFu & ~(c == 0 ? 0 : 1u << 7) & ~(c == 1 ? 0 : 1u << 8)));
+      /* FUNCTION[3:0], EMITRANGE, CYCMATCH (comparator 0 only), DATAVMATCH
+       * (comparator 1 only), DATAVSIZE, DATAVADDR0/1 (M3/M4 TRM); LNK1ENA is
+       * read-only, 1 on comparator 1 (a second linked address is supported). */
+      d->function[c] = (d->function[c] & DWT_FUNC_MATCHED) |
+                       (v & (0x000FFDAFu & ~(c == 0 ? 0 : DWT_FUNC_CYCMATCH) &
+                             ~(c == 1 ? 0 : DWT_FUNC_DATAVMATCH))) |
+                       (c == 1 ? DWT_FUNC_LNK1ENA : 0);
       recompute_data_trace(d);
       break;
     }
@@ -481,7 +590,7 @@ static void power_on_state(struct vm_dbg *d)
   d->fmt_timer = fmt_timer;
   d->swo_fn = fn;
   d->swo_ctx = ctx;
-  d->next_ev = d->next_sync = UINT64_MAX;
+  d->next_ev = d->next_sync = d->next_cmp = UINT64_MAX;
   d->sppr = 1;     /* TPIU reset values (C1.10): Manchester, */
   d->ffcr = 0x102; /* formatter on, */
   d->cspsr = 1;    /* port size 1 */

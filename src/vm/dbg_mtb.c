@@ -94,7 +94,11 @@ static unsigned dwt_pc_matches(const struct sonde_vm *vm, uint32_t pc)
   return hit;
 }
 
-void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc, unsigned size)
+/* The rare cases of vm_mtb_retire: a trace window to check, or a
+ * non-sequential PC change to record. Out of line, so the common case (a
+ * sequential instruction with no window) stays a few host instructions. */
+static __attribute__((noinline)) void mtb_retire_slow(struct sonde_vm *vm, uint32_t pc,
+                                                      unsigned size)
 {
   struct vm_mtb *m = vm->mtb;
   /* TSTART/TSTOP (M33): a DWT comparator match on this instruction starts
@@ -114,13 +118,22 @@ void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc, unsigned size)
     }
   }
   uint32_t next = vm->cpu.r[15]; /* `size`: the decoded instruction's length */
-  m->last_pc = pc;
   if (next >= 0xF0000000u) { /* EXC_RETURN: the first of the two return packets */
     emit(vm, pc, false, next);
     m->exc_return = next;
   } else if ((next & ~1u) != pc + size) {
     emit(vm, pc, false, next);
   }
+}
+
+void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc, unsigned size)
+{
+  struct vm_mtb *m = vm->mtb;
+  m->last_pc = pc;
+  if (__builtin_expect(!(m->master & (MTB_MASTER_TSTARTEN | MTB_MASTER_TSTOPEN)) &&
+                           (vm->cpu.r[15] & ~1u) == pc + size, 1))
+    return; /* sequential: nothing to record */
+  mtb_retire_slow(vm, pc, size);
 }
 
 void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)

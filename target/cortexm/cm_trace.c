@@ -137,3 +137,39 @@ void cm_dwt_data_trace(unsigned n, const volatile void *addr, unsigned mask_bits
   CM_DWT_MASK(n) = mask_bits;
   CM_DWT_FUNCTION(n) = fn;
 }
+
+void cm_dwt_cycle_match(uint32_t cyccnt, uint32_t fn)
+{
+  CM_DEMCR |= CM_DEMCR_TRCENA;
+  CM_DWT_FUNCTION(0) = 0; /* off while reprogramming */
+  (void)CM_DWT_FUNCTION(0); /* and a stale MATCHED cleared */
+  CM_DWT_COMP(0) = cyccnt;
+  CM_DWT_MASK(0) = 0;
+  CM_DWT_FUNCTION(0) = CM_DWT_FUNCTION_CYCMATCH | (fn & 0xFu);
+}
+
+int cm_dwt_matched(unsigned n)
+{
+  return (CM_DWT_FUNCTION(n) & CM_DWT_FUNCTION_MATCHED) != 0;
+}
+
+int cm_dwt_value_match(uint32_t value, unsigned size, unsigned link0, unsigned link1,
+                       uint32_t fn)
+{
+  CM_DEMCR |= CM_DEMCR_TRCENA;
+  if (((CM_DWT_CTRL >> 28) & 0xFu) < 2)
+    return -1; /* NUMCOMP */
+  uint32_t vsize = size == 4 ? 2u : size == 2 ? 1u : 0u;
+  uint32_t rep = size == 4 ? value : size == 2 ? (value & 0xFFFFu) * 0x00010001u
+                                               : (value & 0xFFu) * 0x01010101u;
+  CM_DWT_FUNCTION(1) = 0;
+  CM_DWT_COMP(1) = rep; /* replicated across the word (C1.8.4) */
+  CM_DWT_MASK(1) = 0;
+  CM_DWT_FUNCTION(1) = CM_DWT_FUNCTION_DATAVMATCH;
+  uint32_t f = CM_DWT_FUNCTION(1);
+  if (!(f & CM_DWT_FUNCTION_DATAVMATCH) || (link1 != 1 && !(f & CM_DWT_FUNCTION_LNK1ENA)))
+    return -1;
+  CM_DWT_FUNCTION(1) = CM_DWT_FUNCTION_DATAVMATCH | (vsize << 10) | ((link0 & 0xFu) << 12) |
+                       ((link1 & 0xFu) << 16) | (fn & 0xFu);
+  return 0;
+}

@@ -35,6 +35,10 @@
 #define CM_DWT_CTRL_CYCCNTENA (1u << 0)
 #define CM_DWT_CTRL_PCSAMPLENA (1u << 12)
 #define CM_DWT_CTRL_EXCTRCENA (1u << 16)
+#define CM_DWT_FUNCTION_CYCMATCH (1u << 7)
+#define CM_DWT_FUNCTION_DATAVMATCH (1u << 8)
+#define CM_DWT_FUNCTION_LNK1ENA (1u << 9)
+#define CM_DWT_FUNCTION_MATCHED (1u << 24)
 
 /* TPIU: SWO pin at traceclk_hz / (prescaler + 1), NRZ (nrz != 0) or
  * Manchester, formatter bypassed. */
@@ -60,5 +64,23 @@ void cm_dwt_exception_trace(int on);
  * (ARMv7-M C1.8.17, e.g. 0x2 data value R/W, 0x22 data value + address
  * offset, 0x1 PC of the access, 0x3 PC + data). */
 void cm_dwt_data_trace(unsigned n, const volatile void *addr, unsigned mask_bits, uint32_t fn);
+/* DWT comparator 0 against the cycle counter (C1.8.4, FUNCTION0.CYCMATCH):
+ * when CYCCNT reaches `cyccnt`, action fn: 0x1 PC sample packet, 0x4
+ * watchpoint debug event, 0x8 CMPMATCH to the ETM. CYCCNT must be running
+ * (DWT_CTRL.CYCCNTENA). FUNCTION0.MATCHED is set on a match and cleared by
+ * reading FUNCTION0 (cm_dwt_matched). */
+void cm_dwt_cycle_match(uint32_t cyccnt, uint32_t fn);
+/* Read-and-clear comparator n's MATCHED flag: nonzero if it matched since
+ * the last read. */
+int cm_dwt_matched(unsigned n);
+/* Data value watchpoint on comparator 1 (C1.8.4 "Data value matching",
+ * DATAVMATCH): matches accesses whose `size`-byte (1, 2, 4) unit equals
+ * `value`; link0/link1 name address comparators (set up beforehand with
+ * cm_dwt_data_trace(n, addr, mask, 0)) that restrict it to their addresses
+ * (pass 1 for no link). fn: 0x5/0x6/0x7 watchpoint on read/write/either,
+ * 0x9/0xA/0xB CMPMATCH. Returns -1 if the DWT has no comparator 1 or it does
+ * not support data value matching, or link1 is asked for without LNK1ENA. */
+int cm_dwt_value_match(uint32_t value, unsigned size, unsigned link0, unsigned link1,
+                       uint32_t fn);
 
 #endif

@@ -40,6 +40,11 @@ struct gt {
   uint64_t samp_off;        /* ... disabling it */
   uint32_t samp_ctrl;
   uint64_t exc_on;
+  int cyc_mark;             /* the current instruction wrote DWT_CYCCNT */
+  uint32_t cyc_val;         /* ... this value */
+  uint64_t cyc_zero;        /* start cycle of the last CYCCNT write */
+  uint32_t comp0[32];       /* values written to DWT_COMP0, in order */
+  size_t ncomp0;
 };
 
 #define PUSH(arr, n, cap, val)                                        \
@@ -57,6 +62,10 @@ static void on_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
 {
   struct gt *g = ctx;
   PUSH(g->r, g->nr, g->cr, ((struct retire){pc, cycle, cycles}));
+  if (g->cyc_mark) {
+    g->cyc_mark = 0;
+    g->cyc_zero = cycle;
+  }
   if (g->tcr_mark) {
     g->tcr_mark = 0;
     g->ts_origin = cycle;
@@ -81,6 +90,12 @@ static void on_transfer(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, u
   PUSH(g->x, g->nx, g->cx, ((struct xfer){cycle, pc, addr, value, size, write}));
   if (write && addr == 0xE0000E80u && (value & 3) == 3)
     g->tcr_mark = 1;
+  if (write && addr == 0xE0001004u) {
+    g->cyc_mark = 1;
+    g->cyc_val = value;
+  }
+  if (write && addr == 0xE0001020u && g->ncomp0 < 32)
+    g->comp0[g->ncomp0++] = value;
   if (write && addr == 0xE0001000u) {
     g->ctrl_mark = 1;
     g->ctrl_val = value;
@@ -497,6 +512,77 @@ static void test_itm_printf(void)
   gt_free(&g);
 }
 
+/* CYCMATCH and linked data value comparators (firmware/dbg/dbg_cmp.c). */
+static void test_cycmatch_and_value_match(void)
+{
+  struct gt g;
+  struct sonde_vm_stop stop;
+  struct sonde_vm *vm = run_fw("dbg_cmp", &g, &stop);
+  if (!vm)
+    return;
+  REQUIRE(g.ts_origin && g.cyc_zero && g.ncomp0 >= 9);
+  struct pkt *p = NULL;
+  size_t np = decode(g.s, g.ns, g.ts_origin, &p);
+  /* 1. One PC sample per CYCMATCH, carrying the PC of the first instruction
+   * starting at or after the cycle CYCCNT reached COMP0 (CYCCNT(t) =
+   * cyc_val + t - cyc_zero), dated by its timestamp to that very cycle. */
+  uint32_t words[32];
+  size_t nw = 0, ns = 0, wrong = 0, late = 0;
+  for (size_t j = 0; j < np; j++) {
+    if (p[j].kind == P_SW && p[j].id == 1 && p[j].size == 4 && nw < 32)
+      words[nw++] = p[j].value;
+    if (p[j].kind != P_HW || p[j].id != 2)
+      continue;
+    REQUIRE(ns < 8 && p[j].size == 4);
+    uint64_t t = g.cyc_zero + (uint32_t)(g.comp0[ns] - g.cyc_val);
+    size_t k = first_at(&g, t);
+    wrong += !(k < g.nr && g.r[k].pc == p[j].value);
+    late += !(p[j].timed && p[j].cycle == t);
+    ns++;
+  }
+  CHECK_EQ_U(ns, 8);
+  CHECK_EQ_U(wrong, 0);
+  CHECK_EQ_U(late, 0);
+  /* Port 1: 8 spin counts (each > 0: the match came while polling), then
+   * DWTTRAP of the CYCCNT watchpoint, the value-match hit counts of the
+   * five phases (ARMv7-M C1.8.4 linking rules), and DWTTRAP in total. */
+  static const uint32_t want[7] = {1, 2, 1, 1, 2, 1, 8};
+  REQUIRE(nw == 15);
+  for (size_t i = 0; i < 8; i++)
+    CHECK(words[i] > 0);
+  for (size_t i = 0; i < 7; i++)
+    CHECK_EQ_U(words[8 + i], want[i]);
+  /* 2. DebugMonitor (exception 12) entries: 1 for the CYCCNT watchpoint, taken
+   * at the first instruction boundary at or after its cycle, + 7 data value
+   * watchpoints, each right after an access carrying a watched value. */
+  uint64_t tw = g.cyc_zero + (uint32_t)(g.comp0[8] - g.cyc_val);
+  size_t nmon = 0;
+  for (size_t i = 0; i < g.ne; i++) {
+    if (g.e[i].exc != 12 || g.e[i].ev != SONDE_VM_EXC_ENTER)
+      continue;
+    uint64_t c = g.e[i].cycle;
+    if (nmon++ == 0) {
+      size_t k = first_at(&g, tw);
+      CHECK(c >= tw);
+      CHECK(k < g.nr && g.r[k].start >= c); /* no instruction began between */
+      continue;
+    }
+    const struct xfer *last = NULL;
+    for (size_t x = 0; x < g.nx && g.x[x].cycle < c; x++)
+      if (g.x[x].addr >= 0x20000000u && g.x[x].addr < 0x20010000u)
+        last = &g.x[x];
+    REQUIRE(last);
+    uint32_t v = last->value;
+    bool ok = v == 0x5A5A1234u || (last->size >= 2 && (v & 0xFFFF) == 0x1234 && !last->write) ||
+              ((v & 0xFF) == 0x34);
+    CHECK(ok);
+  }
+  CHECK_EQ_U(nmon, 8);
+  free(p);
+  sonde_vm_free(vm);
+  gt_free(&g);
+}
+
 int main(void)
 {
   RUN(test_table2_1209);
@@ -507,6 +593,7 @@ int main(void)
   RUN(test_overflow);
   RUN(test_exception_and_data_trace);
   RUN(test_itm_printf);
+  RUN(test_cycmatch_and_value_match);
   sonde_machine_free(machine);
   return check_summary();
 }
