@@ -4,6 +4,10 @@ set(_mtb_inc ${CMAKE_SOURCE_DIR}/target/cortexm)
 sonde_firmware(mtb_m33 SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1 INCLUDES ${_mtb_inc})
 sonde_firmware(mtb_m0p SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
                INCLUDES ${_mtb_inc})
+# The M0+ register block where the machine file tests/mtb/m0p_regs.machine
+# puts it (`mtb ... regs=0x41006000`, as on SAM D21).
+sonde_firmware(mtb_m0p_regs SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
+               DEFINES MTB_SFR_BASE=0x41006000u INCLUDES ${_mtb_inc})
 # 64-byte circle (MASK = 2): wraps many times.
 sonde_firmware(mtb_wrap SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES MTB_SIZE=64 INCLUDES ${_mtb_inc})

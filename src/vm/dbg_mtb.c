@@ -221,7 +221,14 @@ int vm_mtb_create(struct sonde_vm *vm)
   if (!m)
     return SONDE_E_NOMEM;
   m->m33 = vm->core == SONDE_VM_CORE_M33;
-  m->regs_base = m->m33 ? VM_MTB_M33_BASE : VM_MTB_M0P_BASE;
+  if (m->m33 && mach->mtb_regs && mach->mtb_regs != VM_MTB_M33_BASE) {
+    free(m);
+    return sonde_diag_set(&vm->diag, SONDE_E_RANGE,
+                          "machine '%s': mtb: regs= is for Cortex-M0+ (the Cortex-M33 MTB is "
+                          "at 0x%08x)", mach->name, VM_MTB_M33_BASE);
+  }
+  /* M0+: the chip places the block (machine line `regs=`; default 0xF0000000). */
+  m->regs_base = m->m33 ? VM_MTB_M33_BASE : mach->mtb_regs ? mach->mtb_regs : VM_MTB_M0P_BASE;
   m->sram_base = mach->mtb_base;
   m->sram_size = mach->mtb_size;
   vm->mtb = m;

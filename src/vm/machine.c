@@ -345,12 +345,21 @@ static int parse_line(struct parser *p, char *line)
     return 0;
   }
   if (strcmp(t[0], "mtb") == 0) {
-    if (n != 3 || !parse_num(t[1], 0, &x) || x > 0xFFFFFFFFu || !parse_num(t[2], 1024, &y) ||
-        y == 0 || y > 0x100000000ull - x)
-      return perr(p, "mtb: expected 'mtb BASE SIZE'");
+    if (n < 3 || n > 4 || !parse_num(t[1], 0, &x) || x > 0xFFFFFFFFu ||
+        !parse_num(t[2], 1024, &y) || y == 0 || y > 0x100000000ull - x)
+      return perr(p, "mtb: expected 'mtb BASE SIZE [regs=ADDR]'");
     m->has_mtb = true;
     m->mtb_base = (uint32_t)x;
     m->mtb_size = (uint32_t)y;
+    m->mtb_regs = 0;
+    if (n == 4) { /* the M0+ MTB's register block is placed by the chip (dbg_mtb.c) */
+      char *k, *v;
+      uint64_t r;
+      if (!split_kv(t[3], &k, &v) || strcmp(k, "regs") != 0 || !parse_num(v, 0, &r) ||
+          r == 0 || r > 0xFFFFF000u || (r & 0xFFF))
+        return perr(p, "mtb: expected regs=ADDR (a 4 KiB aligned address), got '%s'", t[3]);
+      m->mtb_regs = (uint32_t)r;
+    }
     return 0;
   }
   if (strcmp(t[0], "power") == 0) {

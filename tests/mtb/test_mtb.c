@@ -183,11 +183,25 @@ static bool run_fw(struct run *r, const char *name, const char *machine)
   static unsigned char img[1 << 20];
   size_t n = fread(img, 1, sizeof img, f);
   fclose(f);
-  if (sonde_machine_builtin(machine, &r->m) != 0) {
-    CHECK_FAIL_("no machine %s", machine);
-    return false;
+  if (strchr(machine, '/')) { /* a machine file; its MTB block is at `regs=` */
+    static char txt[4096];
+    FILE *mf = fopen(machine, "rb");
+    size_t tl = mf ? fread(txt, 1, sizeof txt, mf) : 0;
+    if (mf)
+      fclose(mf);
+    if (sonde_machine_parse(txt, tl, machine, &r->m, NULL) != 0) {
+      CHECK_FAIL_("cannot parse machine file %s", machine);
+      return false;
+    }
+    const char *k = strstr(txt, "regs=");
+    r->sfr = k ? (uint32_t)strtoul(k + 5, NULL, 0) : 0xF0000000u;
+  } else {
+    if (sonde_machine_builtin(machine, &r->m) != 0) {
+      CHECK_FAIL_("no machine %s", machine);
+      return false;
+    }
+    r->sfr = sonde_machine_core(r->m) == SONDE_VM_CORE_M33 ? 0xE0043000u : 0xF0000000u;
   }
-  r->sfr = sonde_machine_core(r->m) == SONDE_VM_CORE_M33 ? 0xE0043000u : 0xF0000000u;
   r->g.master = r->sfr + 4;
   if (sonde_vm_new(r->m, &r->vm) != 0 || sonde_vm_load_elf(r->vm, img, n, name) != 0) {
     CHECK_FAIL_("cannot load %s", path);
@@ -251,6 +265,10 @@ static void full_trace(const char *fw, const char *machine)
   CHECK_EQ_I(r.stop.reason, SONDE_VM_STOP_EXIT);
   CHECK_EQ_I(r.stop.exit_code, 0);
   CHECK_EQ_U(r.base, strcmp(machine, "cm33") == 0 ? 0x20040000u : 0x20008000u);
+  if (strchr(machine, '/')) { /* nothing answers at the default M0+ address */
+    uint32_t v = 0;
+    CHECK(sonde_vm_read_mem(r.vm, 0xF000000Cu, &v, 4) != 0 || v != r.base);
+  }
   CHECK_EQ_U(r.master >> 31, 0);   /* the firmware stopped it */
   CHECK_EQ_U(r.position & 4, 0);   /* 4 KiB: no wrap */
   struct pkt *e;
@@ -273,6 +291,12 @@ static void full_trace(const char *fw, const char *machine)
 
 static void test_m33(void) { full_trace("mtb_m33", "cm33"); }
 static void test_m0p(void) { full_trace("mtb_m0p", "cm0plus"); }
+/* The M0+ MTB block placed by the machine file (`mtb ... regs=0x41006000`),
+ * driven by the same driver built with MTB_SFR_BASE = 0x41006000. */
+static void test_m0p_regs(void)
+{
+  full_trace("mtb_m0p_regs", SONDE_SOURCE_DIR "/tests/mtb/m0p_regs.machine");
+}
 
 static void test_wrap(void)
 {
@@ -381,6 +405,7 @@ int main(void)
 {
   RUN(test_m33);
   RUN(test_m0p);
+  RUN(test_m0p_regs);
   RUN(test_wrap);
   RUN(test_watermark_autostop);
   RUN(test_watermark_autohalt);

@@ -3,6 +3,7 @@
  * machine has none, and machine-file errors. No firmware needed. */
 #include "check.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "sonde/vm.h"
@@ -73,11 +74,54 @@ static void test_bad_size(void)
   sonde_machine_free(m);
 }
 
+/* `mtb BASE SIZE regs=ADDR` places the M0+ register block; the M33's is fixed. */
+static void test_regs_key(void)
+{
+  const char *txt = "machine r\ncore m0plus\nclock 48MHz\n"
+                    "memory flash 0x00000000 64K access=rx\n"
+                    "memory sram 0x20000000 16K access=rwx\n"
+                    "mtb 0x20003000 4K regs=0x41006000\n";
+  struct sonde_machine *m = NULL;
+  struct sonde_vm *vm = NULL;
+  REQUIRE(sonde_machine_parse(txt, strlen(txt), "r.machine", &m, NULL) == 0);
+  REQUIRE(sonde_vm_new(m, &vm) == 0);
+  CHECK_EQ_U(rd(vm, 0x4100600Cu), 0x20003000u); /* BASE */
+  wr(vm, 0x41006000u, 0x18);
+  CHECK_EQ_U(rd(vm, 0x41006000u), 0x18u);
+  uint32_t v = 0;
+  CHECK(sonde_vm_read_mem(vm, 0xF000000Cu, &v, 4) != 0 || v != 0x20003000u);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+  /* Errors: a bad key or address; regs= on an M33. */
+  static const char *bad[] = {"mtb 0x20003000 4K regs=0x41006004\n", "mtb 0x20003000 4K base=1\n",
+                              "mtb 0x20003000 4K regs=0x41006000 x\n"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char t[512];
+    snprintf(t, sizeof t, "machine r\ncore m0plus\nclock 48MHz\n"
+                          "memory sram 0x20000000 16K access=rwx\n%s", bad[i]);
+    struct sonde_diag d = {0};
+    m = NULL;
+    CHECK(sonde_machine_parse(t, strlen(t), "r.machine", &m, &d) < 0);
+    CHECK(strstr(d.msg, "r.machine:5: mtb: expected") != NULL);
+    sonde_machine_free(m);
+  }
+  const char *m33 = "machine r\ncore m33\nclock 48MHz\n"
+                    "memory sram 0x20000000 16K access=rwx\n"
+                    "mtb 0x20003000 4K regs=0x41006000\n";
+  m = NULL;
+  vm = NULL;
+  REQUIRE(sonde_machine_parse(m33, strlen(m33), "r.machine", &m, NULL) == 0);
+  CHECK_EQ_I(sonde_vm_new(m, &vm), SONDE_E_RANGE);
+  CHECK(vm == NULL);
+  sonde_machine_free(m);
+}
+
 int main(void)
 {
   RUN(test_m33);
   RUN(test_m0p);
   RUN(test_absent);
   RUN(test_bad_size);
+  RUN(test_regs_key);
   return check_summary();
 }
