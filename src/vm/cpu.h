@@ -28,7 +28,8 @@ struct vm_timing {
 struct vm_icache_entry {
   uint32_t tag;  /* pc | 1, 0 = empty */
   uint8_t fast;  /* handler of the fast executor (exec.c, enum vm_fast); 0 = exec_insn */
-  uint8_t pad[7];
+  uint8_t pad[3];
+  int32_t soff;  /* loads/stores: the immediate offset with its sign (VM_F_U) */
   struct vm_insn insn;
 };                /* 32 bytes: the index is a shift */
 _Static_assert(sizeof(struct vm_icache_entry) == 32, "decode cache entry size");

@@ -922,11 +922,17 @@ fault:
 
 enum vm_fast {
   VM_FAST_SLOW = 0,
-  VM_FAST_DP = 1, /* + 32 * register + 2 * alu + setflags: 64 handlers */
-  VM_FAST_LD = 65, VM_FAST_ST, VM_FAST_B, VM_FAST_BCOND, VM_FAST_BL, VM_FAST_BX,
+  VM_FAST_DP = 1, /* + 32 * operand kind (fast_dp) + 2 * alu + setflags: 96 handlers */
+  VM_FAST_LD = 97, VM_FAST_ST, VM_FAST_B, VM_FAST_BCOND, VM_FAST_BL, VM_FAST_BX,
   VM_FAST_CBZ, VM_FAST_CBNZ, VM_FAST_LDM, VM_FAST_STM, VM_FAST_MUL, VM_FAST_MLA,
   VM_FAST_MLS, VM_FAST_SBFX, VM_FAST_UBFX, VM_FAST_EXT, VM_FAST_ADR, VM_FAST_MOVT,
+  /* LDR{,H,SH,B,SB}/STR{,H,B} Rt, [Rn, #+-imm]{!} and [Rn], #+-imm:
+   * + 8 * addressing mode (offset, pre-indexed, post-indexed) + form */
+  VM_FAST_LDST,
 };
+enum { VM_LDST_OFF, VM_LDST_PRE, VM_LDST_POST };
+enum { VM_LDST_LDR_W, VM_LDST_LDR_H, VM_LDST_LDR_SH, VM_LDST_LDR_B, VM_LDST_LDR_SB,
+       VM_LDST_STR_W, VM_LDST_STR_H, VM_LDST_STR_B };
 
 /* ConditionPassed (A7.3.1) as a table: bit NZCV of cond_table[cond]. */
 static const uint16_t cond_table[16] = {
@@ -956,7 +962,8 @@ static uint8_t fast_classify(const struct vm_insn *in)
       return VM_FAST_SLOW;
     /* outside IT blocks, VM_F_S_NOTIT sets the flags as VM_F_S does */
     bool s = (in->flags & (VM_F_S | VM_F_S_NOTIT)) != 0;
-    return (uint8_t)(VM_FAST_DP + 32 * reg + 2 * alu + s);
+    unsigned kind = !reg ? 0 : in->sh_n == 0 && in->sh_type == VM_SH_LSL ? 1 : 2;
+    return (uint8_t)(VM_FAST_DP + 32 * kind + 2 * alu + s);
   }
   switch (op) {
   case VM_OP_LD: case VM_OP_ST:
@@ -964,6 +971,21 @@ static uint8_t fast_classify(const struct vm_insn *in)
         (in->rn == 15 && !(in->flags & VM_F_LIT)) ||
         ((in->flags & VM_F_W) && (in->rn == 15 || (in->flags & VM_F_LIT))))
       return VM_FAST_SLOW;
+    if (in->rm == VM_NOREG && !(in->flags & VM_F_LIT) && (in->flags & (VM_F_P | VM_F_W))) {
+      unsigned mode = !(in->flags & VM_F_W) ? VM_LDST_OFF
+                      : (in->flags & VM_F_P) ? VM_LDST_PRE : VM_LDST_POST;
+      int form = -1;
+      switch (in->sub & (7 | VM_SZ_SIGNED)) {
+      case VM_SZ_W: form = op == VM_OP_LD ? VM_LDST_LDR_W : VM_LDST_STR_W; break;
+      case VM_SZ_H: form = op == VM_OP_LD ? VM_LDST_LDR_H : VM_LDST_STR_H; break;
+      case VM_SZ_B: form = op == VM_OP_LD ? VM_LDST_LDR_B : VM_LDST_STR_B; break;
+      case VM_SZ_H | VM_SZ_SIGNED: form = op == VM_OP_LD ? VM_LDST_LDR_SH : -1; break;
+      case VM_SZ_B | VM_SZ_SIGNED: form = op == VM_OP_LD ? VM_LDST_LDR_SB : -1; break;
+      default: break;
+      }
+      if (form >= 0)
+        return (uint8_t)(VM_FAST_LDST + 8 * mode + (unsigned)form);
+    }
     return op == VM_OP_LD ? VM_FAST_LD : VM_FAST_ST;
   case VM_OP_B: return in->cond == 14 ? VM_FAST_B : VM_FAST_BCOND;
   case VM_OP_BL: return VM_FAST_BL;
@@ -998,20 +1020,22 @@ static uint8_t fast_classify(const struct vm_insn *in)
   }
 }
 
-/* Data processing with a constant ALU op, operand kind and flag setting: each
- * handler gets its own copy (the same semantics as exec_insn's DP cases). */
-VM_INLINE void fast_dp(struct vm_cpu *c, const struct vm_insn *in, const unsigned alu,
-                       const bool reg, const bool s)
+/* Data processing with a constant ALU op, operand kind (0 immediate, 1
+ * register, 2 shifted register) and flag setting: each handler gets its own
+ * copy (the same semantics as exec_insn's DP cases). `flags` is the APSR,
+ * which the fast executor keeps in a local. */
+VM_INLINE void fast_dp(struct vm_cpu *c, uint32_t *flags, const struct vm_insn *in,
+                       const unsigned alu, const unsigned kind, const bool s)
 {
-  const uint32_t apsr = c->apsr, cin = (apsr >> 29) & 1;
+  const uint32_t apsr = *flags, cin = (apsr >> 29) & 1;
   uint32_t carry = cin, b, a = 0, res, ovf = (apsr >> 28) & 1;
-  if (!reg) {
+  if (kind == 0) { /* immediate */
     b = in->imm;
     if (s && (in->flags & VM_F_IMMC))
       carry = (in->flags & VM_F_IMMC_1) ? 1 : 0;
-  } else if (in->sh_n == 0 && in->sh_type == VM_SH_LSL) {
+  } else if (kind == 1) { /* register, no shift */
     b = c->r[in->rm];
-  } else {
+  } else { /* shifted register */
     b = shift_c(c->r[in->rm], in->sh_type, in->sh_n, cin, &carry);
   }
   if (alu_reads_rn(alu))
@@ -1045,7 +1069,7 @@ VM_INLINE void fast_dp(struct vm_cpu *c, const struct vm_insn *in, const unsigne
   }
   }
   if (s)
-    c->apsr = (apsr & 0x0fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29) |
+    *flags = (apsr & 0x0fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29) |
               (logical ? (apsr & APSR_V) : ovf << 28);
   if (alu_writes(alu))
     c->r[in->rd] = res;
@@ -1102,6 +1126,7 @@ static bool icache_fill(struct sonde_vm *vm, uint32_t pc, struct vm_icache_entry
       vm_bus_watch_code(&vm->bus, pc + 2);
   }
   e->fast = fast_classify(&e->insn);
+  e->soff = (int32_t)((e->insn.flags & VM_F_U) ? e->insn.imm : 0u - e->insn.imm);
   e->tag = pc | 1;
   return true;
 }

@@ -23,23 +23,37 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #endif
 #define DP_LABELS_I(A) &&dpi_##A##_0, &&dpi_##A##_1,
 #define DP_LABELS_R(A) &&dpr_##A##_0, &&dpr_##A##_1,
+#define DP_LABELS_S(A) &&dps_##A##_0, &&dps_##A##_1,
   static const void *const handler[256] = {
     [VM_FAST_SLOW] = &&slow,
     ALU_LIST(DP_LABELS_I)
     ALU_LIST(DP_LABELS_R)
+    ALU_LIST(DP_LABELS_S)
     [VM_FAST_LD] = &&ld, [VM_FAST_ST] = &&st, [VM_FAST_B] = &&b, [VM_FAST_BCOND] = &&bcond,
     [VM_FAST_BL] = &&bl, [VM_FAST_BX] = &&bx, [VM_FAST_CBZ] = &&cbz, [VM_FAST_CBNZ] = &&cbnz,
     [VM_FAST_LDM] = &&ldm, [VM_FAST_STM] = &&stm, [VM_FAST_MUL] = &&mul, [VM_FAST_MLA] = &&mla,
     [VM_FAST_MLS] = &&mls, [VM_FAST_SBFX] = &&sbfx, [VM_FAST_UBFX] = &&ubfx,
     [VM_FAST_EXT] = &&ext, [VM_FAST_ADR] = &&adr, [VM_FAST_MOVT] = &&movt,
+#define LDST_LABELS(M)                                                                 \
+    [VM_FAST_LDST + 8 * VM_LDST_##M + VM_LDST_LDR_W] = &&ldr_w_##M,                    \
+    [VM_FAST_LDST + 8 * VM_LDST_##M + VM_LDST_LDR_H] = &&ldr_h_##M,                    \
+    [VM_FAST_LDST + 8 * VM_LDST_##M + VM_LDST_LDR_SH] = &&ldr_sh_##M,                  \
+    [VM_FAST_LDST + 8 * VM_LDST_##M + VM_LDST_LDR_B] = &&ldr_b_##M,                    \
+    [VM_FAST_LDST + 8 * VM_LDST_##M + VM_LDST_LDR_SB] = &&ldr_sb_##M,                  \
+    [VM_FAST_LDST + 8 * VM_LDST_##M + VM_LDST_STR_W] = &&str_w_##M,                    \
+    [VM_FAST_LDST + 8 * VM_LDST_##M + VM_LDST_STR_H] = &&str_h_##M,                    \
+    [VM_FAST_LDST + 8 * VM_LDST_##M + VM_LDST_STR_B] = &&str_b_##M,
+    LDST_LABELS(OFF) LDST_LABELS(PRE) LDST_LABELS(POST)
+#undef LDST_LABELS
   };
 #undef DP_LABELS_I
 #undef DP_LABELS_R
-  /* The PC, cycle and instruction counts and the load/store pipelining state
+#undef DP_LABELS_S
+  /* The PC, APSR, cycle and instruction counts and the load/store pipelining state
    * live in locals while handlers run; SYNC() writes them back before the
    * slow path and on return, LOAD() reads them after it. */
   uint64_t ev, cy, ir;
-  uint32_t pc, next, cyc;
+  uint32_t pc, next, cyc, apsr;
   bool lsp;
   uint8_t lsrt;
   const struct vm_icache_entry *e;
@@ -51,6 +65,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     c->instret = ir;                                                                   \
     c->ls_pipe = lsp;                                                                  \
     c->ls_rt = lsrt;                                                                   \
+    c->apsr = apsr;                                                                    \
   } while (0)
 #define LOAD()                                                                         \
   do {                                                                                 \
@@ -59,6 +74,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     ir = c->instret;                                                                   \
     lsp = c->ls_pipe;                                                                  \
     lsrt = c->ls_rt;                                                                   \
+    apsr = c->apsr;                                                                    \
     ev = vm->event_cycle;                                                              \
   } while (0)
   /* Each handler ends with its own copy of the dispatch (threaded code). */
@@ -138,13 +154,75 @@ out:
 
 #define DP_RETIRE RETIRE(pc + in->len, 1, false, VM_NOREG)
 #define DP_HANDLERS(A)                                                                 \
-  dpi_##A##_0: fast_dp(c, in, VM_ALU_##A, false, false); DP_RETIRE;                    \
-  dpi_##A##_1: fast_dp(c, in, VM_ALU_##A, false, true); DP_RETIRE;                     \
-  dpr_##A##_0: fast_dp(c, in, VM_ALU_##A, true, false); DP_RETIRE;                     \
-  dpr_##A##_1: fast_dp(c, in, VM_ALU_##A, true, true); DP_RETIRE;
+  dpi_##A##_0: fast_dp(c, &apsr, in, VM_ALU_##A, 0, false); DP_RETIRE;                        \
+  dpi_##A##_1: fast_dp(c, &apsr, in, VM_ALU_##A, 0, true); DP_RETIRE;                         \
+  dpr_##A##_0: fast_dp(c, &apsr, in, VM_ALU_##A, 1, false); DP_RETIRE;                        \
+  dpr_##A##_1: fast_dp(c, &apsr, in, VM_ALU_##A, 1, true); DP_RETIRE;                         \
+  dps_##A##_0: fast_dp(c, &apsr, in, VM_ALU_##A, 2, false); DP_RETIRE;                        \
+  dps_##A##_1: fast_dp(c, &apsr, in, VM_ALU_##A, 2, true); DP_RETIRE;
   ALU_LIST(DP_HANDLERS)
 #undef DP_HANDLERS
 #undef DP_RETIRE
+
+  /* LDR/STR Rt with an immediate offset, one size and addressing mode each
+   * (M: OFF [Rn, #off], PRE [Rn, #off]!, POST [Rn], #off): the commonest
+   * forms, as the generic `ld`/`st` below and exec_insn do them. */
+#define LDST_ADDR(M) (VM_LDST_##M == VM_LDST_POST ? c->r[in->rn] : c->r[in->rn] + (uint32_t)e->soff)
+#define LDST_WB(M)                                                                     \
+  do {                                                                                 \
+    if (VM_LDST_##M == VM_LDST_PRE)                                                    \
+      c->r[in->rn] = addr;                                                             \
+    else if (VM_LDST_##M == VM_LDST_POST)                                              \
+      c->r[in->rn] = addr + (uint32_t)e->soff;                                         \
+  } while (0)
+#define LDR_IMM(LBL, M, SIZE, TYPE, EXT)                                               \
+  LBL##_##M: {                                                                         \
+    const uint32_t addr = LDST_ADDR(M);                                                \
+    if (VM_UNLIKELY(addr & ((SIZE) - 1)))                                              \
+      goto slow;                                                                       \
+    const struct vm_page *p = fast_page(&vm->bus, addr, (SIZE), false);                \
+    if (VM_UNLIKELY(!p))                                                               \
+      goto slow;                                                                       \
+    TYPE raw_;                                                                         \
+    memcpy(&raw_, p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1)), (SIZE));             \
+    TX_LOG(addr, (SIZE), (uint32_t)raw_, 0);                                           \
+    LDST_WB(M);                                                                        \
+    c->r[in->rd] = (uint32_t)(EXT)raw_;                                                \
+    cyc = (lsp && (lsrt == VM_NOREG || lsrt != in->rn)) ? 1 : 2;                       \
+    RETIRE(pc + in->len, cyc + p->wait_read, c->t.ls_pipeline, in->rd);                \
+  }
+#define STR_IMM(LBL, M, SIZE, TYPE)                                                    \
+  LBL##_##M: {                                                                         \
+    const uint32_t addr = LDST_ADDR(M);                                                \
+    if (VM_UNLIKELY(addr & ((SIZE) - 1)))                                              \
+      goto slow;                                                                       \
+    const struct vm_page *p = fast_page(&vm->bus, addr, (SIZE), true);                 \
+    if (VM_UNLIKELY(!p))                                                               \
+      goto slow;                                                                       \
+    const TYPE v_ = (TYPE)(in->rd == 15 ? pc : c->r[in->rd]);                          \
+    memcpy(p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1)), &v_, (SIZE));               \
+    TX_LOG(addr, (SIZE), (uint32_t)v_, 1);                                             \
+    LDST_WB(M);                                                                        \
+    cyc = (lsp && (lsrt == VM_NOREG || lsrt != in->rn)) ? 1 : 2;                       \
+    RETIRE(pc + in->len, cyc + p->wait_write, c->t.ls_pipeline, VM_NOREG);             \
+  }
+#define LDST_HANDLERS(M)                                                               \
+  LDR_IMM(ldr_w, M, 4, uint32_t, uint32_t)                                             \
+  LDR_IMM(ldr_h, M, 2, uint16_t, uint16_t)                                             \
+  LDR_IMM(ldr_sh, M, 2, uint16_t, int16_t)                                             \
+  LDR_IMM(ldr_b, M, 1, uint8_t, uint8_t)                                               \
+  LDR_IMM(ldr_sb, M, 1, uint8_t, int8_t)                                               \
+  STR_IMM(str_w, M, 4, uint32_t)                                                       \
+  STR_IMM(str_h, M, 2, uint16_t)                                                       \
+  STR_IMM(str_b, M, 1, uint8_t)
+  LDST_HANDLERS(OFF)
+  LDST_HANDLERS(PRE)
+  LDST_HANDLERS(POST)
+#undef LDST_HANDLERS
+#undef LDR_IMM
+#undef STR_IMM
+#undef LDST_ADDR
+#undef LDST_WB
 
 ld: {
   uint32_t base = (in->flags & VM_F_LIT) ? (pc + 4) & ~3u : c->r[in->rn];
@@ -206,7 +284,7 @@ st: {
 }
 
 bcond:
-  if (!((cond_table[in->cond] >> (c->apsr >> 28)) & 1))
+  if (!((cond_table[in->cond] >> (apsr >> 28)) & 1))
     RETIRE(pc + in->len, 1, false, VM_NOREG);
   /* fall through: taken */
 b:
@@ -304,7 +382,7 @@ mul: {
   uint32_t res = c->r[in->rn] * c->r[in->rm];
   c->r[in->rd] = res;
   if (in->flags & (VM_F_S | VM_F_S_NOTIT))
-    c->apsr = (c->apsr & 0x3fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z);
+    apsr = (apsr & 0x3fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z);
   RETIRE(pc + in->len, c->t.mul, false, VM_NOREG);
 }
 mla:
