@@ -42,3 +42,7 @@ sonde_firmware(dbg_bench_all_off SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/tar
 sonde_firmware(dbg_cmp SOURCES dbg/dbg_cmp.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
                CORE m3 MACHINE cc2650 OPT -O2 DEFINES ACPR=0
                INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
+# ITM global timestamps (firmware/dbg/dbg_gts.c).
+sonde_firmware(dbg_gts SOURCES dbg/dbg_gts.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               CORE m3 MACHINE cc2650 OPT -O2 DEFINES ACPR=0
+               INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)

@@ -69,6 +69,8 @@ struct sonde_vm;
 #define ITM_TCR_TXENA (1u << 3)
 #define ITM_TCR_SWOENA (1u << 4)
 #define ITM_TCR_BUSY (1u << 23)
+#define ITM_TCR_GTSFREQ_SHIFT 10
+#define VM_GTS_BITS 48u /* global timestamp width (GTS2 with 4 payload bytes) */
 
 struct vm_dbg {
   uint32_t demcr;
@@ -96,6 +98,12 @@ struct vm_dbg {
   uint64_t ts_last;           /* cycle of the last local timestamp (prescaled base) */
   bool overflow;              /* a packet was lost; an overflow packet is owed */
   bool ts_owed;               /* emit a timestamp after the next packet (TC delayed) */
+  /* global timestamps (dbg_itm.c): the counter is the core cycle count, 48 bits */
+  uint64_t next_gts;          /* cycle of the next GTSFREQ 01/10 request (UINT64_MAX: none) */
+  uint32_t gts_lo;            /* TS[25:0] of the last GTS1 sent */
+  uint32_t gts_hi;            /* TS[47:26] of the last GTS2 sent */
+  bool gts_full;              /* the next GTS is a full GTS1 + GTS2 (after enable, sync, loss) */
+  uint64_t gts_sent;          /* GTS1 packets sent */
   /* ---- TPIU ---- */
   uint32_t acpr, sppr, ffcr, cspsr;
   /* ---- SWO pin and FIFO ---- */
@@ -143,6 +151,11 @@ extern const struct vm_device_ops vm_itm_ops;
 bool vm_itm_emit(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle,
                  bool hw);
 void vm_itm_sync(struct sonde_vm *vm, uint64_t cycle);
+/* Global timestamps (ARMv7-M D4.2.5): GTSFREQ (ITM_TCR[11:10]) and the cycle
+ * of the next periodic request; emit a GTS1 (+ GTS2) for `cycle`. */
+unsigned vm_itm_gtsfreq(const struct vm_dbg *d);
+uint64_t vm_itm_next_gts(struct sonde_vm *vm);
+void vm_itm_gts(struct sonde_vm *vm, uint64_t cycle);
 bool vm_itm_enabled(const struct sonde_vm *vm);
 
 /* TPIU (dbg_tpiu.c) */

@@ -75,16 +75,17 @@ static unsigned postcnt_now(const struct sonde_vm *vm)
   return (unsigned)(k - 1) & 0xF;
 }
 
-static uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
+static uint64_t next_due(const struct vm_dbg *d)
 {
-  uint64_t m = a < b ? a : b;
-  return m < c ? m : c;
+  uint64_t m = d->next_ev < d->next_sync ? d->next_ev : d->next_sync;
+  m = m < d->next_cmp ? m : d->next_cmp;
+  return m < d->next_gts ? m : d->next_gts;
 }
 
 static void arm_timer(struct sonde_vm *vm)
 {
   struct vm_dbg *d = vm->dbg;
-  vm_sys_timer_set(vm, d->timer, min3(d->next_ev, d->next_sync, d->next_cmp));
+  vm_sys_timer_set(vm, d->timer, next_due(d));
 }
 
 /* Comparator 0 with CYCMATCH (C1.8.4 "Cycle count matching", C1.8.17):
@@ -117,6 +118,7 @@ void vm_dwt_schedule(struct sonde_vm *vm)
   if (d->cyc_running && st && (d->itm_tcr & ITM_TCR_SYNCENA))
     d->next_sync = next_crossing(vm, 22 + 2 * st, vm->cpu.cycles);
   d->next_cmp = next_cycmatch(vm);
+  d->next_gts = vm_itm_next_gts(vm); /* ITM global timestamps (dbg_itm.c) */
   arm_timer(vm);
   vm_dbg_update_observe(vm);
 }
@@ -134,7 +136,7 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
   struct vm_dbg *d = vm->dbg;
   /* The exception model may fire timers due inside an exception entry, before
    * cpu.cycles reaches them: handle at least the event that is due. */
-  uint64_t now = vm->cpu.cycles, due = min3(d->next_ev, d->next_sync, d->next_cmp);
+  uint64_t now = vm->cpu.cycles, due = next_due(d);
   if (due > now)
     now = due;
   while (d->next_ev <= now) {
@@ -180,6 +182,10 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
       break;
     }
     d->next_cmp += 1ull << 32;
+  }
+  while (d->next_gts <= now) {
+    vm_itm_gts(vm, d->next_gts);
+    d->next_gts += vm_itm_gtsfreq(d) == 1 ? 128 : 8192;
   }
   arm_timer(vm);
   vm_dbg_update_observe(vm);
@@ -590,7 +596,7 @@ static void power_on_state(struct vm_dbg *d)
   d->fmt_timer = fmt_timer;
   d->swo_fn = fn;
   d->swo_ctx = ctx;
-  d->next_ev = d->next_sync = d->next_cmp = UINT64_MAX;
+  d->next_ev = d->next_sync = d->next_cmp = d->next_gts = UINT64_MAX;
   d->sppr = 1;     /* TPIU reset values (C1.10): Manchester, */
   d->ffcr = 0x102; /* formatter on, */
   d->cspsr = 1;    /* port size 1 */

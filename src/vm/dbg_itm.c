@@ -13,7 +13,18 @@
  * decoder dates every packet by the timestamp that follows it: LTS2 for
  * deltas 1-6, else LTS1 with TC = 0 (delta 0 included, for a second packet
  * in the same cycle); TC = 1, "timestamp delayed", when the timestamp itself
- * did not fit and follows a later packet. */
+ * did not fit and follows a later packet.
+ *
+ * Global timestamps (D4.2.5 GTS1/GTS2, C1.7.6 ITM_TCR.GTSFREQ): the global
+ * timestamp counter is modelled as the core cycle count since power-on,
+ * VM_GTS_BITS (48) wide (docs/vm.md). GTSFREQ 01/10 request a GTS at every
+ * change of counter bit 7/13 (every 128/8192 cycles, timed with the DWT's
+ * system timer in dbg_dwt.c); 11 after every packet that found the output
+ * FIFO empty. A GTS1 carries TS[25:0], compressed to the low-order bytes that
+ * changed since the last GTS1; a full GTS1 and a GTS2 (TS[47:26]) go out
+ * when the high-order bits changed since the last GTS2 (GTS1.Wrap = 1), and
+ * for the first GTS after the ITM or GTSFREQ is enabled, after a sync packet,
+ * and after a lost GTS. ClkCh is always 0 (the clock never changes). */
 #include "dbg.h"
 #include "vm_internal.h"
 
@@ -72,11 +83,73 @@ static bool emit_ts(struct sonde_vm *vm, uint64_t cycle, unsigned tc)
   return true;
 }
 
+unsigned vm_itm_gtsfreq(const struct vm_dbg *d)
+{
+  return (d->itm_tcr >> ITM_TCR_GTSFREQ_SHIFT) & 3;
+}
+
+uint64_t vm_itm_next_gts(struct sonde_vm *vm)
+{
+  unsigned f = vm_itm_gtsfreq(vm->dbg);
+  if (!vm_itm_enabled(vm) || (f != 1 && f != 2))
+    return UINT64_MAX;
+  uint64_t p = f == 1 ? 128 : 8192;
+  return (vm->cpu.cycles / p + 1) * p;
+}
+
+void vm_itm_gts(struct sonde_vm *vm, uint64_t cycle)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (!vm_itm_enabled(vm))
+    return;
+  uint64_t ts = cycle & ((1ull << VM_GTS_BITS) - 1);
+  uint32_t lo = (uint32_t)ts & 0x3FFFFFFu, hi = (uint32_t)(ts >> 26);
+  bool wrap = hi != d->gts_hi; /* TS[47:26] changed since the last GTS2 */
+  bool full = d->gts_full || wrap;
+  unsigned k = 4; /* GTS1 payload bytes */
+  if (!full)
+    for (k = 1; k < 4 && (lo >> (7 * k)) != (d->gts_lo >> (7 * k)); k++)
+      ;
+  uint8_t b[10];
+  unsigned n = 0;
+  b[n++] = 0x94;
+  for (unsigned i = 0; i < k; i++) {
+    uint8_t v = i < 3 ? (uint8_t)((lo >> (7 * i)) & 0x7F)
+                      : (uint8_t)(((lo >> 21) & 0x1F) | (wrap ? 0x40 : 0));
+    b[n++] = (uint8_t)(v | (i + 1 < k ? 0x80 : 0));
+  }
+  if (full) {
+    b[n++] = 0xB4;
+    for (unsigned i = 0; i < 4; i++)
+      b[n++] = (uint8_t)(((hi >> (7 * i)) & 0x7F) | (i < 3 ? 0x80 : 0));
+  }
+  if (fifo_free(vm, cycle) < n + (d->overflow ? 1 : 0)) {
+    d->overflow = true;
+    d->packets_lost++;
+    d->gts_full = true; /* the decoder's base is now unknown */
+    return;
+  }
+  if (d->overflow) {
+    static const uint8_t ovf = 0x70;
+    vm_swo_push(vm, &ovf, 1, cycle);
+    d->overflows++;
+    d->overflow = false;
+  }
+  vm_swo_push(vm, b, n, cycle);
+  d->gts_lo = lo;
+  if (full) {
+    d->gts_hi = hi;
+    d->gts_full = false;
+  }
+  d->gts_sent++;
+}
+
 bool vm_itm_emit(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle, bool hw)
 {
   struct vm_dbg *d = vm->dbg;
   if (!vm_itm_enabled(vm) || (hw && !(d->itm_tcr & ITM_TCR_TXENA)))
     return false;
+  bool idle = vm_itm_gtsfreq(d) == 3 && vm_swo_fifo_used(vm, cycle) == 0;
   unsigned need = len + (d->overflow ? 1 : 0);
   if (fifo_free(vm, cycle) < need) {
     d->overflow = true;
@@ -94,6 +167,8 @@ bool vm_itm_emit(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t
     bool owed = d->ts_owed;
     d->ts_owed = !emit_ts(vm, cycle, owed ? 1 : 0);
   }
+  if (idle) /* GTSFREQ 11: a GTS after a packet that found the FIFO empty */
+    vm_itm_gts(vm, cycle);
   return true;
 }
 
@@ -103,8 +178,10 @@ void vm_itm_sync(struct sonde_vm *vm, uint64_t cycle)
   struct vm_dbg *d = vm->dbg;
   if (!vm_itm_enabled(vm) || !(d->itm_tcr & ITM_TCR_SYNCENA))
     return;
-  if (fifo_free(vm, cycle) >= sizeof sync)
+  if (fifo_free(vm, cycle) >= sizeof sync) {
     vm_swo_push(vm, sync, sizeof sync, cycle);
+    d->gts_full = true; /* full GTS1 + GTS2 after a sync (D4.2.5) */
+  }
 }
 
 static uint32_t id_reg(uint32_t off)
@@ -190,6 +267,10 @@ static int itm_write(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned s
     uint32_t nv = ((old & ~mask) | (value & mask)) & 0x007F0F1Fu;
     d->itm_tcr = nv;
     /* The local timestamp counter restarts when timestamps are enabled. */
+    /* The first global timestamp after enabling is a full one. */
+    if ((nv & ITM_TCR_ITMENA) && ((nv >> ITM_TCR_GTSFREQ_SHIFT) & 3) &&
+        (!(old & ITM_TCR_ITMENA) || !((old >> ITM_TCR_GTSFREQ_SHIFT) & 3)))
+      d->gts_full = true;
     if ((nv & (ITM_TCR_ITMENA | ITM_TCR_TSENA)) == (ITM_TCR_ITMENA | ITM_TCR_TSENA) &&
         (old & (ITM_TCR_ITMENA | ITM_TCR_TSENA)) != (ITM_TCR_ITMENA | ITM_TCR_TSENA)) {
       d->ts_last = vm->cpu.cycles;

@@ -21,6 +21,11 @@ void cm_itm_setup(uint32_t ports, int ts, int sync, int hw)
                (sync ? CM_ITM_TCR_SYNCENA : 0) | (hw ? CM_ITM_TCR_TXENA : 0);
 }
 
+void cm_itm_global_timestamps(unsigned gtsfreq)
+{
+  CM_ITM_TCR = (CM_ITM_TCR & ~(3u << 10)) | ((gtsfreq & 3u) << 10);
+}
+
 void cm_itm_putc(unsigned port, char c)
 {
   if (!(CM_ITM_TCR & CM_ITM_TCR_ITMENA) || !(CM_ITM_TER & (1u << port)))

@@ -54,6 +54,10 @@ void cm_itm_puts(unsigned port, const char *s);
 /* printf to a stimulus port: %d %u %x %08x %s %c %% (no floats). */
 int cm_itm_printf(unsigned port, const char *fmt, ...);
 int cm_itm_vprintf(unsigned port, const char *fmt, va_list ap);
+/* ITM global timestamps (ARMv7-M C1.7.6 ITM_TCR.GTSFREQ, D4.2.5): 0 off, 1 about
+ * every 128 cycles, 2 about every 8192, 3 after every packet that finds the
+ * output FIFO empty. Call after cm_itm_setup (the ITM must be unlocked). */
+void cm_itm_global_timestamps(unsigned gtsfreq);
 /* DWT periodic PC sampling: ctrl13 is DWT_CTRL[12:0] as in FrankenTrace's
  * Table 2 (e.g. 0x1209: every 5120 cycles); CYCCNT starts at cyccnt0. The
  * first sample comes (POSTINIT+1) taps after this call's DWT_CTRL write. */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sonde/itm.h"
 #include "sonde/vm.h"
 
 #ifndef SONDE_FIRMWARE_DIR
@@ -132,7 +133,7 @@ static void gt_free(struct gt *g)
 
 /* ---- an independent ITM packet decoder (ARMv7-M ARM D4.2, D4.3) ---------- */
 
-enum { P_SYNC, P_OVF, P_LTS, P_SW, P_HW };
+enum { P_SYNC, P_OVF, P_LTS, P_SW, P_HW, P_GTS1, P_GTS2 };
 struct pkt {
   int kind;
   unsigned id;      /* SW: port; HW: discriminator; LTS: TC */
@@ -140,6 +141,7 @@ struct pkt {
   uint32_t value;   /* payload (LTS: delta) */
   uint64_t cycle;   /* from timestamps: ts_origin + sum of deltas up to the next LTS */
   bool timed;       /* the next LTS has TC = 0 and no overflow came between */
+  uint64_t start;   /* pin start cycle of the packet's first byte */
 };
 
 static size_t decode(const struct swob *s, size_t n, uint64_t origin, struct pkt **out)
@@ -150,7 +152,30 @@ static size_t decode(const struct swob *s, size_t n, uint64_t origin, struct pkt
   while (i < n) {
     uint8_t h = s[i].b;
     struct pkt k = {0};
-    if (h == 0) {
+    k.start = s[i].start;
+    if (h == 0x94 || h == 0xB4) { /* GTS1 / GTS2 (D4.2.5): 7 bits a byte, C in bit 7 */
+      k.kind = h == 0x94 ? P_GTS1 : P_GTS2;
+      size_t j = i + 1;
+      unsigned nb = 0;
+      for (;;) {
+        if (j >= n || nb == (h == 0x94 ? 4u : 6u)) {
+          CHECK(j < n);
+          goto out;
+        }
+        uint8_t b = s[j++].b;
+        if (h == 0x94 && nb == 3) { /* TS[25:21], ClkCh, Wrap */
+          k.value |= (uint32_t)(b & 0x1F) << 21;
+          k.id = (b >> 6) & 1;
+        } else {
+          k.value |= (uint32_t)(b & 0x7F) << (7 * nb);
+        }
+        nb++;
+        if (!(b & 0x80))
+          break;
+      }
+      k.size = nb;
+      i = j;
+    } else if (h == 0) {
       size_t z = i;
       while (z < n && s[z].b == 0)
         z++;
@@ -250,7 +275,7 @@ static struct sonde_vm *run_fw(const char *name, struct gt *g, struct sonde_vm_s
   sonde_vm_set_hooks(vm, &h);
   sonde_vm_set_swo(vm, on_swo, g);
   sonde_vm_reset(vm);
-  int rc = sonde_vm_run(vm, 50000000, stop);
+  int rc = sonde_vm_run(vm, 200000000, stop); /* dbg_gts sleeps 84 M cycles */
   CHECK_EQ_I(rc, 0);
   CHECK_EQ_I(stop->reason, SONDE_VM_STOP_EXIT);
   CHECK_EQ_I(stop->exit_code, 0);
@@ -512,6 +537,159 @@ static void test_itm_printf(void)
   gt_free(&g);
 }
 
+/* ITM global timestamps (firmware/dbg/dbg_gts.c). The global timestamp
+ * counter is the core cycle count, so each GTS value must be the cycle its
+ * request came: a multiple of 128 / 8192 (GTSFREQ 01 / 10) or the cycle of the
+ * stimulus write it follows (11), and its first byte leaves the pin at that
+ * cycle or right after the byte before it. The same stream is decoded by the
+ * project's decoder (src/itm), which must agree on every value. */
+struct gtsv { uint64_t value, start, prev_end; bool full, wrap; unsigned bytes; };
+
+static void test_gts(void)
+{
+  struct gt g;
+  struct sonde_vm_stop stop;
+  struct sonde_vm *vm = run_fw("dbg_gts", &g, &stop);
+  if (!vm)
+    return;
+  struct pkt *p = NULL;
+  size_t np = decode(g.s, g.ns, 0, &p);
+  /* Ground truth: GTSFREQ changes (cycle = the TCR write's data phase is in
+   * its instruction; the VM applies it at the instruction's start, which is
+   * <= the transfer cycle) and the stimulus writes on port 2. */
+  struct { uint64_t cycle; unsigned f; } fr[16];
+  size_t nf = 0;
+  uint64_t stim[32];
+  size_t nstim = 0;
+  for (size_t i = 0; i < g.nx; i++) {
+    const struct xfer *x = &g.x[i];
+    if (x->write && x->addr == 0xE0000E80u && nf < 16)
+      fr[nf++] = (typeof(fr[0])){x->cycle, (x->value >> 10) & 3};
+    if (x->write && x->addr == 0xE0000008u && nstim < 32)
+      stim[nstim++] = x->cycle;
+  }
+  /* Reassemble the values: a GTS1 sets TS[7k-1:0] (k bytes; 4: TS[25:0]), a
+   * GTS2 right after it TS[47:26]. */
+  struct gtsv v[16384];
+  size_t nv = 0;
+  uint64_t cur = 0, bytes_end = 0;
+  size_t nsync = 0, after_sync_full = 0, wraps = 0;
+  bool sync_seen = false;
+  for (size_t j = 0; j < np; j++) {
+    if (p[j].kind == P_SYNC) {
+      nsync++;
+      sync_seen = true;
+    }
+    if (p[j].kind == P_GTS1) {
+      unsigned bits = p[j].size == 4 ? 26 : 7 * p[j].size;
+      cur = (cur & ~((1ull << bits) - 1)) | p[j].value;
+      bool full = j + 1 < np && p[j + 1].kind == P_GTS2;
+      if (full)
+        cur = (cur & ((1ull << 26) - 1)) | ((uint64_t)p[j + 1].value << 26);
+      REQUIRE(nv < 16384);
+      /* the pin end of the byte before this packet */
+      size_t bi = 0;
+      while (bi < g.ns && g.s[bi].start < p[j].start)
+        bi++;
+      bytes_end = bi ? g.s[bi - 1].start + 10 : 0; /* ACPR 0: 10 cycles a byte */
+      v[nv++] = (struct gtsv){cur, p[j].start, bytes_end, full, p[j].id != 0, p[j].size};
+      if (full && sync_seen)
+        after_sync_full++;
+      if (sync_seen && !full)
+        CHECK_FAIL_("a GTS after a sync packet is not full");
+      sync_seen = false;
+      wraps += p[j].id != 0;
+      if (p[j].id)
+        CHECK(full && (cur >> 26) != 0); /* Wrap: TS[47:26] changed, GTS2 follows */
+    }
+  }
+  REQUIRE(nf >= 6 && nstim == 10);
+  /* Every GTS: at its request cycle, or queued behind the byte before it. */
+  size_t bad_pin = 0, n1 = 0, n2 = 0, n3 = 0, bad = 0;
+  size_t si = 0;
+  for (size_t i = 0; i < nv; i++) {
+    bad_pin += !(v[i].start == v[i].value || (v[i].start > v[i].value &&
+                                              v[i].start == v[i].prev_end));
+    /* which GTSFREQ was in force */
+    unsigned f = 0;
+    for (size_t k = 0; k < nf && fr[k].cycle <= v[i].value; k++)
+      f = fr[k].f;
+    if (f == 1 || f == 2) {
+      uint64_t per = f == 1 ? 128 : 8192;
+      bad += v[i].value % per != 0;
+      if (i > 0 && v[i - 1].value >= fr[0].cycle) {
+        /* consecutive requests under the same setting: exactly one period apart */
+        unsigned pf = 0;
+        for (size_t k = 0; k < nf && fr[k].cycle <= v[i - 1].value; k++)
+          pf = fr[k].f;
+        if (pf == f)
+          bad += v[i].value - v[i - 1].value != per;
+      }
+      f == 1 ? n1++ : n2++;
+    } else if (f == 3) {
+      /* right after a stimulus write that found the FIFO empty */
+      while (si < nstim && stim[si] < v[i].value)
+        si++;
+      bool ok = false;
+      for (size_t k = 0; k < nstim && !ok; k++)
+        ok = stim[k] >= v[i].value && stim[k] - v[i].value <= 2; /* same instruction */
+      bad += !ok;
+      n3++;
+    } else {
+      bad++;
+    }
+  }
+  printf("gts: %zu GTS (GTSFREQ 01: %zu, 11: %zu, 10: %zu), %zu syncs, %zu wraps\n", nv, n1, n3,
+         n2, nsync, wraps);
+  CHECK_EQ_U(bad, 0);
+  CHECK_EQ_U(bad_pin, 0);
+  CHECK(n1 >= 20);
+  CHECK(n2 >= 10000); /* 5 x 2^24 cycles asleep / 8192 */
+  /* GTSFREQ 11: one GTS after each spaced write (6), none after the 3
+   * back-to-back second writes. */
+  CHECK_EQ_U(n3, 6);
+  CHECK_EQ_U(wraps, 1); /* TS[47:26] changed once, at 2^26 */
+  CHECK_EQ_U(nsync, 5);
+  CHECK_EQ_U(after_sync_full, 4); /* the 5th sync comes after GTSFREQ = 0 */
+  /* The project's decoder agrees on every GTS value. */
+  uint8_t *raw = malloc(g.ns ? g.ns : 1);
+  REQUIRE(raw);
+  for (size_t i = 0; i < g.ns; i++)
+    raw[i] = g.s[i].b;
+  struct sonde_itm *d = sonde_itm_new(NULL);
+  REQUIRE(d);
+  static struct sonde_itm_packet out[65536];
+  size_t used = 0, no = 0, k = 0, mism = 0;
+  while (used < g.ns) {
+    size_t c = 0;
+    size_t got = sonde_itm_decode(d, raw + used, g.ns - used, &c, out + no,
+                                  sizeof out / sizeof out[0] - no);
+    no += got;
+    used += c;
+    if (!got && !c)
+      break;
+  }
+  for (size_t i = 0; i < no; i++) {
+    if (out[i].type != SONDE_ITM_GTS)
+      continue;
+    bool gts2 = out[i].flags & SONDE_ITM_GTS2;
+    bool next2 = i + 1 < no && out[i + 1].type == SONDE_ITM_GTS &&
+                 (out[i + 1].flags & SONDE_ITM_GTS2);
+    if (gts2 || next2)
+      if (!gts2)
+        continue; /* compare a full GTS1 once its GTS2 completed the value */
+    mism += !(k < nv && out[i].value == v[k].value);
+    k++;
+  }
+  CHECK_EQ_U(k, nv);
+  CHECK_EQ_U(mism, 0);
+  sonde_itm_free(d);
+  free(raw);
+  free(p);
+  sonde_vm_free(vm);
+  gt_free(&g);
+}
+
 /* CYCMATCH and linked data value comparators (firmware/dbg/dbg_cmp.c). */
 static void test_cycmatch_and_value_match(void)
 {
@@ -594,6 +772,7 @@ int main(void)
   RUN(test_exception_and_data_trace);
   RUN(test_itm_printf);
   RUN(test_cycmatch_and_value_match);
+  RUN(test_gts);
   sonde_machine_free(machine);
   return check_summary();
 }

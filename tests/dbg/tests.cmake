@@ -2,10 +2,10 @@
 # firmware/dbg/ with target/cortexm/ (firmware/dbg.cmake).
 find_program(SONDE_ARM_GCC_FOR_DBG arm-none-eabi-gcc)
 if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
-  sonde_unit_test(test_dbg dbg/test_dbg.c LIBS sonde_vm LABELS firmware)
+  sonde_unit_test(test_dbg dbg/test_dbg.c LIBS sonde_vm sonde_itm LABELS firmware)
   target_compile_definitions(test_dbg PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
   add_dependencies(test_dbg fw_dbg_pc1209 fw_dbg_pc1205 fw_dbg_pc100f fw_dbg_pc1005 fw_dbg_pc1003
-                   fw_dbg_ovf1003 fw_dbg_excdt fw_dbg_printf fw_dbg_cmp)
+                   fw_dbg_ovf1003 fw_dbg_excdt fw_dbg_printf fw_dbg_cmp fw_dbg_gts)
 endif()
 if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
   sonde_cli_test(dbg_swo LABELS firmware)
