@@ -190,12 +190,50 @@ static void test_no_trace_on_v6m(void)
   sonde_machine_free(m);
 }
 
+/* DWT_FUNCTIONn writable bits (C1.8.17): CYCMATCH only on comparator 0,
+ * DATAVMATCH only on comparator 1, LNK1ENA read-only 1 on comparator 1. A
+ * CYCMATCH on comparator 0 sets MATCHED once CYCCNT reaches COMP0 (and not
+ * before), a debugger read leaves it set, a core-side read clears it. */
+static void test_function_bits(void)
+{
+  struct sonde_machine *m;
+  struct sonde_vm *vm = new_vm("cm3", &m);
+  wr(vm, 0xE0001028u, 0xFFFFFFFFu);
+  CHECK_EQ_U(rd(vm, 0xE0001028u), 0x000FFCAFu); /* no DATAVMATCH, no LNK1ENA */
+  wr(vm, 0xE0001038u, 0xFFFFFFFFu);
+  CHECK_EQ_U(rd(vm, 0xE0001038u), 0x000FFF2Fu); /* no CYCMATCH; LNK1ENA = 1 */
+  wr(vm, 0xE0001048u, 0xFFFFFFFFu);
+  CHECK_EQ_U(rd(vm, 0xE0001048u), 0x000FFC2Fu);
+  wr(vm, 0xE0001038u, 0);
+  CHECK_EQ_U(rd(vm, 0xE0001038u), 1u << 9);
+  wr(vm, 0xE0001028u, 0);
+  wr(vm, 0xE0001048u, 0);
+  struct sonde_vm_stop st;
+  struct sonde_vm_stats s;
+  wr(vm, 0xE000EDFCu, 1u << 24);
+  wr(vm, 0xE0001004u, 0);
+  wr(vm, 0xE0001000u, 1); /* CYCCNT from 0 now */
+  sonde_vm_get_stats(vm, &s);
+  uint64_t c0 = s.cycles;
+  wr(vm, 0xE0001020u, 5000);
+  wr(vm, 0xE0001024u, 0);
+  wr(vm, 0xE0001028u, 0x88); /* CYCMATCH, CMPMATCH action (MATCHED only) */
+  sonde_vm_run(vm, c0 + 4990, &st);
+  CHECK_EQ_U(rd(vm, 0xE0001028u) >> 24, 0);
+  sonde_vm_run(vm, c0 + 5010, &st);
+  CHECK_EQ_U(rd(vm, 0xE0001028u) >> 24, 1);
+  CHECK_EQ_U(rd(vm, 0xE0001028u) >> 24, 1); /* the debugger's read keeps it */
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
 int main(void)
 {
   RUN(test_reset_values);
   RUN(test_cyccnt);
   RUN(test_cycevt);
   RUN(test_formatter);
+  RUN(test_function_bits);
   RUN(test_no_trace_on_v6m);
   return check_summary();
 }
