@@ -7,7 +7,8 @@
  *   2. CYCMATCH with a watchpoint debug event: DebugMonitor (DEMCR.MON_EN);
  *   3. data value matching on comparator 1 linked to address comparators 0
  *      and 2 (DATAVMATCH, DATAVADDR0/1, DATAVSIZE): watchpoints counted by
- *      the DebugMonitor handler.
+ *      the DebugMonitor handler;
+ *   4. a watchpoint on an instruction address (comparator 3, FUNCTION 4).
  * Results go out on ITM stimulus port 1 as 32-bit words; exit code 0 unless
  * a register did not behave. */
 #include "cm_trace.h"
@@ -32,6 +33,11 @@ void DebugMon_Handler(void)
     mon_dwttrap++;
   SCB_DFSR = dfsr; /* write-one-to-clear */
   mon_hits++;
+}
+
+__attribute__((noinline)) static void watched_fn(void)
+{
+  sink++;
 }
 
 static void report(uint32_t v)
@@ -118,6 +124,13 @@ int main(void)
   sink = a_var[0];        /* hit */
   report(mon_hits - h);
   CM_DWT_FUNCTION(1) = 0;
+  /* 4. A watchpoint on the PC of watched_fn (comparator 3, FUNCTION 4). */
+  cm_dwt_data_trace(3, (const volatile void *)((uint32_t)watched_fn & ~1u), 0, 0x4);
+  h = mon_hits;
+  watched_fn();
+  watched_fn();
+  report(mon_hits - h);
+  CM_DWT_FUNCTION(3) = 0;
   report(mon_dwttrap);
   return 0;
 }

@@ -388,10 +388,13 @@ void vm_dbg_retire(struct sonde_vm *vm, uint32_t pc, uint64_t start, uint32_t cy
   }
   for (unsigned c = 0; c < VM_DWT_NUMCOMP; c++) {
     uint32_t f = d->function[c] & 0xF;
-    if ((f == 4 || f == 8) && !(d->function[c] & (1u << 7))) {
+    if ((f == 4 || f == 8) && !(d->function[c] & DWT_FUNC_CYCMATCH)) {
       uint32_t m = ~((uint32_t)((1ull << (d->mask[c] & 0x1F)) - 1));
-      if ((pc & m) == (d->comp[c] & m))
-        d->function[c] |= 1u << 24;
+      if ((pc & m) == (d->comp[c] & m)) {
+        d->function[c] |= DWT_FUNC_MATCHED;
+        if (f == 4) /* watchpoint on PC match: the event follows the instruction */
+          vm_dbgh_watchpoint(vm);
+      }
     }
   }
 }
