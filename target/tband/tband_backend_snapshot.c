@@ -17,9 +17,9 @@
 #define SNAP_RUNNING TBAND_SNAP_RUNNING
 #define SNAP_DONE TBAND_SNAP_DONE
 
-/* shared with the inline reserve/commit of tband_internal.h */
-uint8_t tband_snap_buf[tband_portNUMBER_OF_CORES][tband_configBACKEND_SNAPSHOT_BUF_SIZE];
-size_t tband_snap_len[tband_portNUMBER_OF_CORES];
+/* shared with the inline reserve/commit of tband_internal.h; tband_snap.end
+ * mirrors the state (buffer size while RUNNING, else 0) and changes with it */
+struct tband_snap tband_snap;
 volatile uint32_t tband_snap_state;
 static volatile uint32_t tband_snap_full;
 static volatile unsigned char tband_snap_lock;
@@ -32,11 +32,12 @@ enum tband_backend_result tband_backend_submit(uint32_t core, const uint8_t *buf
   (void)is_metadata;
   if (TBAND_LOAD(&tband_snap_state) != SNAP_RUNNING)
     return TBAND_IGNORED;
-  size_t used = tband_snap_len[core];
+  size_t used = tband_snap.len[core];
   if (len > tband_configBACKEND_SNAPSHOT_BUF_SIZE - used) {
     bool first = false;
     tband_portSPIN_LOCK(&tband_snap_lock);
     if (tband_snap_state == SNAP_RUNNING) {
+      TBAND_STORE(&tband_snap.end, 0u);
       TBAND_STORE(&tband_snap_state, SNAP_DONE);
       tband_snap_full = 1;
       first = true;
@@ -47,8 +48,8 @@ enum tband_backend_result tband_backend_submit(uint32_t core, const uint8_t *buf
     }
     return TBAND_DROPPED;
   }
-  tband_copy(tband_snap_buf[core] + used, buf, len);
-  tband_snap_len[core] = used + len;
+  tband_copy(tband_snap.buf[core] + used, buf, len);
+  tband_snap.len[core] = (uint32_t)(used + len);
   return TBAND_STORED;
 }
 
@@ -61,8 +62,9 @@ bool tband_trigger_snapshot(void)
     uint64_t ts = tband_portTIMESTAMP();
     /* every core's buffer starts by naming its core, so a dump decodes alone */
     for (uint32_t c = 0; c < tband_portNUMBER_OF_CORES; c++)
-      tband_snap_len[c] = tband_encode_core_id(tband_snap_buf[c], ts, c);
+      tband_snap.len[c] = (uint32_t)tband_encode_core_id(tband_snap.buf[c], ts, c);
     TBAND_STORE(&tband_snap_state, SNAP_RUNNING);
+    TBAND_STORE(&tband_snap.end, (uint32_t)tband_configBACKEND_SNAPSHOT_BUF_SIZE);
     ok = true;
   }
   tband_portSPIN_UNLOCK(&tband_snap_lock);
@@ -74,8 +76,10 @@ void tband_stop_snapshot(void)
 {
   tband_portENTER_CRITICAL_FROM_ANY();
   tband_portSPIN_LOCK(&tband_snap_lock);
-  if (tband_snap_state == SNAP_RUNNING)
+  if (tband_snap_state == SNAP_RUNNING) {
+    TBAND_STORE(&tband_snap.end, 0u);
     TBAND_STORE(&tband_snap_state, SNAP_DONE);
+  }
   tband_portSPIN_UNLOCK(&tband_snap_lock);
   tband_portEXIT_CRITICAL_FROM_ANY();
 }
@@ -87,8 +91,9 @@ void tband_reset_snapshot(void)
   tband_portENTER_CRITICAL_FROM_ANY();
   tband_portSPIN_LOCK(&tband_snap_lock);
   for (uint32_t c = 0; c < tband_portNUMBER_OF_CORES; c++)
-    tband_snap_len[c] = 0;
+    tband_snap.len[c] = 0;
   tband_snap_full = 0;
+  TBAND_STORE(&tband_snap.end, 0u);
   TBAND_STORE(&tband_snap_state, SNAP_IDLE);
   tband_portSPIN_UNLOCK(&tband_snap_lock);
   tband_portEXIT_CRITICAL_FROM_ANY();
@@ -100,7 +105,7 @@ const uint8_t *tband_get_core_snapshot_buf(uint32_t core_id, size_t *len)
     *len = 0;
     return 0;
   }
-  *len = tband_snap_len[core_id];
-  return tband_snap_buf[core_id];
+  *len = tband_snap.len[core_id];
+  return tband_snap.buf[core_id];
 }
 #endif

@@ -11,6 +11,55 @@
 
 struct tband_core_state tband_cores[tband_portNUMBER_OF_CORES];
 
+#if TBAND_FAST
+/* The hot path of the events with a tband_fast.h shape, all inside one
+ * critical section: encode straight into the snapshot buffer (other
+ * backends: into a stack buffer handed to tband_submit_to_backend). Returns
+ * false, having traced nothing, when the event needs the generic path:
+ * fields or timestamp out of the fast range, snapshot not recording or
+ * nearly full, a drop report pending. The caller then emits it with
+ * TBAND_EMIT_TS. The fields were checked with TBAND_FAST_OK1/2. */
+/* (here, not in tband_internal.h: the port's critical section may need
+ * FreeRTOS.h, included above) */
+TBAND_INLINE bool tband_fast_emit(uint8_t id, uint32_t mid, uint32_t last, bool two)
+{
+  size_t n = 0;
+  tband_portENTER_CRITICAL_FROM_ANY();
+  {
+    uint32_t c = (uint32_t)(tband_portGET_CORE_ID());
+    struct tband_core_state *cs = &tband_cores[c];
+#if TBAND_BACKEND_HAS_RESERVE
+    uint32_t used = tband_snap.len[c];
+    if (__builtin_expect(used + TBAND_FAST_SCRATCH <= TBAND_LOAD(&tband_snap.end) &&
+                             !cs->report_pending, 1)) {
+      uint8_t *d = tband_snap.buf[c] + used;
+#else
+    uint8_t d[TBAND_FAST_SCRATCH];
+    if (__builtin_expect(!cs->report_pending, 1)) {
+#endif
+      uint64_t ts = tband_portTIMESTAMP();
+      n = two ? tband_fast_ts2(d, &cs->tsc, id, ts, mid, last)
+              : tband_fast_ts1(d, &cs->tsc, id, ts, last);
+      if (__builtin_expect(n != 0, 1)) {
+#if TBAND_BACKEND_HAS_RESERVE
+        tband_snap.len[c] = used + (uint32_t)n;
+#if tband_configTRACE_DROP_CNT_EVERY > 0
+        /* no report is pending (checked above): only the periodic one */
+        if (++cs->since_report >= tband_configTRACE_DROP_CNT_EVERY)
+          tband_report_drops(c);
+#endif
+#else
+        tband_submit_to_backend(d, n, false);
+#endif
+      }
+    }
+  }
+  tband_portEXIT_CRITICAL_FROM_ANY();
+  return n != 0;
+}
+#endif
+
+
 #if tband_configUSE_METADATA_BUF
 /* Shared by all cores: guarded by tband_meta_lock. The tail reserve holds the
  * metadata_overflow frame that tband_get_metadata_buf() appends. */
@@ -112,15 +161,64 @@ void tband_init(void)
   tband_gather_system_metadata();
 }
 
+/* Markers without a message, value markers and interrupts take the
+ * straight-line path of tband_fast.h; what it declines goes to the generic
+ * encoder, kept out of line so that the fast path saves few registers. */
+#if TBAND_FAST
+#define TBAND_NOINLINE __attribute__((noinline))
+#define TBAND_FAST1(name, last)                                                      \
+  if (__builtin_expect(TBAND_FAST_OK1(last), 1) &&                                   \
+      __builtin_expect(tband_fast_emit(TBAND_EVT_##name##_ID, 0, (last), false), 1)) \
+  return
+#define TBAND_FAST2(name, mid, last)                                                   \
+  if (__builtin_expect(TBAND_FAST_OK2(mid, last), 1) &&                                \
+      __builtin_expect(tband_fast_emit(TBAND_EVT_##name##_ID, (mid), (last), true), 1)) \
+  return
+#else
+#define TBAND_NOINLINE
+#define TBAND_FAST1(name, last) (void)0
+#define TBAND_FAST2(name, mid, last) (void)0
+#endif
 #if tband_configMARKER_TRACE_ENABLE
 void tband_evtmarker_name(uint32_t id, const char *name) { TBAND_EMIT_META(evtmarker_name, id, name); }
-void tband_evtmarker(uint32_t id, const char *msg) { TBAND_EMIT_TS(evtmarker, id, msg); }
-void tband_evtmarker_begin(uint32_t id, const char *msg) { TBAND_EMIT_TS(evtmarker_begin, id, msg); }
-void tband_evtmarker_end(uint32_t id) { TBAND_EMIT_TS(evtmarker_end, id); }
+static TBAND_NOINLINE void tband_slow_evtmarker(uint32_t id, const char *msg)
+{
+  TBAND_EMIT_TS(evtmarker, id, msg);
+}
+static TBAND_NOINLINE void tband_slow_evtmarker_begin(uint32_t id, const char *msg)
+{
+  TBAND_EMIT_TS(evtmarker_begin, id, msg);
+}
+static TBAND_NOINLINE void tband_slow_evtmarker_end(uint32_t id) { TBAND_EMIT_TS(evtmarker_end, id); }
+static TBAND_NOINLINE void tband_slow_valmarker(uint32_t id, int64_t val)
+{
+  TBAND_EMIT_TS(valmarker, id, val);
+}
+void tband_evtmarker(uint32_t id, const char *msg)
+{
+  if (!msg || !*msg)
+    TBAND_FAST1(evtmarker, id);
+  tband_slow_evtmarker(id, msg);
+}
+void tband_evtmarker_begin(uint32_t id, const char *msg)
+{
+  if (!msg || !*msg)
+    TBAND_FAST1(evtmarker_begin, id);
+  tband_slow_evtmarker_begin(id, msg);
+}
+void tband_evtmarker_end(uint32_t id)
+{
+  TBAND_FAST1(evtmarker_end, id);
+  tband_slow_evtmarker_end(id);
+}
 void tband_valmarker_name(uint32_t id, const char *name) { TBAND_EMIT_META(valmarker_name, id, name); }
-void tband_valmarker(uint32_t id, int64_t val) { TBAND_EMIT_TS(valmarker, id, val); }
+void tband_valmarker(uint32_t id, int64_t val)
+{
+  uint32_t m = tband_fast_s64(val);
+  TBAND_FAST2(valmarker, id, m);
+  tband_slow_valmarker(id, val);
+}
 #else
-void tband_evtmarker_name(uint32_t id, const char *name) { (void)id; (void)name; }
 void tband_evtmarker(uint32_t id, const char *msg) { (void)id; (void)msg; }
 void tband_evtmarker_begin(uint32_t id, const char *msg) { (void)id; (void)msg; }
 void tband_evtmarker_end(uint32_t id) { (void)id; }
@@ -129,9 +227,19 @@ void tband_valmarker(uint32_t id, int64_t val) { (void)id; (void)val; }
 #endif
 
 #if tband_configISR_TRACE_ENABLE
+static TBAND_NOINLINE void tband_slow_isr_enter(uint32_t id) { TBAND_EMIT_TS(isr_enter, id); }
+static TBAND_NOINLINE void tband_slow_isr_exit(uint32_t id) { TBAND_EMIT_TS(isr_exit, id); }
 void tband_isr_name(uint32_t id, const char *name) { TBAND_EMIT_META(isr_name, id, name); }
-void tband_isr_enter(uint32_t id) { TBAND_EMIT_TS(isr_enter, id); }
-void tband_isr_exit(uint32_t id) { TBAND_EMIT_TS(isr_exit, id); }
+void tband_isr_enter(uint32_t id)
+{
+  TBAND_FAST1(isr_enter, id);
+  tband_slow_isr_enter(id);
+}
+void tband_isr_exit(uint32_t id)
+{
+  TBAND_FAST1(isr_exit, id);
+  tband_slow_isr_exit(id);
+}
 #else
 void tband_isr_name(uint32_t id, const char *name) { (void)id; (void)name; }
 void tband_isr_enter(uint32_t id) { (void)id; }

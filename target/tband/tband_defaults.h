@@ -22,6 +22,12 @@
 #ifndef tband_configISR_TRACE_ENABLE
 #define tband_configISR_TRACE_ENABLE 1
 #endif
+/* Sonde: the straight-line encoder for markers without a message, value
+ * markers and interrupts (tband_fast.h); 0 = always the generic encoder
+ * (needed where unaligned stores trap: CCR.UNALIGN_TRP set). */
+#ifndef tband_configFAST_PATH
+#define tband_configFAST_PATH 1
+#endif
 #ifndef tband_configUSE_METADATA_BUF
 #define tband_configUSE_METADATA_BUF 1
 #endif

@@ -6,6 +6,7 @@
 
 #if tband_configENABLE
 #include "tband_encode.h"
+#include "tband_fast.h"
 
 /* Emit one event: critical section, timestamp taken inside it (so the order
  * in a core's buffer is timestamp order), encode on the stack, submit.
@@ -18,8 +19,10 @@
       uint8_t tband_b_[TBAND_EVT_##name##_MAXLEN];                                     \
       /* straight into the backend's buffer when it has room (no copy) */            \
       uint8_t *tband_d_ = tband_backend_reserve(tband_c_, TBAND_EVT_##name##_MAXLEN);  \
+      uint64_t tband_t_ = tband_portTIMESTAMP();                                       \
+      TBAND_FAST_UPDATE(tband_c_, tband_t_);                                           \
       size_t tband_n_ = tband_encode_##name(tband_d_ ? tband_d_ : tband_b_,            \
-                                            tband_portTIMESTAMP(), __VA_ARGS__);       \
+                                            tband_t_, __VA_ARGS__);                    \
       if (tband_d_) {                                                                  \
         tband_backend_commit(tband_c_, tband_n_);                                      \
         tband_stored(tband_c_);                                                        \
@@ -29,6 +32,12 @@
     }                                                                                  \
     tband_portEXIT_CRITICAL_FROM_ANY();                                                \
   } while (0)
+/* The generic path keeps the fast path's timestamp cache current. */
+#if TBAND_FAST
+#define TBAND_FAST_UPDATE(core, ts) tband_fast_tscache_update(&tband_cores[core].tsc, (ts))
+#else
+#define TBAND_FAST_UPDATE(core, ts) ((void)0)
+#endif
 #define TBAND_EMIT_META(name, ...)                                                   \
   do {                                                                               \
     tband_portENTER_CRITICAL_FROM_ANY();                                             \
@@ -63,21 +72,27 @@ void tband_backend_init(void);
  * tband_backend_commit() then says how many bytes were written there.
  * Inline, so that the hot path has no calls and other backends fold it away. */
 #if tband_configUSE_BACKEND_SNAPSHOT
+#define TBAND_BACKEND_HAS_RESERVE 1
 enum { TBAND_SNAP_IDLE, TBAND_SNAP_RUNNING, TBAND_SNAP_DONE };
-extern uint8_t tband_snap_buf[tband_portNUMBER_OF_CORES][tband_configBACKEND_SNAPSHOT_BUF_SIZE];
-extern size_t tband_snap_len[tband_portNUMBER_OF_CORES];
+/* One object, so that the hot path needs one address for all of it. */
+struct tband_snap {
+  uint32_t end;                              /* the buffer size while RUNNING, else 0 */
+  uint32_t len[tband_portNUMBER_OF_CORES];   /* bytes recorded per core */
+  uint8_t buf[tband_portNUMBER_OF_CORES][tband_configBACKEND_SNAPSHOT_BUF_SIZE];
+};
+extern struct tband_snap tband_snap;
 extern volatile uint32_t tband_snap_state;
 TBAND_INLINE uint8_t *tband_backend_reserve(uint32_t core, size_t maxlen)
 {
-  if (TBAND_LOAD(&tband_snap_state) != TBAND_SNAP_RUNNING)
-    return 0;
-  size_t used = tband_snap_len[core];
-  if (maxlen > tband_configBACKEND_SNAPSHOT_BUF_SIZE - used)
-    return 0; /* near the end: the exact-size path in tband_backend_submit decides */
-  return tband_snap_buf[core] + used;
+  /* end is 0 unless recording: one compare covers "running" and "room" */
+  size_t used = tband_snap.len[core];
+  if (used + maxlen > TBAND_LOAD(&tband_snap.end))
+    return 0; /* near the end or not recording: tband_backend_submit decides */
+  return tband_snap.buf[core] + used;
 }
-TBAND_INLINE void tband_backend_commit(uint32_t core, size_t len) { tband_snap_len[core] += len; }
+TBAND_INLINE void tband_backend_commit(uint32_t core, size_t len) { tband_snap.len[core] += (uint32_t)len; }
 #else
+#define TBAND_BACKEND_HAS_RESERVE 0
 TBAND_INLINE uint8_t *tband_backend_reserve(uint32_t core, size_t maxlen)
 {
   (void)core;
@@ -97,6 +112,7 @@ struct tband_core_state {
   uint32_t dropped;      /* events lost so far (cumulative, as traced) */
   uint32_t since_report; /* events since the last dropped_evt_cnt */
   bool report_pending;   /* a drop happened that is not yet reported */
+  struct tband_tscache tsc; /* the fast encoders' high timestamp bytes */
 };
 extern struct tband_core_state tband_cores[tband_portNUMBER_OF_CORES];
 void tband_report_drops(uint32_t core);

@@ -14,7 +14,7 @@ static uint32_t fake_cycles;
 #define TBAND_CM_CYCLES() fake_cycles
 #include "tband_port.h"
 
-uint32_t tband_cm_last, tband_cm_high;
+struct tband_cm_ts tband_cm_ts;
 
 static uint64_t expect(uint64_t cyc)
 {
@@ -44,8 +44,8 @@ static int ok(uint64_t got, uint64_t cyc)
 
 static void at(uint32_t high, uint32_t now)
 {
-  tband_cm_high = high;
-  tband_cm_last = 0;
+  tband_cm_ts.high = high;
+  tband_cm_ts.last = 0;
   fake_cycles = now;
   CHECK(ok(tband_cm_timestamp(), (uint64_t)high << 32 | now));
 }
@@ -70,13 +70,13 @@ static void test_values(void)
 static void test_wrap(void)
 {
   /* the counter wraps: the high word counts it */
-  tband_cm_high = 0;
-  tband_cm_last = 0;
+  tband_cm_ts.high = 0;
+  tband_cm_ts.last = 0;
   fake_cycles = 0xFFFFFFF0u;
   uint64_t a = tband_cm_timestamp();
   fake_cycles = 0x10u;
   uint64_t b = tband_cm_timestamp();
-  CHECK_EQ_U(tband_cm_high, 1);
+  CHECK_EQ_U(tband_cm_ts.high, 1);
   CHECK(ok(a, 0xFFFFFFF0u));
   CHECK(ok(b, 0x100000010ull));
   CHECK(b > a);

@@ -2,6 +2,9 @@
 sonde_unit_test(test_tband_decode tband/test_decode.c LIBS sonde_tband)
 sonde_unit_test(test_tband_roundtrip tband/test_roundtrip.c LIBS sonde_tband)
 target_include_directories(test_tband_roundtrip PRIVATE ${CMAKE_SOURCE_DIR}/target/tband)
+# the straight-line encoders (tband_fast.h) against the generic one
+sonde_unit_test(test_tband_fast tband/test_fast.c LIBS sonde_tband)
+target_include_directories(test_tband_fast PRIVATE ${CMAKE_SOURCE_DIR}/target/tband)
 sonde_cli_test(tband_dump)
 sonde_cli_test(tband_conv)
 

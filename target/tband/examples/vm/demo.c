@@ -4,7 +4,9 @@
  * end (TBAND_DEMO_SNAPSHOT). At the end it traces what it did (jobs done,
  * interrupts taken) as value markers 90/91, so the host can check the trace
  * against the firmware's own counts. With TBAND_DEMO_BENCH it instead times
- * the tracer itself with the cycle counter and traces the cycles per event.
+ * the tracer itself with the cycle counter and traces the cycles per event
+ * (x 100), at start-up (value markers 100-102) and as after a minute of
+ * uptime (103-105).
  *
  *   sonde run --machine cm3 --uart trace.bin build/firmware/tband_vm_stream.elf
  *   sonde tband conv --mode bare-metal -o demo.perfetto-trace trace.bin */
@@ -78,9 +80,23 @@ int main(void)
   int64_t marker = TIME_N(200, tband_evtmarker(1, ""));
   int64_t valmarker = TIME_N(200, tband_valmarker(2, 12345));
   int64_t isr = TIME_N(200, tband_isr_enter(3));
+  /* the same after the cycle counter wrapped once (67 s of uptime at
+   * 64 MHz): timestamps of 5+ varlen bytes, as in any but the first 0.27 s
+   * of a ns clock (docs/benchmarks.md) */
+  tband_cm_ts.high = 1;
+#ifdef TBAND_DEMO_SNAPSHOT
+  tband_reset_snapshot(); /* room for the second round (8 KiB buffer) */
+  tband_trigger_snapshot();
+#endif
+  int64_t marker_up = TIME_N(200, tband_evtmarker(1, ""));
+  int64_t valmarker_up = TIME_N(200, tband_valmarker(2, 12345));
+  int64_t isr_up = TIME_N(200, tband_isr_enter(3));
   tband_valmarker(100, marker);
   tband_valmarker(101, valmarker);
   tband_valmarker(102, isr);
+  tband_valmarker(103, marker_up);
+  tband_valmarker(104, valmarker_up);
+  tband_valmarker(105, isr_up);
 #else
   tband_evtmarker_name(1, "job");
   tband_evtmarker_name(2, "tick seen");

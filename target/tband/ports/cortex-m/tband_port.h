@@ -88,24 +88,29 @@ bool tband_cm_stream(const uint8_t *buf, size_t len);
 /* Extension state: only touched inside the tracer's critical section (all
  * callers of tband_portTIMESTAMP() hold it), so no further locking. Inline:
  * it is on every event's path. */
-extern uint32_t tband_cm_last, tband_cm_high;
+struct tband_cm_ts {
+  uint32_t last; /* the counter at the previous call */
+  uint32_t high; /* its wraps: bits 32..63 of the cycle count */
+};
+extern struct tband_cm_ts tband_cm_ts; /* one object: one address on the hot path */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
 static inline uint64_t tband_cm_timestamp(void)
 {
   uint32_t now = TBAND_CM_CYCLES();
-  if (now < tband_cm_last)
-    tband_cm_high++;
-  tband_cm_last = now;
+  uint32_t high = tband_cm_ts.high;
+  if (__builtin_expect(now < tband_cm_ts.last, 0))
+    tband_cm_ts.high = ++high;
+  tband_cm_ts.last = now;
 #if TBAND_CM_TS_IS_CYCLES
-  return ((uint64_t)tband_cm_high << 32 | now) >> (TBAND_CM_TS_SHIFT);
+  return ((uint64_t)high << 32 | now) >> (TBAND_CM_TS_SHIFT);
 #elif TBAND_CM_NS_SHIFT
   /* f divides 1e9 * 2^k (64 MHz: k = 3, 125 ns per 8 cycles): exactly
    * ns = cyc * M >> k with M = 1e9 * 2^k / f < 2^32, one UMULL and one MUL
    * (correct while ns < 2^(64-k): centuries) */
   const uint32_t m = (uint32_t)((1000000000ull << TBAND_CM_NS_SHIFT) / (TBAND_CM_CPU_HZ));
-  uint64_t p = (uint64_t)now * m + ((uint64_t)(tband_cm_high * m) << 32);
+  uint64_t p = (uint64_t)now * m + ((uint64_t)(high * m) << 32);
   return p >> TBAND_CM_NS_SHIFT;
 #else
   /* ns = cyc * 1e9 / f, as cyc * M >> 32 with M = 2^32 * 1e9 / f split into
@@ -114,8 +119,8 @@ static inline uint64_t tband_cm_timestamp(void)
    * 64-bit division; at most 1 ns short per 2^32 cycles */
   const uint64_t m = ((uint64_t)1000000000u << 32) / (TBAND_CM_CPU_HZ);
   const uint32_t mi = (uint32_t)(m >> 32), mf = (uint32_t)m;
-  uint64_t cyc = (uint64_t)tband_cm_high << 32 | now;
-  return cyc * mi + (uint64_t)tband_cm_high * mf + ((uint64_t)now * mf >> 32);
+  uint64_t cyc = (uint64_t)high << 32 | now;
+  return cyc * mi + (uint64_t)high * mf + ((uint64_t)now * mf >> 32);
 #endif
 }
 #define tband_portTIMESTAMP() tband_cm_timestamp()

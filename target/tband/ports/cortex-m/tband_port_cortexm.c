@@ -13,7 +13,7 @@
 #define TBAND_CM_ITM_TCR (*(volatile uint32_t *)0xE0000E80u)
 #define TBAND_CM_ITM_LAR (*(volatile uint32_t *)0xE0000FB0u)
 
-uint32_t tband_cm_last, tband_cm_high; /* see tband_cm_timestamp() in tband_port.h */
+struct tband_cm_ts tband_cm_ts; /* see tband_cm_timestamp() in tband_port.h */
 
 void tband_cm_init(void)
 {
