@@ -347,7 +347,8 @@ static int parse_line(struct parser *p, char *line)
   if (strcmp(t[0], "mtb") == 0) {
     if (n < 3 || n > 4 || !parse_num(t[1], 0, &x) || x > 0xFFFFFFFFu ||
         !parse_num(t[2], 1024, &y) || y == 0 || y > 0x100000000ull - x)
-      return perr(p, "mtb: expected 'mtb BASE SIZE [regs=ADDR]'");
+      return perr(p, n > 4 ? "mtb: expected 'mtb BASE SIZE [regs=ADDR]'"
+                           : "mtb: expected 'mtb BASE SIZE'");
     m->has_mtb = true;
     m->mtb_base = (uint32_t)x;
     m->mtb_size = (uint32_t)y;
