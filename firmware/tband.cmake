@@ -39,6 +39,12 @@ sonde_firmware(tband_vm_bench_stream_itm SOURCES ${_tb_src} ${CMAKE_SOURCE_DIR}/
   DEFINES TBAND_DEMO_BENCH TBAND_VM_STREAM_ITM TBAND_VM_USE_DWT TBAND_CM_CPU_HZ=64000000u)
 sonde_firmware(tband_vm_bench_stream SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u)
+# the tracer's own cost without a transport: the external backend with a
+# handler that keeps nothing (the figures go to the UART directly)
+sonde_firmware(tband_vm_bench_null SOURCES ${_tb_src} ${_tb}/tband_backend_external.c CORE m4f
+  MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc} DEFINES TBAND_DEMO_BENCH TBAND_DEMO_NULL TBAND_CM_CPU_HZ=64000000u)
+sonde_firmware(tband_vm_bench_null_os SOURCES ${_tb_src} ${_tb}/tband_backend_external.c CORE m4f
+  MACHINE cm4f OPT -Os INCLUDES ${_tb_inc} DEFINES TBAND_DEMO_BENCH TBAND_DEMO_NULL TBAND_CM_CPU_HZ=64000000u)
 sonde_firmware(tband_vm_postmortem SOURCES ${_tb}/examples/vm/postmortem.c ${_tb}/tband_core.c
   ${_tb}/tband_backend_postmortem.c ${_tb}/ports/cortex-m/tband_port_cortexm.c
   CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${_tb_inc} DEFINES TBAND_DEMO_POSTMORTEM)

@@ -49,7 +49,16 @@ TBAND_INLINE bool tband_fast_emit(uint8_t id, uint32_t mid, uint32_t last, bool 
           tband_report_drops(c);
 #endif
 #else
-        tband_submit_to_backend(d, n, false);
+        /* straight to the backend (not a metadata event: no metadata buffer) */
+        enum tband_backend_result r = tband_backend_submit(c, d, n, false);
+        if (__builtin_expect(r == TBAND_DROPPED, 0)) {
+          cs->dropped++;
+          cs->report_pending = true;
+        }
+#if tband_configTRACE_DROP_CNT_EVERY > 0
+        else if (r == TBAND_STORED && ++cs->since_report >= tband_configTRACE_DROP_CNT_EVERY)
+          tband_report_drops(c);
+#endif
 #endif
       }
     }

@@ -6,6 +6,10 @@
 #if defined(TBAND_DEMO_SNAPSHOT)
 #define tband_configUSE_BACKEND_SNAPSHOT 1
 #define tband_configBACKEND_SNAPSHOT_BUF_SIZE 8192
+#elif defined(TBAND_DEMO_NULL)
+/* the benchmark's null backend: the tracer's own cost without a transport */
+#define tband_configUSE_BACKEND_EXTERNAL 1
+#define tband_portBACKEND_EXTERNAL_HANDLER(buf, len, meta) ((void)(buf), (void)(len), (void)(meta), 0)
 #elif defined(TBAND_DEMO_POSTMORTEM)
 #define tband_configUSE_BACKEND_POST_MORTEM 1
 #define tband_configBACKEND_POST_MORTEM_BUF_SIZE 512
