@@ -102,5 +102,24 @@ else
   echo "*** SKIPPED: FreeRTOS on the VM was NOT tested (configure with -DFREERTOS_KERNEL=/path/to/FreeRTOS-Kernel) ***"
 fi
 
+# The fast path (target/tband/tband_fast.h) as compiled for the Cortex-M4:
+# the benchmark streams 400 markers, value markers and ISR enters each, half at
+# start-up (timestamps below 2^28 ns) and half as after 67 s of uptime
+# (cached high timestamp bytes); the host decoder must read every frame, in
+# time order, with the right fields.
+b="$F/tband_vm_bench_stream.elf"
+if [ -f "$b" ]; then
+  "$SONDE" run --machine cm4f --uart "$W/bench.bin" "$b" >/dev/null 2>&1 && ok || bad "bench: sonde run failed"
+  "$SONDE" tband dump --format json "$W/bench.bin" >"$W/bench.json" 2>"$W/bench.err" && ok || bad "bench: dump: $(cat "$W/bench.err")"
+  [ "$(grep -c '"evt":"evtmarker","ts":[0-9]*,"core":0,"evtmarker_id":1,"msg":""}' "$W/bench.json")" = 400 ] && ok || bad "bench: marker count"
+  [ "$(grep -c '"evt":"valmarker","ts":[0-9]*,"core":0,"valmarker_id":2,"val":12345}' "$W/bench.json")" = 400 ] && ok || bad "bench: value marker count"
+  [ "$(grep -c '"evt":"isr_enter","ts":[0-9]*,"core":0,"isr_id":3}' "$W/bench.json")" = 400 ] && ok || bad "bench: isr_enter count"
+  [ "$(grep -c '"error"' "$W/bench.json")" = 0 ] && ok || bad "bench: decode errors"
+  # the second round is past 2^32 cycles = 67,108,864,000 ns
+  [ "$(grep '"ts":' "$W/bench.json" | sed 's/.*"ts":\([0-9]*\).*/\1/' | awk '$1 >= 67108864000' | wc -l)" -ge 600 ] && ok || bad "bench: uptime timestamps"
+  grep '"ts":' "$W/bench.json" | sed 's/.*"ts":\([0-9]*\).*/\1/' | awk 'NR > 1 && $1 < p { exit 1 } { p = $1 }' && ok || bad "bench: time went back"
+else
+  bad "bench firmware $b not built"
+fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
