@@ -46,3 +46,7 @@ sonde_firmware(dbg_cmp SOURCES dbg/dbg_cmp.c ${CMAKE_SOURCE_DIR}/target/cortexm/
 sonde_firmware(dbg_gts SOURCES dbg/dbg_gts.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
                CORE m3 MACHINE cc2650 OPT -O2 DEFINES ACPR=0
                INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
+# The same, phases 1-2 only, at 16 Mbaud (ACPR 2) for the waveform CLI test.
+sonde_firmware(dbg_gts_short SOURCES dbg/dbg_gts.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               CORE m3 MACHINE cc2650 OPT -O2 DEFINES ACPR=2 SHORT=1
+               INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)

@@ -7,7 +7,7 @@
  *   3. GTSFREQ = 10 (about every 8192 cycles) with sync packets every 2^24
  *      cycles (DWT_CTRL.SYNCTAP = 1, ITM_TCR.SYNCENA) while sleeping past
  *      2^26 cycles, so TS[47:26] changes (GTS1.Wrap + GTS2).
- * Port 2 carries phase markers. */
+ * Port 2 carries phase markers. SHORT=1 stops after phase 2 (tests/cli/dbg_gts.sh). */
 #include "cm_trace.h"
 #include "sonde_fw.h"
 
@@ -49,6 +49,7 @@ int main(void)
   }
   cm_itm_global_timestamps(0);
   busy(100);
+#if !SHORT
   /* 3 */
   CM_DWT_CTRL = (CM_DWT_CTRL & ~(3u << 10)) | (1u << 10) | CM_DWT_CTRL_CYCCNTENA;
   CM_ITM_TCR |= CM_ITM_TCR_SYNCENA;
@@ -60,6 +61,7 @@ int main(void)
     sonde_wfi();
   SYST_CSR = 0;
   cm_itm_global_timestamps(0);
+#endif
   CM_ITM_STIM(2) = 0xE0Du;
   while (CM_ITM_TCR & (1u << 23)) /* BUSY: let the FIFO drain */
     ;
