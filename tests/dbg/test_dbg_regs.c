@@ -225,6 +225,24 @@ static void test_function_bits(void)
   CHECK_EQ_U(rd(vm, 0xE0001028u) >> 24, 1); /* the debugger's read keeps it */
   sonde_vm_free(vm);
   sonde_machine_free(m);
+  /* MASK0 = 4: the match is where CYCCNT reaches COMP0 with its low 4 bits
+   * cleared (20011 -> 20000), before CYCCNT reaches 20011. A fresh VM: a debugger read never clears
+   * MATCHED. */
+  vm = new_vm("cm3", &m);
+  wr(vm, 0xE000EDFCu, 1u << 24);
+  wr(vm, 0xE0001004u, 0);
+  wr(vm, 0xE0001000u, 1);
+  sonde_vm_get_stats(vm, &s);
+  c0 = s.cycles;
+  wr(vm, 0xE0001020u, 20011);
+  wr(vm, 0xE0001024u, 4);
+  wr(vm, 0xE0001028u, 0x88);
+  sonde_vm_run(vm, c0 + 19990, &st);
+  CHECK_EQ_U(rd(vm, 0xE0001028u) >> 24, 0);
+  sonde_vm_run(vm, c0 + 20006, &st);
+  CHECK_EQ_U(rd(vm, 0xE0001028u) >> 24, 1);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
 }
 
 int main(void)
