@@ -150,6 +150,21 @@ static void observe_retire(struct sonde_vm *vm, uint32_t pc, uint64_t start, uin
     vm_mtb_retire(vm, pc, len);
 }
 
+/* observe_retire() with the commonest case inline: only the retire hook
+ * (sonde run --trace-pc) or only the MTB, in the order observe_retire uses. */
+VM_INLINE void observe(struct sonde_vm *vm, uint32_t pc, uint64_t start, uint32_t cycles,
+                       unsigned len, const struct vm_txlog *tx)
+{
+  if (VM_LIKELY(!vm->hooks.transfer && !vm->dbg_observe)) {
+    if (vm->hooks.retire)
+      vm->hooks.retire(vm->hooks.ctx, pc, start, cycles);
+    if (vm->mtb_observe)
+      vm_mtb_retire(vm, pc, len);
+    return;
+  }
+  observe_retire(vm, pc, start, cycles, len, tx);
+}
+
 /* Fetch wait states charged on a pipeline refill: the target region's read
  * wait states (docs/vm.md, "CPU and cycle model"). */
 static inline uint32_t refill_cycles(const struct sonde_vm *vm, uint32_t target)
@@ -876,7 +891,7 @@ retire:
   c->cycles = start + x.cycles;
   c->instret++;
   if (hooked)
-    observe_retire(vm, pc, start, x.cycles, in->len, &x.tx);
+    observe(vm, pc, start, x.cycles, in->len, &x.tx);
   if (VM_UNLIKELY(x.exc_ret | x.post)) {
     if (x.exc_ret)
       vm_exc_return(vm, x.exc_ret); /* sets the PC from the unstacked frame */
@@ -1028,7 +1043,7 @@ VM_INLINE void fast_dp(struct vm_cpu *c, uint32_t *flags, const struct vm_insn *
                        const unsigned alu, const unsigned kind, const bool s)
 {
   const uint32_t apsr = *flags, cin = (apsr >> 29) & 1;
-  uint32_t carry = cin, b, a = 0, res, ovf = (apsr >> 28) & 1;
+  uint32_t carry = cin, b, a = 0, res;
   if (kind == 0) { /* immediate */
     b = in->imm;
     if (s && (in->flags & VM_F_IMMC))
@@ -1060,17 +1075,15 @@ VM_INLINE void fast_dp(struct vm_cpu *c, uint32_t *flags, const struct vm_insn *
     }
     uint64_t u = (uint64_t)a + b + ci;
     res = (uint32_t)u;
-    if (s) {
-      carry = (uint32_t)(u >> 32);
-      ovf = ((~(a ^ b) & (a ^ res)) >> 31) & 1;
-    }
+    if (s) /* C and V already in place: carry out at bit 29, overflow at bit 28 */
+      *flags = (apsr & 0x0fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) |
+               ((uint32_t)(u >> 3) & APSR_C) | (((~(a ^ b) & (a ^ res)) >> 3) & APSR_V);
     logical = false;
     break;
   }
   }
-  if (s)
-    *flags = (apsr & 0x0fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29) |
-              (logical ? (apsr & APSR_V) : ovf << 28);
+  if (s && logical)
+    *flags = (apsr & 0x1fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29);
   if (alu_writes(alu))
     c->r[in->rd] = res;
 }

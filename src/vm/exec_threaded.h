@@ -112,7 +112,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     lsp = (LS_PIPE);                                                                   \
     lsrt = (LS_RT);                                                                    \
     SYNC();                                                                            \
-    observe_retire(vm, ipc_, start_, icy_, in->len, &tx);                              \
+    observe(vm, ipc_, start_, icy_, in->len, &tx);                                     \
     tx.n = 0;                                                                          \
     if (VM_UNLIKELY(vm->attention || !vm->hooked))                                     \
       return;                                                                          \
