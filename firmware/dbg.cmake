@@ -35,6 +35,11 @@ sonde_firmware(dbg_bench_all_on SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/targ
                ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
                CORE m33 MACHINE cm33 OPT -O2 DEFINES CTRL13=0x1003 EXC=1 USE_MTB=1 ACPR=0 REPS=3000
                INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
+# The combined image at the test length (tests/cli/dbg_observe.sh).
+sonde_firmware(dbg_all SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m33 MACHINE cm33 OPT -O2 DEFINES CTRL13=0x1003 EXC=1 USE_MTB=1 ACPR=0
+               INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
 sonde_firmware(dbg_bench_all_off SOURCES dbg/dbg_trace.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
                CORE m33 MACHINE cm33 OPT -O2 DEFINES ACPR=0 REPS=3000
                INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)

@@ -46,6 +46,8 @@ struct vm_cpu {
   uint32_t fpscr;
   uint64_t cycles;       /* core clock cycles since reset */
   uint64_t instret;      /* retired instructions */
+  uint32_t last_pc;      /* address of the last retired instruction, kept where the
+                          * MTB may need it (exec.c: exits of the executors) */
   bool sleeping;         /* in WFI/WFE */
   bool locked_up;
   /* --- owned by the CPU files; others use the functions below --- */

@@ -201,11 +201,7 @@ void vm_dbg_update_observe(struct sonde_vm *vm)
               (d->dwt_ctrl & (DWT_CTRL_CPIEVTENA | DWT_CTRL_SLEEPEVTENA | DWT_CTRL_LSUEVTENA |
                               DWT_CTRL_FOLDEVTENA)));
   vm->dbg_observe = obs;
-  bool was = vm->hooked;
-  vm->hooked = obs || vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception ||
-               vm->mtb_observe; /* MTB (dbg_mtb.c) */
-  if (vm->hooked && !was)
-    vm->event_cycle = 0; /* leave the plain loop at the next boundary */
+  vm_update_hooked(vm, vm->mtb_observe);
 }
 
 /* Add n to an 8-bit event counter; on wrap, emit its event-counter packet. */

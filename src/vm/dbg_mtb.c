@@ -18,8 +18,13 @@
  * FLOW.WATERMARK, AUTOSTOP clears MASTER.EN and AUTOHALT sets MASTER.HALTREQ
  * (the core halts: the run stops with SONDE_VM_STOP_BREAKPOINT).
  *
- * The VM observes instructions only on its hooked path, so MASTER.EN sets
- * vm->mtb_observe, which makes vm->hooked true (vm.c, dbg_dwt.c). */
+ * MASTER.EN sets vm->mtb_observe. The executors then report every
+ * non-sequential PC change: the fast handlers of taken branches call
+ * vm_mtb_branch(), every other instruction (exec_insn) vm_mtb_retire(), and
+ * the exception model vm_mtb_exception(); the executor keeps cpu.last_pc, the
+ * source of an entry packet. Only TSTART/TSTOP need every instruction (a DWT
+ * comparator match on its address): then vm->mtb_hooked selects the hooked
+ * executor, which calls vm_mtb_retire() for each one. */
 #include "machine.h"
 #include "vm_internal.h"
 
@@ -28,13 +33,12 @@
 static void update_observe(struct sonde_vm *vm)
 {
   struct vm_mtb *m = vm->mtb;
-  bool was = vm->hooked;
+  bool mtb_was = vm->mtb_observe;
   vm->mtb_observe = m && ((m->master & MTB_MASTER_EN) ||
                           ((m->master & MTB_MASTER_TSTARTEN) && (m->tstart & 0xFu)));
-  vm->hooked = vm->mtb_observe || vm->dbg_observe || vm->hooks.retire || vm->hooks.transfer ||
-               vm->hooks.exception;
-  if (vm->hooked && !was)
-    vm->event_cycle = 0; /* leave the plain loop at the next boundary */
+  vm->mtb_hooked =
+      vm->mtb_observe && (m->master & (MTB_MASTER_TSTARTEN | MTB_MASTER_TSTOPEN)) != 0;
+  vm_update_hooked(vm, mtb_was);
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -129,11 +133,15 @@ static __attribute__((noinline)) void mtb_retire_slow(struct sonde_vm *vm, uint3
 void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc, unsigned size)
 {
   struct vm_mtb *m = vm->mtb;
-  m->last_pc = pc;
   if (__builtin_expect(!(m->master & (MTB_MASTER_TSTARTEN | MTB_MASTER_TSTOPEN)) &&
                            (vm->cpu.r[15] & ~1u) == pc + size, 1))
     return; /* sequential: nothing to record */
   mtb_retire_slow(vm, pc, size);
+}
+
+void vm_mtb_branch(struct sonde_vm *vm, uint32_t pc, uint32_t next)
+{
+  emit(vm, pc, false, next);
 }
 
 void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
@@ -143,10 +151,10 @@ void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned 
   uint32_t pc = vm->cpu.r[15];
   if (ev == SONDE_VM_EXC_ENTER) {
     /* Tail-chaining: the source is the EXC_RETURN the handler branched to. */
-    uint32_t src = m->exc_return ? m->exc_return : m->last_pc;
+    uint32_t src = m->exc_return ? m->exc_return : vm->cpu.last_pc;
     m->exc_return = 0;
     emit(vm, src, true, pc);
-    m->last_pc = pc;
+    vm->cpu.last_pc = pc; /* late arrival: the next entry's source */
   } else if (ev == SONDE_VM_EXC_RETURN) {
     emit(vm, m->exc_return, true, pc);
     m->exc_return = 0;

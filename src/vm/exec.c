@@ -890,8 +890,11 @@ retire:
   c->r[15] = x.next;
   c->cycles = start + x.cycles;
   c->instret++;
+  c->last_pc = pc;
   if (hooked)
     observe(vm, pc, start, x.cycles, in->len, &x.tx);
+  else if (VM_UNLIKELY(vm->mtb_observe)) /* the MTB executor's slow path */
+    vm_mtb_retire(vm, pc, in->len);
   if (VM_UNLIKELY(x.exc_ret | x.post)) {
     if (x.exc_ret)
       vm_exc_return(vm, x.exc_ret); /* sets the PC from the unstacked frame */
@@ -1172,13 +1175,20 @@ VM_INLINE bool step_one(struct sonde_vm *vm, const bool hooked)
 #define VM_THREADED
 #endif
 
-/* run_plain() and run_hooked(): the same threaded executor without and with
- * the observers (exec_threaded.h). */
+/* run_plain(), run_mtb() and run_hooked(): the same threaded executor
+ * without observers, with the MTB's branch reports (dbg_mtb.c), and with
+ * every instruction observed (exec_threaded.h). */
 #define FAST_FN run_plain
 #define FAST_HOOKED 0
+#define FAST_MTB 0
+#include "exec_threaded.h"
+#define FAST_FN run_mtb
+#define FAST_HOOKED 0
+#define FAST_MTB 1
 #include "exec_threaded.h"
 #define FAST_FN run_hooked
 #define FAST_HOOKED 1
+#define FAST_MTB 0
 #include "exec_threaded.h"
 
 static bool needs_service(const struct sonde_vm *vm)
@@ -1191,8 +1201,9 @@ int vm_cpu_execute(struct sonde_vm *vm)
 {
   vm_timing_setup(vm);
   for (;;) {
+    /* No pipeline reset here: where the VM stops to service events must not
+     * change the timing (exception entry/return and branches reset it). */
     if (needs_service(vm)) {
-      vm->cpu.ls_pipe = false;
       if (vm_sys_service(vm))
         return 0;
       if (vm->cpu.sleeping || vm->cpu.locked_up)
@@ -1200,6 +1211,8 @@ int vm_cpu_execute(struct sonde_vm *vm)
     }
     if (vm->hooked)
       run_hooked(vm);
+    else if (vm->mtb_observe)
+      run_mtb(vm);
     else
       run_plain(vm);
   }

@@ -1,7 +1,9 @@
 /* The threaded executor of the virtual Cortex-M (exec.c, "the fast
- * executor"), included twice by exec.c: FAST_FN names the function and
+ * executor"), included three times by exec.c: FAST_FN names the function,
  * FAST_HOOKED (0 or 1) says whether every retired instruction is reported to
- * observe_retire() (the hooked path: retire/transfer hooks, DWT, MTB). The
+ * observe_retire() (the hooked path: retire/transfer hooks, DWT, MTB with
+ * TSTART/TSTOP) and FAST_MTB (0 or 1, only without FAST_HOOKED) whether the
+ * MTB is told of each taken branch and cpu.last_pc kept (dbg_mtb.c). The
  * semantics and cycle model are exec_insn()'s, which every instruction not
  * handled here runs through (label `slow`). Not a standalone header. */
 static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
@@ -91,6 +93,8 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
     cy += (CYCLES);                                                                    \
+    if (FAST_MTB)                                                                      \
+      c->last_pc = pc;                                                                 \
     pc = (NEXT);                                                                       \
     ir++;                                                                              \
     lsp = (LS_PIPE);                                                                   \
@@ -112,6 +116,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     lsp = (LS_PIPE);                                                                   \
     lsrt = (LS_RT);                                                                    \
     SYNC();                                                                            \
+    c->last_pc = ipc_;                                                                 \
     observe(vm, ipc_, start_, icy_, in->len, &tx);                                     \
     tx.n = 0;                                                                          \
     if (VM_UNLIKELY(vm->attention || !vm->hooked))                                     \
@@ -121,6 +126,19 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
       goto out;                                                                        \
     DISPATCH();                                                                        \
   } while (0)
+#endif
+  /* A taken branch to NEXT (not an exception return), before its RETIRE: the
+   * MTB executor writes its packet; AUTOHALT or AUTOSTOP then leave it at the
+ * next boundary. */
+#if FAST_MTB
+#define NONSEQ(NEXT)                                                                   \
+  do {                                                                                 \
+    c->r[15] = (NEXT);                                                                 \
+    vm_mtb_branch(vm, pc, (NEXT));                                                     \
+    ev = VM_UNLIKELY(vm->attention) ? 0 : vm->event_cycle; /* AUTOSTOP moves it */     \
+  } while (0)
+#else
+#define NONSEQ(NEXT) ((void)0)
 #endif
 
   if (vm->attention)
@@ -289,11 +307,13 @@ bcond:
   /* fall through: taken */
 b:
   next = (pc + 4 + in->imm) & ~1u;
+  NONSEQ(next);
   RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
 
 bl:
   c->r[14] = (pc + in->len) | 1;
   next = (pc + 4 + in->imm) & ~1u;
+  NONSEQ(next);
   RETIRE(next, 1 + c->t.bl_extra + refill_cycles(vm, next), false, VM_NOREG);
 
 bx: {
@@ -301,6 +321,7 @@ bx: {
   if (VM_UNLIKELY(!(v & 1) || is_exc_return(vm, v)))
     goto slow;
   next = v & ~1u;
+  NONSEQ(next);
   RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
 }
 
@@ -308,11 +329,13 @@ cbz:
   if (c->r[in->rn] != 0)
     RETIRE(pc + in->len, 1, false, VM_NOREG);
   next = (pc + 4 + in->imm) & ~1u;
+  NONSEQ(next);
   RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
 cbnz:
   if (c->r[in->rn] == 0)
     RETIRE(pc + in->len, 1, false, VM_NOREG);
   next = (pc + 4 + in->imm) & ~1u;
+  NONSEQ(next);
   RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
 
 ldm: {
@@ -351,6 +374,7 @@ ldm: {
   cyc = 1 + n + n * p->wait_read;
   if (list & 0x8000) {
     next = pcv & ~1u;
+    NONSEQ(next);
     RETIRE(next, cyc + refill_cycles(vm, next), false, VM_NOREG);
   }
   RETIRE(pc + in->len, cyc, false, VM_NOREG);
@@ -429,6 +453,7 @@ movt:
   c->r[in->rd] = (c->r[in->rd] & 0xffff) | (in->imm << 16);
   RETIRE(pc + in->len, 1, false, VM_NOREG);
 #undef RETIRE
+#undef NONSEQ
 #undef DISPATCH
 #undef SYNC
 #undef LOAD
@@ -437,4 +462,5 @@ movt:
 
 #undef FAST_FN
 #undef FAST_HOOKED
+#undef FAST_MTB
 

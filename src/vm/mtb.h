@@ -36,7 +36,6 @@ struct vm_mtb {
   bool m33;                   /* TSTART/TSTOP/SECURE present */
   uint32_t position, master, flow, tstart, tstop, secure;
   bool start_pending;         /* the next packet carries the S-bit */
-  uint32_t last_pc;           /* last retired instruction (source of an entry packet) */
   uint32_t exc_return;        /* EXC_RETURN of the pending second return packet (0: none) */
   uint64_t packets;           /* packets written (statistics, tests) */
 };
@@ -44,9 +43,12 @@ struct vm_mtb {
 int vm_mtb_create(struct sonde_vm *vm);
 void vm_mtb_free(struct sonde_vm *vm);
 /* Observers (only while vm->mtb_observe): an instruction at `pc` retired and
- * vm->cpu.r[15] holds the next PC; an exception event (entry after the PC is
- * the handler, return after the PC is the return address). */
+ * vm->cpu.r[15] holds the next PC; a taken branch of a fast handler from `pc`
+ * to `next` (not an exception return), with vm->cpu.r[15] = next; an
+ * exception event (entry after the PC is the handler, return after the PC is
+ * the return address). The source of an entry packet is vm->cpu.last_pc. */
 void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc, unsigned size);
+void vm_mtb_branch(struct sonde_vm *vm, uint32_t pc, uint32_t next);
 void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc);
 
 #endif

@@ -318,6 +318,5 @@ void sonde_vm_set_hooks(struct sonde_vm *vm, const struct sonde_vm_hooks *hooks)
     vm->hooks = *hooks;
   else
     memset(&vm->hooks, 0, sizeof vm->hooks);
-  vm->hooked = vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception || vm->dbg_observe ||
-               vm->mtb_observe;
+  vm_update_hooked(vm, vm->mtb_observe);
 }

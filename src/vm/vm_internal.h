@@ -68,7 +68,8 @@ struct sonde_vm {
   struct vm_dbg *dbg;        /* DWT, ITM, TPIU, SWO (dbg.h); NULL on ARMv6-M */
   bool dbg_observe;          /* the debug blocks need the hooked path (dbg.h) */
   struct vm_mtb *mtb;        /* Micro Trace Buffer (mtb.h); NULL without one */
-  bool mtb_observe;          /* MTB enabled: the hooked path feeds it (dbg_mtb.c) */
+  bool mtb_observe;          /* MTB enabled: the executors feed it (dbg_mtb.c) */
+  bool mtb_hooked;           /* ... and needs every instruction (TSTART/TSTOP armed) */
   unsigned nperiph;
   struct vm_power power;     /* power model (power.c) */
 };
@@ -79,6 +80,19 @@ static inline void vm_request_stop(struct sonde_vm *vm, enum sonde_vm_stop_reaso
   vm->stop.reason = reason;
   vm->stop.pc = vm->cpu.r[15];
   vm->attention |= VM_ATTN_STOP;
+}
+
+/* Recompute vm->hooked (the executor that reports every instruction) after an
+ * observer changed. An executor that now reports too little leaves at the next
+ * boundary (exec.c, vm_cpu_execute picks again); one that reports too much
+ * (hooked, or the MTB's) stays correct and leaves at its next exit. */
+static inline void vm_update_hooked(struct sonde_vm *vm, bool mtb_was)
+{
+  bool was = vm->hooked;
+  vm->hooked = vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception ||
+               vm->dbg_observe || vm->mtb_hooked;
+  if ((vm->hooked && !was) || (vm->mtb_observe && !mtb_was))
+    vm->event_cycle = 0;
 }
 
 /* Write target output (semihosting, UART) through the user's callback. */

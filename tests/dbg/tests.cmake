@@ -10,6 +10,7 @@ endif()
 if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
   sonde_cli_test(dbg_swo LABELS firmware)
   sonde_cli_test(dbg_gts LABELS firmware)
+  sonde_cli_test(dbg_observe LABELS firmware)
 endif()
 # The SWO pin's sample renderer against the SWO line decoder of src/swo.
 sonde_unit_test(test_dbg_pin dbg/test_dbg_pin.c LIBS sonde_vm sonde_swo)

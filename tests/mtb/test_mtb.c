@@ -170,6 +170,44 @@ struct run {
   size_t nbuf;
 };
 
+/* The hooks above make the VM run its hooked executor, which observes every
+ * instruction. Without hooks the MTB is fed by the MTB executor (branch
+ * reports from the fast handlers, exec.c): run the image again that way and
+ * require the same buffer, registers, stop and cycle count. */
+static void same_without_hooks(const struct run *r, const unsigned char *img, size_t n,
+                               const char *name, uint32_t size)
+{
+  struct sonde_vm *vm;
+  if (sonde_vm_new(r->m, &vm) != 0 || sonde_vm_load_elf(vm, img, n, name) != 0) {
+    CHECK_FAIL_("cannot load %s", name);
+    return;
+  }
+  sonde_vm_set_output(vm, quiet, NULL);
+  sonde_vm_reset(vm);
+  struct sonde_vm_stop stop;
+  CHECK_EQ_I(sonde_vm_run(vm, 2000000, &stop), 0);
+  CHECK_EQ_I(stop.reason, r->stop.reason);
+  CHECK_EQ_U(stop.pc, r->stop.pc);
+  uint32_t regs[4];
+  CHECK_EQ_I(sonde_vm_read_mem(vm, r->sfr, regs, sizeof regs), 0);
+  CHECK_EQ_U(regs[0], r->position);
+  CHECK_EQ_U(regs[1], r->master);
+  struct sonde_vm_stats a, b;
+  sonde_vm_get_stats(r->vm, &a);
+  sonde_vm_get_stats(vm, &b);
+  CHECK_EQ_U(b.cycles, a.cycles);
+  CHECK_EQ_U(b.instructions, a.instructions);
+  unsigned char *x = malloc(size), *y = malloc(size);
+  if (x && y && sonde_vm_read_mem(r->vm, r->base, x, size) == 0 &&
+      sonde_vm_read_mem(vm, r->base, y, size) == 0)
+    CHECK(memcmp(x, y, size) == 0);
+  else
+    CHECK_FAIL_("cannot read the %u-byte trace buffer", size);
+  free(x);
+  free(y);
+  sonde_vm_free(vm);
+}
+
 static bool run_fw(struct run *r, const char *name, const char *machine)
 {
   memset(r, 0, sizeof *r);
@@ -229,6 +267,7 @@ static bool run_fw(struct run *r, const char *name, const char *machine)
     sonde_vm_read_mem(r->vm, r->base + ((first + off) & (size - 1)), w, 8);
     r->buf[r->nbuf++] = (struct pkt){w[0], w[1], false};
   }
+  same_without_hooks(r, img, n, name, size);
   return true;
 }
 
