@@ -33,8 +33,10 @@ static void fifo_add(struct vm_dbg *d, uint64_t start)
 }
 
 /* Send n bytes to the pin, the first not before `cycle`; returns the start
- * cycle of the first. */
-static uint64_t pin_send(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle)
+ * cycle of the first. `queue`: each byte also enters the output FIFO until
+ * its start bit (unformatted output; the formatter queues its own). */
+static uint64_t pin_send(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle,
+                         bool queue)
 {
   struct vm_dbg *d = vm->dbg;
   uint32_t bc = bit_cycles(d);
@@ -42,6 +44,8 @@ static uint64_t pin_send(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint
   uint64_t first = cycle > d->pin_free ? cycle : d->pin_free;
   for (unsigned i = 0; i < n; i++) {
     uint64_t start = cycle > d->pin_free ? cycle : d->pin_free;
+    if (queue)
+      fifo_add(d, start);
     d->pin_free = start + 10ull * bc;
     d->bytes_out++;
     if (d->swo_fn && !d->swo_error) {
@@ -105,11 +109,11 @@ static void fmt_send(struct sonde_vm *vm, uint64_t cycle)
   struct vm_dbg *d = vm->dbg;
   static const uint8_t fsync[4] = {0xFF, 0xFF, 0xFF, 0x7F};
   if (d->fmt_frames % VM_TPIU_SYNC_FRAMES == 0) {
-    pin_send(vm, fsync, 4, cycle);
+    pin_send(vm, fsync, 4, cycle, false);
     d->fmt_frames = 0;
   }
   d->fmt_frames++;
-  uint64_t start = pin_send(vm, d->fmt_frame, 16, cycle);
+  uint64_t start = pin_send(vm, d->fmt_frame, 16, cycle, false);
   for (unsigned i = d->fmt_pending > d->fifo_n ? d->fifo_n : d->fmt_pending; i; i--)
     d->fifo_start[(d->fifo_head + d->fifo_n - i) % VM_DBG_FIFO_BYTES] = start;
   d->fmt_pending = 0;
@@ -203,10 +207,7 @@ void vm_swo_push(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cyc
     fmt_push(vm, b, n, cycle);
     return;
   }
-  for (unsigned i = 0; i < n; i++) {
-    fifo_add(d, cycle > d->pin_free ? cycle : d->pin_free);
-    pin_send(vm, &b[i], 1, cycle);
-  }
+  pin_send(vm, b, n, cycle, true);
 }
 
 void sonde_vm_set_swo(struct sonde_vm *vm, sonde_vm_swo_fn fn, void *ctx)
