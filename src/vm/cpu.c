@@ -27,6 +27,7 @@ void vm_cpu_reset(struct sonde_vm *vm)
   c->itstate = 0;
   c->excl_valid = false;
   c->msplim = c->psplim = 0;
+  c->splim_on = false;
   c->ls_pipe = false;
   c->ls_rt = 0xff;
   c->t.core = 0;

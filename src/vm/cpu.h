@@ -54,7 +54,8 @@ struct vm_cpu {
   uint8_t itstate;       /* IT[7:0] (mirrored into epsr bits 26:25, 15:10) */
   bool excl_valid;       /* local exclusive monitor open (A3.4) */
   uint32_t excl_addr;
-  uint32_t msplim, psplim; /* ARMv8-M stack limits (no checking yet) */
+  uint32_t msplim, psplim; /* ARMv8-M stack limits (exec.c, exception.c) */
+  bool splim_on;         /* a limit is set: SP-writing instructions take exec_insn */
   bool ls_pipe;          /* previous instruction was a pipelinable load/store */
   uint8_t ls_rt;         /* ... and the register it loaded (0xff none) */
   struct vm_timing t;

@@ -321,6 +321,11 @@ static void do_msr(struct sonde_vm *vm, unsigned sysm, unsigned mask, uint32_t v
     case 2: if (vm->has_v8m) c->msplim = v & ~7u; break;
     case 3: if (vm->has_v8m) c->psplim = v & ~7u; break;
     }
+    if ((sysm & 6) == 2 && vm->has_v8m && c->splim_on != ((c->msplim | c->psplim) != 0)) {
+      /* the fast handlers do not check limits: re-classify every decode */
+      c->splim_on = (c->msplim | c->psplim) != 0;
+      vm_cpu_flush_decode_cache(vm);
+    }
     return;
   case 2:
     if (!is_privileged(vm))
@@ -379,6 +384,15 @@ static void do_cps(struct sonde_vm *vm, bool disable, unsigned which)
 
 #define R(n) ((n) == 15 ? pc + 4 : c->r[(n)])
 #define FAULT() goto fault
+/* ARMv8-M stack limit (exception.c, vm_sp_limit_check): an instruction that
+ * would move SP below the active limit raises STKOF before it writes or
+ * accesses anything (the checks QEMU makes; fast_classify sends these
+ * instructions here while a limit is set). */
+#define SP_LIMIT(V)                                                                    \
+  do {                                                                                 \
+    if (VM_UNLIKELY(c->splim_on) && !vm_sp_limit_check(vm, (V)))                       \
+      FAULT();                                                                         \
+  } while (0)
 
 /* Execute one decoded instruction at c->r[15]. Returns false if it faulted
  * (state unchanged except what the fault did; the caller charges a cycle). */
@@ -478,6 +492,10 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
       branch_write(&x, res);
       x.cycles += refill_cycles(vm, x.next);
     } else {
+      if (VM_UNLIKELY(in->rd == 13 && c->splim_on) && !vm_sp_limit_check(vm, res)) {
+        c->apsr = apsr; /* ADD/SUB/MOV SP faulted: no flags either */
+        FAULT();
+      }
       c->r[in->rd] = res;
     }
     break;
@@ -637,6 +655,8 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
     uint32_t offaddr = (in->flags & VM_F_U) ? base + off : base - off;
     uint32_t addr = (in->flags & VM_F_P) ? offaddr : base;
     unsigned size = in->sub & 7;
+    if ((in->flags & VM_F_W) && in->rn == 13)
+      SP_LIMIT(offaddr);
     if (!align_ok(vm, addr, size))
       FAULT();
     if (in->op == VM_OP_LD) {
@@ -672,6 +692,8 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
     uint32_t base = c->r[in->rn];
     uint32_t addr = in->sub ? base - 4 * n : base;
     uint32_t vals[16];
+    if ((in->flags & VM_F_W) && in->rn == 13)
+      SP_LIMIT(addr); /* the lowest address: the new SP of a PUSH (QEMU's choice for IA) */
     if (!align_strict(vm, addr, 4))
       FAULT();
     if (in->op == VM_OP_LDM) {
@@ -711,6 +733,8 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
     uint32_t base = (in->flags & VM_F_LIT) ? (pc + 4) & ~3u : c->r[in->rn];
     uint32_t offaddr = (in->flags & VM_F_U) ? base + in->imm : base - in->imm;
     uint32_t addr = (in->flags & VM_F_P) ? offaddr : base;
+    if ((in->flags & VM_F_W) && in->rn == 13)
+      SP_LIMIT(offaddr);
     if (!align_strict(vm, addr, 4))
       FAULT();
     if (in->op == VM_OP_LDRD) {
@@ -969,9 +993,13 @@ static bool alu_writes(unsigned alu)
 }
 
 /* The fast handler for a decoded instruction, or VM_FAST_SLOW. */
-static uint8_t fast_classify(const struct vm_insn *in)
+static uint8_t fast_classify(const struct vm_insn *in, bool splim)
 {
   unsigned op = in->op;
+  /* With a stack limit set (ARMv8-M), whatever may write SP takes exec_insn,
+   * which checks it: Rd = SP, or SP as a written-back base. */
+  if (VM_UNLIKELY(splim) && (in->rd == 13 || (in->rn == 13 && (in->flags & VM_F_W))))
+    return VM_FAST_SLOW;
   if (op >= VM_OP_DPI0 && op < VM_OP_DPR0 + 16) {
     bool reg = op >= VM_OP_DPR0;
     unsigned alu = op - (reg ? VM_OP_DPR0 : VM_OP_DPI0);
@@ -1141,7 +1169,7 @@ static bool icache_fill(struct sonde_vm *vm, uint32_t pc, struct vm_icache_entry
     if (e->insn.len == 4)
       vm_bus_watch_code(&vm->bus, pc + 2);
   }
-  e->fast = fast_classify(&e->insn);
+  e->fast = fast_classify(&e->insn, vm->cpu.splim_on);
   e->soff = (int32_t)((e->insn.flags & VM_F_U) ? e->insn.imm : 0u - e->insn.imm);
   e->tag = pc | 1;
   return true;

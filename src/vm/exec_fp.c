@@ -277,6 +277,11 @@ static int exec_mem(struct sonde_vm *vm, const struct fp_dec *o, int cycles)
     addr = o->uns ? base + o->imm : base - o->imm;
   else
     addr = o->uns ? base : base - o->imm;
+  /* ARMv8-M stack limit (exception.c): VPUSH/VSTMDB/VLDM with writeback of SP
+   * check the lowest address before any access, as the core's LDM/STM do. */
+  if ((o->op == FP_VLDM || o->op == FP_VSTM) && o->flag && o->rn == 13 && c->splim_on &&
+      !vm_sp_limit_check(vm, addr))
+    return VM_EXT_FAULTED;
   if (addr & 3) { /* FP transfers are always word-aligned accesses (MemA) */
     vm_fault(vm, VM_FAULT_UNALIGNED, addr);
     return VM_EXT_FAULTED;
@@ -300,12 +305,16 @@ static int exec_mem(struct sonde_vm *vm, const struct fp_dec *o, int cycles)
     memcpy(&c->s[o->d], val, 4 * o->words);
   if ((o->op == FP_VLDM || o->op == FP_VSTM) && o->flag)
     c->r[o->rn] = o->uns ? base + o->imm : base - o->imm;
-  if (vm->hooked && vm->hooks.transfer) {
+  if (vm->hooked && (vm->hooks.transfer || vm->dbg_observe)) {
     /* Same stamping as the core's loads/stores: transfer i in cycle
-     * start + 1 + i, clamped to the instruction's last cycle. */
+     * start + 1 + i, clamped to the instruction's last cycle; the DWT's data
+     * comparators see them as the core's (dbg_dwt.c). */
     for (unsigned i = 0; i < o->words; i++) {
       uint64_t cy = c->cycles + (i + 1 < (unsigned)cycles ? i + 1 : (unsigned)cycles - 1);
-      vm->hooks.transfer(vm->hooks.ctx, cy, c->r[15], addr + 4 * i, 4, val[i], !load);
+      if (vm->hooks.transfer)
+        vm->hooks.transfer(vm->hooks.ctx, cy, c->r[15], addr + 4 * i, 4, val[i], !load);
+      if (vm->dbg_observe)
+        vm_dbg_transfer(vm, c->r[15], addr + 4 * i, 4, val[i], !load, cy);
     }
   }
   return cycles;

@@ -245,6 +245,31 @@ static void test_function_bits(void)
   sonde_machine_free(m);
 }
 
+/* FP loads and stores are data transfers for the DWT's comparators too: a
+ * VSTR to a watched address sets FUNCTION1.MATCHED (cm4f, C1.8.17). */
+static void test_fp_store_matches(void)
+{
+  struct sonde_machine *m;
+  struct sonde_vm *vm = NULL;
+  if (sonde_machine_builtin("cm4f", &m) != 0 || sonde_vm_new(m, &vm) != 0)
+    abort();
+  /* at 0x8: VSTR s0, [r0] (0xED80 0x0A00), then b . */
+  static const uint32_t img[4] = {0x20001000u, 0x9u, 0x0A00ED80u, 0xE7FEu};
+  CHECK_EQ_I(sonde_vm_load_binary(vm, img, sizeof img, 0), 0);
+  sonde_vm_reset(vm);
+  wr(vm, 0xE000ED88u, 0xFu << 20); /* CPACR: CP10/CP11 full access */
+  CHECK_EQ_I(sonde_vm_write_reg(vm, 0, 0x20000100u), 0);
+  wr(vm, 0xE000EDFCu, 1u << 24);   /* TRCENA */
+  wr(vm, 0xE0001030u, 0x20000100u); /* COMP1 */
+  wr(vm, 0xE0001034u, 0);           /* MASK1 */
+  wr(vm, 0xE0001038u, 1);           /* FUNCTION1: data address match */
+  struct sonde_vm_stop st;
+  sonde_vm_run(vm, 50, &st);
+  CHECK_EQ_U(rd(vm, 0xE0001038u) >> 24 & 1, 1); /* MATCHED */
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
 int main(void)
 {
   RUN(test_reset_values);
@@ -252,6 +277,7 @@ int main(void)
   RUN(test_cycevt);
   RUN(test_formatter);
   RUN(test_function_bits);
+  RUN(test_fp_store_matches);
   RUN(test_no_trace_on_v6m);
   return check_summary();
 }

@@ -213,6 +213,20 @@ static void test_stack_limit(void)
     expect_exit0(&R, "cfsr 1048576\n");
 }
 
+/* ARMv8-M: PUSH, SUB SP, STR/STRD with writeback, MOV SP and VPUSH that would
+ * move SP below MSPLIM/PSPLIM fault with STKOF before writing anything (the
+ * firmware checks the stacked PC, SP and memory); at the limit they do not. */
+static void test_stack_limit_insn(void)
+{
+  static const char out[] =
+      "msp push faults 1\nmsp sub faults 1\nmsp str faults 1\nmsp strd faults 1\n"
+      "msp mov faults 1\nmsp vpush faults 1\nmsp at-limit faults 0\n"
+      "psp push faults 1\npsp sub faults 1\npsp str faults 1\npsp strd faults 1\n"
+      "psp mov faults 1\npsp vpush faults 1\npsp at-limit faults 0\nfaults 12\n";
+  if (run_fw("exc_stklim_insn_m33", "cm33", &R, NULL))
+    expect_exit0(&R, out);
+}
+
 static void test_svc_pendsv(void)
 {
   if (!run_fw("exc_svc_pendsv_m3", "cm3", &R, NULL))
@@ -378,6 +392,7 @@ int main(void)
   RUN(test_systick);
   RUN(test_wfi_peripherals);
   RUN(test_stack_limit);
+  RUN(test_stack_limit_insn);
   RUN(test_reset);
   RUN(test_lockup);
   RUN(test_late_arrival);
