@@ -39,6 +39,9 @@ sonde_firmware(tband_vm_bench_stream_itm SOURCES ${_tb_src} ${CMAKE_SOURCE_DIR}/
   DEFINES TBAND_DEMO_BENCH TBAND_VM_STREAM_ITM TBAND_VM_USE_DWT TBAND_CM_CPU_HZ=64000000u)
 sonde_firmware(tband_vm_bench_stream SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_BENCH TBAND_CM_CPU_HZ=64000000u)
+# the fast path's timestamp window across counter wrap and window edges (64 MHz, DWT)
+sonde_firmware(tband_vm_window SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
+  DEFINES TBAND_DEMO_WINDOW TBAND_VM_USE_DWT TBAND_CM_CPU_HZ=64000000u)
 # the tracer's own cost without a transport: the external backend with a
 # handler that keeps nothing (the figures go to the UART directly)
 sonde_firmware(tband_vm_bench_null SOURCES ${_tb_src} ${_tb}/tband_backend_external.c CORE m4f

@@ -37,9 +37,17 @@ TBAND_INLINE bool tband_fast_emit(uint8_t id, uint32_t mid, uint32_t last, bool 
     uint8_t d[TBAND_FAST_SCRATCH];
     if (__builtin_expect(!cs->report_pending, 1)) {
 #endif
+#ifdef tband_portTS_LO
+      /* the port's timestamp window (e.g. the Cortex-M port's tband_cm_ts_lo) */
+      uint32_t lo;
+      if (__builtin_expect(tband_portTS_LO(&lo), 1))
+        n = two ? tband_fast_lo2(d, &cs->tsc, id, lo, mid, last)
+                : tband_fast_lo1(d, &cs->tsc, id, lo, last);
+#else
       uint64_t ts = tband_portTIMESTAMP();
       n = two ? tband_fast_ts2(d, &cs->tsc, id, ts, mid, last)
               : tband_fast_ts1(d, &cs->tsc, id, ts, last);
+#endif
       if (__builtin_expect(n != 0, 1)) {
 #if TBAND_BACKEND_HAS_RESERVE
         tband_snap.len[c] = used + (uint32_t)n;

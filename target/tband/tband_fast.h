@@ -115,15 +115,11 @@ TBAND_INLINE void tband_fast_tscache_update(struct tband_tscache *tc, uint64_t t
   }
 }
 
-/* The timestamp's varlen at p (may write 8 bytes); returns its length, or 0
- * when the cache does not hold ts's high bytes (then the generic path
- * updates it), or ts is 0 or >= 2^56. */
-TBAND_INLINE uint32_t tband_fast_ts(uint8_t *p, const struct tband_tscache *tc, uint64_t ts)
+/* The varlen of a timestamp whose bits 28 and up the cache holds, from its
+ * low bits `lo` (bits 28-31 are ignored), at p (may write 8 bytes); returns
+ * its length, or 0 when the timestamp is 0. */
+TBAND_INLINE uint32_t tband_fast_ts_lo(uint8_t *p, const struct tband_tscache *tc, uint32_t lo)
 {
-  uint32_t lo = (uint32_t)ts, hi = (uint32_t)(ts >> 32);
-  uint32_t key = hi << 4 | lo >> 28; /* ts >> 28 unless ts >= 2^60 */
-  if (__builtin_expect(key != tc->key || (hi >> 24) != 0, 0))
-    return 0;
   uint32_t w = tband_fast_spread(lo);
   uint32_t n = tc->len;
   if (__builtin_expect(n != 0, 1)) { /* ts >= 2^28: 4 low bytes, all continued */
@@ -137,6 +133,18 @@ TBAND_INLINE uint32_t tband_fast_ts(uint8_t *p, const struct tband_tscache *tc, 
   uint32_t s = (uint32_t)__builtin_clz(w) & 24u;
   tband_fast_st32(p, w | (0x00808080u >> s));
   return 4u - (s >> 3);
+}
+
+/* The timestamp's varlen at p (may write 8 bytes); returns its length, or 0
+ * when the cache does not hold ts's high bytes (then the generic path
+ * updates it), or ts is 0 or >= 2^56. */
+TBAND_INLINE uint32_t tband_fast_ts(uint8_t *p, const struct tband_tscache *tc, uint64_t ts)
+{
+  uint32_t lo = (uint32_t)ts, hi = (uint32_t)(ts >> 32);
+  uint32_t key = hi << 4 | lo >> 28; /* ts >> 28 unless ts >= 2^60 */
+  if (__builtin_expect(key != tc->key || (hi >> 24) != 0, 0))
+    return 0;
+  return tband_fast_ts_lo(p, tc, lo);
 }
 
 /* The last field of a frame (v < 2^28) at q, then the delimiter; returns
@@ -161,6 +169,14 @@ TBAND_INLINE uint32_t tband_fast_last(uint8_t *q, uint32_t v)
 #define TBAND_FAST_OK1(last) ((last) - 1u < 127u)
 #define TBAND_FAST_OK2(mid, last) (((last) >> 28) == 0 && (mid) - 1u < 0x0FFFFFFFu) /* 0 wraps */
 
+/* The rest of a frame whose timestamp (n bytes, n != 0) is at p + 2. */
+TBAND_INLINE size_t tband_fast_end1(uint8_t *p, uint32_t n, uint8_t id, uint32_t last)
+{
+  tband_fast_st16(p + 2 + n, last); /* the byte, then the delimiter */
+  tband_fast_st16(p, (n + 3u) | (uint32_t)id << 8);
+  return n + 4u;
+}
+
 /* [id][ts][last] with TBAND_FAST_OK1(last): returns the frame length, or 0
  * (use the generic encoder) when the timestamp is not in the fast range. */
 TBAND_INLINE size_t tband_fast_ts1(uint8_t *p, const struct tband_tscache *tc, uint8_t id,
@@ -169,24 +185,49 @@ TBAND_INLINE size_t tband_fast_ts1(uint8_t *p, const struct tband_tscache *tc, u
   uint32_t n = tband_fast_ts(p + 2, tc, ts);
   if (__builtin_expect(n == 0, 0))
     return 0;
-  tband_fast_st16(p + 2 + n, last); /* the byte, then the delimiter */
-  tband_fast_st16(p, (n + 3u) | (uint32_t)id << 8);
-  return n + 4u;
+  return tband_fast_end1(p, n, id, last);
 }
 
-/* [id][ts][mid][last] with TBAND_FAST_OK2(mid, last): the same. */
-TBAND_INLINE size_t tband_fast_ts2(uint8_t *p, const struct tband_tscache *tc, uint8_t id, uint64_t ts,
-                                   uint32_t mid, uint32_t last)
+/* The same from the timestamp's low bits (tband_fast_ts_lo: the cache holds
+ * the rest). */
+TBAND_INLINE size_t tband_fast_lo1(uint8_t *p, const struct tband_tscache *tc, uint8_t id,
+                                   uint32_t lo, uint32_t last)
 {
-  uint32_t n = tband_fast_ts(p + 2, tc, ts);
+  uint32_t n = tband_fast_ts_lo(p + 2, tc, lo);
   if (__builtin_expect(n == 0, 0))
     return 0;
+  return tband_fast_end1(p, n, id, last);
+}
+
+/* The rest of a [id][ts][mid][last] frame whose timestamp (n bytes) is at p + 2. */
+TBAND_INLINE size_t tband_fast_end2(uint8_t *p, uint32_t n, uint8_t id, uint32_t mid,
+                                    uint32_t last)
+{
   uint32_t mn;
   tband_fast_st32(p + 2 + n, tband_fast_varlen(mid, &mn));
   n += mn;
   n += tband_fast_last(p + 2 + n, last);
   tband_fast_st16(p, (n + 2u - (uint32_t)(last == 0)) | (uint32_t)id << 8);
   return n + 3u;
+}
+
+/* [id][ts][mid][last] with TBAND_FAST_OK2(mid, last): the same as ts1. */
+TBAND_INLINE size_t tband_fast_ts2(uint8_t *p, const struct tband_tscache *tc, uint8_t id, uint64_t ts,
+                                   uint32_t mid, uint32_t last)
+{
+  uint32_t n = tband_fast_ts(p + 2, tc, ts);
+  if (__builtin_expect(n == 0, 0))
+    return 0;
+  return tband_fast_end2(p, n, id, mid, last);
+}
+
+TBAND_INLINE size_t tband_fast_lo2(uint8_t *p, const struct tband_tscache *tc, uint8_t id,
+                                   uint32_t lo, uint32_t mid, uint32_t last)
+{
+  uint32_t n = tband_fast_ts_lo(p + 2, tc, lo);
+  if (__builtin_expect(n == 0, 0))
+    return 0;
+  return tband_fast_end2(p, n, id, mid, last);
 }
 
 /* The sign-magnitude form of an s64 (as tband_cobs_s64 makes it) when

@@ -33,7 +33,14 @@
     tband_portEXIT_CRITICAL_FROM_ANY();                                                \
   } while (0)
 /* The generic path keeps the fast path's timestamp cache current. */
-#if TBAND_FAST
+#if TBAND_FAST && defined(tband_portTS_ARM)
+/* ... and the port's timestamp window, which relies on that cache */
+#define TBAND_FAST_UPDATE(core, ts)                                                    \
+  do {                                                                                 \
+    tband_fast_tscache_update(&tband_cores[core].tsc, (ts));                           \
+    tband_portTS_ARM();                                                                \
+  } while (0)
+#elif TBAND_FAST
 #define TBAND_FAST_UPDATE(core, ts) tband_fast_tscache_update(&tband_cores[core].tsc, (ts))
 #else
 #define TBAND_FAST_UPDATE(core, ts) ((void)0)

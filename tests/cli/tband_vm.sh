@@ -51,6 +51,23 @@ check_demo itm "$F/tband_vm_stream_itm.elf"           # ITM port 0 over SWO, DWT
 # the snapshot starts with the metadata buffer, then the buffer's core_id
 sed -n 6p "$W/snapshot.json" | grep -q '"evt":"core_id"' && ok || bad "snapshot: core_id after the metadata"
 
+# the fast path's timestamp window (Cortex-M port, 64 MHz): across counter
+# wrap and window edges, a fast event (marker 1) and the generic one right
+# after it (marker 2) are in order and a few microseconds apart
+WF="$F/tband_vm_window.elf"
+if [ -f "$WF" ]; then
+  "$SONDE" run --machine cm4f --uart "$W/win.bin" "$WF" >/dev/null 2>&1 && ok || bad "window: run"
+  "$SONDE" tband dump --format json "$W/win.bin" >"$W/win.json" 2>/dev/null && ok || bad "window: dump"
+  awk -F'"ts":' 'NF > 1 { split($2, a, ","); t = a[1] + 0; if (t < last) exit 1; last = t }' "$W/win.json" && ok || bad "window: time goes back"
+  awk '/"evtmarker_id":1,/ { match($0, /"ts":[0-9]+/); f = substr($0, RSTART + 5, RLENGTH - 5) + 0; n1++ }
+       /"evtmarker_id":2,/ { match($0, /"ts":[0-9]+/); g = substr($0, RSTART + 5, RLENGTH - 5) + 0;
+                             if (g < f || g - f > 20000) bad++; n2++ }
+       END { exit !(n1 == 300 && n2 == 300 && bad == 0) }' "$W/win.json" && ok || bad "window: marker pairs out of step"
+  grep -q '"valmarker_id":92,"val":1}' "$W/win.json" && ok || bad "window: the cycle counter did not wrap"
+else
+  bad "window firmware $WF not built"
+fi
+
 # post-mortem: the ring survives a HardFault and a system reset; after the
 # reboot the firmware dumps it: the newest events before the fault, the fault,
 # then pm_boot(1)

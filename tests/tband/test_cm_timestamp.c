@@ -82,9 +82,88 @@ static void test_wrap(void)
   CHECK(b > a);
 }
 
+#if TBAND_CM_WIN
+struct tband_cm_win tband_cm_win;
+
+/* The fast path's window (tband_cm_ts_lo): armed at a timestamp, every
+ * counter value inside it gives the exact low 28 bits with the same bits 28
+ * and up; the window ends where those change (or at its caps). */
+static int window_ok(uint32_t high, uint32_t now, uint32_t step)
+{
+  tband_cm_ts.high = high;
+  tband_cm_ts.last = now;
+  fake_cycles = now;
+  uint64_t ts = tband_cm_timestamp();
+  tband_cm_win.span = 0;
+  tband_cm_win_arm();
+  uint32_t base = tband_cm_win.base, span = tband_cm_win.span;
+  if (span == 0) /* allowed only past 2^56, or when a 2^28 boundary lies in [base, now] */
+    return (ts >> 56) != 0 || (expect((uint64_t)high << 32 | base) >> 28) != (ts >> 28);
+  if (now - base >= span || base > now || (base & ((1u << TBAND_CM_WIN_K) - 1)))
+    return 0;
+  uint64_t cyc0 = ((uint64_t)high << 32 | base);
+  for (uint64_t d = 0; d < span; d += step) {
+    for (int e = 0; e < 2; e++) {
+      uint32_t dd = e ? span - 1 - (uint32_t)(d % span) : (uint32_t)d;
+      uint32_t lo;
+      fake_cycles = base + dd;
+      if (!tband_cm_ts_lo(&lo))
+        return 0;
+      uint64_t want = expect(cyc0 + dd);
+      if (lo != (uint32_t)(want & 0x0FFFFFFFu) || (want >> 28) != (ts >> 28)) {
+        printf("window at %u:%u, d %u: lo %u, want %llu\n", high, now, dd, lo,
+               (unsigned long long)want);
+        return 0;
+      }
+    }
+  }
+  fake_cycles = base + span;
+  uint32_t lo;
+  if (tband_cm_ts_lo(&lo)) /* the first cycle past the window is outside */
+    return 0;
+  /* maximal unless capped: at base + span bits 28 and up changed */
+  if (span < 0xFFFFFFFFu / TBAND_CM_WIN_M && span < 0x80000000u &&
+      (expect(cyc0 + span) >> 28) == (ts >> 28))
+    return 0;
+  return 1;
+}
+
+static void test_window(void)
+{
+  static const uint32_t highs[] = {0, 1, 7, 0xFFFF};
+  static const uint32_t lows[] = {0, 1, 8, 0x0FFFFFF0u, 0x7FFFFFFFu, 0xFFFFFFF8u, 0xFFFFFFFFu};
+  for (unsigned h = 0; h < sizeof highs / sizeof highs[0]; h++)
+    for (unsigned l = 0; l < sizeof lows / sizeof lows[0]; l++)
+      CHECK(window_ok(highs[h], lows[l], 99991));
+  uint32_t x = 777;
+  for (int i = 0; i < 300; i++) {
+    x = x * 1664525u + 1013904223u;
+    uint32_t hi = x >> 20;
+    x = x * 1664525u + 1013904223u;
+    CHECK(window_ok(hi, x, 1000003));
+  }
+  /* a counter wrap inside the window: the timestamp runs on */
+  tband_cm_ts.high = 3;
+  tband_cm_ts.last = 0xFFFFFF00u;
+  fake_cycles = 0xFFFFFF00u;
+  (void)tband_cm_timestamp();
+  tband_cm_win.span = 0;
+  tband_cm_win_arm();
+  if (tband_cm_win.span > 0x200u) {
+    uint32_t lo;
+    fake_cycles = 0x100u; /* 0x200 cycles later, past the wrap */
+    CHECK(tband_cm_ts_lo(&lo));
+    CHECK_EQ_U(lo, (uint32_t)(expect((4ull << 32) | 0x100u) & 0x0FFFFFFFu));
+  }
+}
+#endif
+
 int main(void)
 {
   RUN(test_values);
   RUN(test_wrap);
+#if TBAND_CM_WIN
+  RUN(test_window);
+#endif
   return check_summary();
 }

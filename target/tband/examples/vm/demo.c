@@ -91,7 +91,26 @@ int main(void)
 #ifdef TBAND_DEMO_SNAPSHOT
   tband_trigger_snapshot();
 #endif
-#ifdef TBAND_DEMO_BENCH
+#if defined(TBAND_DEMO_WINDOW) && defined(TBAND_VM_USE_DWT)
+  /* The fast path's timestamp window (tband_port.h) across its edges: the
+   * cycle counter starts just before it wraps, and pairs of a fast event
+   * (marker 1, no message) and a generic one (marker 2 with a message, which
+   * re-arms the window) follow each other at growing distances, over more
+   * than two 2^28 ns windows (tests/cli/tband_vm.sh: time never goes back,
+   * and each pair is at most a few microseconds apart). */
+  TBAND_CM_DWT_CYCCNT = 0xFFF00000u;
+  uint32_t x = 1;
+  for (uint32_t j = 0; j < 300; j++) {
+    for (uint32_t k = 0; k < 40 + j * 7; k++)
+      x = work(x);
+    tband_evtmarker(1, "");
+    tband_evtmarker(2, "g");
+    if (j % 3 == 0)
+      tband_isr_enter(3);
+  }
+  tband_valmarker(92, (int64_t)tband_cm_ts.high); /* 1: the counter wrapped */
+  isr_count = x; /* keeps the work */
+#elif defined(TBAND_DEMO_BENCH)
   /* cycles x 100 per event, traced as value markers 100.. */
   int64_t marker = TIME_N(200, tband_evtmarker(1, ""));
   int64_t valmarker = TIME_N(200, tband_valmarker(2, 12345));
@@ -100,6 +119,9 @@ int main(void)
    * 64 MHz): timestamps of 5+ varlen bytes, as in any but the first 0.27 s
    * of a ns clock (docs/benchmarks.md) */
   tband_cm_ts.high = 1;
+#if TBAND_CM_WIN
+  tband_cm_win.span = 0; /* the window was for high = 0 */
+#endif
 #ifdef TBAND_DEMO_SNAPSHOT
   tband_reset_snapshot(); /* room for the second round (8 KiB buffer) */
   tband_trigger_snapshot();
@@ -113,7 +135,7 @@ int main(void)
   result(103, marker_up);
   result(104, valmarker_up);
   result(105, isr_up);
-#else
+#elif !defined(TBAND_DEMO_WINDOW)
   tband_evtmarker_name(1, "job");
   tband_evtmarker_name(2, "tick seen");
   tband_valmarker_name(1, "result");

@@ -124,6 +124,76 @@ static inline uint64_t tband_cm_timestamp(void)
 #endif
 }
 #define tband_portTIMESTAMP() tband_cm_timestamp()
+
+#if TBAND_CM_TS_IS_CYCLES || TBAND_CM_NS_SHIFT
+/* The timestamp window of the fast path (tband_fast.h, tband_core.c): where
+ * ts(cyc) = (cyc * M) >> K exactly (raw or shifted cycles: M = 1, K = the
+ * shift; ns with f dividing 1e9 * 2^K: M = 1e9 * 2^K / f), a base cycle count
+ * that is a multiple of 2^K gives
+ *   ts(base + d) = ts(base) + ((d * M) >> K),
+ * so while the 32-bit counter is less than `span` cycles past `base`, the
+ * timestamp's low 28 bits are lo + ((d * M) >> K) and its bits 28 and up are
+ * those of ts(base), which the fast path's cache holds: no 64-bit extension,
+ * no multiply of the whole count, no cache check. `span` ends the window
+ * where bit 28 would change (and keeps d * M below 2^32); 0 = no window. The
+ * generic path (re)arms it (tband_cm_win_arm). Like the extension, it needs
+ * an event at least once per 2^32 cycles. */
+#define TBAND_CM_WIN 1
+#if TBAND_CM_TS_IS_CYCLES
+#define TBAND_CM_WIN_M 1u
+#define TBAND_CM_WIN_K (TBAND_CM_TS_SHIFT)
+#else
+#define TBAND_CM_WIN_M ((uint32_t)((1000000000ull << TBAND_CM_NS_SHIFT) / (TBAND_CM_CPU_HZ)))
+#define TBAND_CM_WIN_K (TBAND_CM_NS_SHIFT)
+#endif
+struct tband_cm_win {
+  uint32_t base; /* counter value, a multiple of 2^K */
+  uint32_t span; /* cycles from base the window covers */
+  uint32_t lo;   /* ts(base) & 0x0FFFFFFF */
+};
+extern struct tband_cm_win tband_cm_win;
+
+/* The low 28 bits of the current timestamp, if the counter is in the window. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline bool tband_cm_ts_lo(uint32_t *lo)
+{
+  uint32_t d = TBAND_CM_CYCLES() - tband_cm_win.base;
+  if (__builtin_expect(d >= tband_cm_win.span, 0))
+    return false;
+  *lo = tband_cm_win.lo + ((d * TBAND_CM_WIN_M) >> TBAND_CM_WIN_K);
+  return true;
+}
+
+/* After tband_cm_timestamp() (inside the critical section): open a window at
+ * the counter value it read, unless the current window covers that already.
+ * The caller has just brought the fast path's cache to that timestamp. */
+static inline void tband_cm_win_arm(void)
+{
+  const uint32_t m = TBAND_CM_WIN_M;
+  uint32_t now = tband_cm_ts.last;
+  if (now - tband_cm_win.base < tband_cm_win.span)
+    return;
+  uint32_t base = now & ~((1u << TBAND_CM_WIN_K) - 1u);
+  uint64_t ts = (((uint64_t)tband_cm_ts.high << 32 | base) >> TBAND_CM_WIN_K) * m;
+  uint32_t lo = (uint32_t)ts & 0x0FFFFFFFu;
+  uint64_t span = (((uint64_t)(0x10000000u - lo) << TBAND_CM_WIN_K) + m - 1u) / m;
+  if (span > 0xFFFFFFFFu / m)
+    span = 0xFFFFFFFFu / m; /* d * M stays below 2^32 */
+  if (span > 0x80000000u)
+    span = 0x80000000u;
+  /* not past 2^56 (the fast encoders' range), and `now` itself inside (its
+   * bits 28 and up, which the cache now holds, are those of the window) */
+  if ((ts >> 56) != 0 || now - base >= span)
+    span = 0;
+  tband_cm_win.base = base;
+  tband_cm_win.lo = lo;
+  tband_cm_win.span = (uint32_t)span;
+}
+#define tband_portTS_LO(lo) tband_cm_ts_lo(lo)
+#define tband_portTS_ARM() tband_cm_win_arm()
+#endif
 #define tband_portNUMBER_OF_CORES (1)
 #define tband_portGET_CORE_ID() (0)
 

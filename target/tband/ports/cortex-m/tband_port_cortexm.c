@@ -14,6 +14,9 @@
 #define TBAND_CM_ITM_LAR (*(volatile uint32_t *)0xE0000FB0u)
 
 struct tband_cm_ts tband_cm_ts; /* see tband_cm_timestamp() in tband_port.h */
+#if TBAND_CM_WIN
+struct tband_cm_win tband_cm_win; /* see tband_cm_ts_lo() in tband_port.h */
+#endif
 
 void tband_cm_init(void)
 {
