@@ -42,6 +42,15 @@ sonde_firmware(tband_vm_bench_stream SOURCES ${_tb_src} CORE m4f MACHINE cm4f OP
 # the fast path's timestamp window across counter wrap and window edges (64 MHz, DWT)
 sonde_firmware(tband_vm_window SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_WINDOW TBAND_VM_USE_DWT TBAND_CM_CPU_HZ=64000000u)
+# the one-field events (the port's assembly path) in every timestamp length,
+# snapshot, 64 MHz, DWT; and the same with a periodic drop report every 7
+# events, without the phase past 2^56, so that the buffer fills on the fast path
+sonde_firmware(tband_vm_asmcheck SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
+  DEFINES TBAND_DEMO_ASMCHECK TBAND_DEMO_SNAPSHOT TBAND_VM_USE_DWT TBAND_CM_CPU_HZ=64000000u
+  tband_configBACKEND_SNAPSHOT_BUF_SIZE=32768)
+sonde_firmware(tband_vm_asmcheck_every SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
+  DEFINES TBAND_DEMO_ASMCHECK TBAND_DEMO_SNAPSHOT TBAND_VM_USE_DWT TBAND_CM_CPU_HZ=64000000u
+  tband_configBACKEND_SNAPSHOT_BUF_SIZE=32768 tband_configTRACE_DROP_CNT_EVERY=7 TBAND_DEMO_ASMCHECK_PHASES=5)
 # the tracer's own cost without a transport: the external backend with a
 # handler that keeps nothing (the figures go to the UART directly)
 sonde_firmware(tband_vm_bench_null SOURCES ${_tb_src} ${_tb}/tband_backend_external.c CORE m4f

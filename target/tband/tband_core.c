@@ -14,11 +14,12 @@ struct tband_core_state tband_cores[tband_portNUMBER_OF_CORES];
 #if TBAND_FAST
 /* The hot path of the events with a tband_fast.h shape, all inside one
  * critical section: encode straight into the snapshot buffer (other
- * backends: into a stack buffer handed to tband_submit_to_backend). Returns
+ * backends: into a stack buffer handed to tband_backend_submit). Returns
  * false, having traced nothing, when the event needs the generic path:
  * fields or timestamp out of the fast range, snapshot not recording or
- * nearly full, a drop report pending. The caller then emits it with
- * TBAND_EMIT_TS. The fields were checked with TBAND_FAST_OK1/2. */
+ * nearly full. The caller then emits it with TBAND_EMIT_TS. The fields were
+ * checked with TBAND_FAST_OK1/2. A pending drop report needs no check here:
+ * it is the countdown's (tband_stored). */
 /* (here, not in tband_internal.h: the port's critical section may need
  * FreeRTOS.h, included above) */
 TBAND_INLINE bool tband_fast_emit(uint8_t id, uint32_t mid, uint32_t last, bool two)
@@ -29,18 +30,16 @@ TBAND_INLINE bool tband_fast_emit(uint8_t id, uint32_t mid, uint32_t last, bool 
     uint32_t c = (uint32_t)(tband_portGET_CORE_ID());
     struct tband_core_state *cs = &tband_cores[c];
 #if TBAND_BACKEND_HAS_RESERVE
-    uint32_t used = tband_snap.len[c];
-    if (__builtin_expect(used + TBAND_FAST_SCRATCH <= TBAND_LOAD(&tband_snap.end) &&
-                             !cs->report_pending, 1)) {
-      uint8_t *d = tband_snap.buf[c] + used;
+    uint8_t *d = cs->wp;
+    if (__builtin_expect((uintptr_t)d < (uintptr_t)TBAND_LOAD(&cs->wlim), 1)) {
 #else
     uint8_t d[TBAND_FAST_SCRATCH];
-    if (__builtin_expect(!cs->report_pending, 1)) {
+    {
 #endif
 #ifdef tband_portTS_LO
       /* the port's timestamp window (e.g. the Cortex-M port's tband_cm_ts_lo) */
       uint32_t lo;
-      if (__builtin_expect(tband_portTS_LO(&lo), 1))
+      if (__builtin_expect(tband_portTS_LO(&cs->port, &lo), 1))
         n = two ? tband_fast_lo2(d, &cs->tsc, id, lo, mid, last)
                 : tband_fast_lo1(d, &cs->tsc, id, lo, last);
 #else
@@ -50,23 +49,15 @@ TBAND_INLINE bool tband_fast_emit(uint8_t id, uint32_t mid, uint32_t last, bool 
 #endif
       if (__builtin_expect(n != 0, 1)) {
 #if TBAND_BACKEND_HAS_RESERVE
-        tband_snap.len[c] = used + (uint32_t)n;
-#if tband_configTRACE_DROP_CNT_EVERY > 0
-        /* no report is pending (checked above): only the periodic one */
-        if (++cs->since_report >= tband_configTRACE_DROP_CNT_EVERY)
-          tband_report_drops(c);
-#endif
+        cs->wp = d + n;
+        tband_stored(c);
 #else
         /* straight to the backend (not a metadata event: no metadata buffer) */
         enum tband_backend_result r = tband_backend_submit(c, d, n, false);
-        if (__builtin_expect(r == TBAND_DROPPED, 0)) {
-          cs->dropped++;
-          cs->report_pending = true;
-        }
-#if tband_configTRACE_DROP_CNT_EVERY > 0
-        else if (r == TBAND_STORED && ++cs->since_report >= tband_configTRACE_DROP_CNT_EVERY)
-          tband_report_drops(c);
-#endif
+        if (__builtin_expect(r == TBAND_STORED, 1))
+          tband_stored(c);
+        else if (r == TBAND_DROPPED)
+          tband_dropped(cs);
 #endif
       }
     }
@@ -121,12 +112,9 @@ uint32_t tband_metadata_buf_lost(void) { return TBAND_LOAD(&tband_meta_lost); }
 
 static bool tband_send(uint32_t core, const uint8_t *buf, size_t len, bool is_metadata)
 {
-  struct tband_core_state *cs = &tband_cores[core];
   enum tband_backend_result r = tband_backend_submit(core, buf, len, is_metadata);
-  if (r == TBAND_DROPPED) {
-    cs->dropped++;
-    cs->report_pending = true;
-  }
+  if (r == TBAND_DROPPED)
+    tband_dropped(&tband_cores[core]);
   return r == TBAND_STORED;
 }
 
@@ -154,8 +142,21 @@ void tband_report_drops(uint32_t core)
   size_t n = tband_encode_dropped_evt_cnt(b, tband_portTIMESTAMP(), cs->dropped);
   if (tband_send(core, b, n, false)) {
     cs->report_pending = false;
-    cs->since_report = 0;
+    cs->countdown = tband_configTRACE_DROP_CNT_EVERY;
+  } else {
+    cs->countdown = 1; /* again after the next stored event */
   }
+}
+
+/* The countdown reached 0: a report is due, unless periodic reports are off
+ * and no drop is pending (the count wrapped after 2^32 events). */
+void tband_report_due(uint32_t core)
+{
+  struct tband_core_state *cs = &tband_cores[core];
+  if (tband_configTRACE_DROP_CNT_EVERY == 0 && !cs->report_pending)
+    cs->countdown = 0;
+  else
+    tband_report_drops(core);
 }
 
 uint32_t tband_dropped_evt_cnt(void)
@@ -174,6 +175,8 @@ void tband_gather_system_metadata(void)
 
 void tband_init(void)
 {
+  for (uint32_t c = 0; c < tband_portNUMBER_OF_CORES; c++)
+    tband_cores[c].countdown = tband_configTRACE_DROP_CNT_EVERY;
   tband_backend_init();
   tband_gather_system_metadata();
 }
@@ -196,6 +199,18 @@ void tband_init(void)
 #define TBAND_FAST1(name, last) (void)0
 #define TBAND_FAST2(name, mid, last) (void)0
 #endif
+/* With a port's own fast path for the one-field events (tband_portFAST_EVENTS,
+ * e.g. the Cortex-M port's assembly), these are its fallback, tband_c_<name>. */
+#ifdef tband_portFAST_EVENTS
+#define TBAND_API1(name) tband_c_##name
+void tband_c_evtmarker(uint32_t id, const char *msg);
+void tband_c_evtmarker_begin(uint32_t id, const char *msg);
+void tband_c_evtmarker_end(uint32_t id);
+void tband_c_isr_enter(uint32_t id);
+void tband_c_isr_exit(uint32_t id);
+#else
+#define TBAND_API1(name) tband_##name
+#endif
 #if tband_configMARKER_TRACE_ENABLE
 void tband_evtmarker_name(uint32_t id, const char *name) { TBAND_EMIT_META(evtmarker_name, id, name); }
 static TBAND_NOINLINE void tband_slow_evtmarker(uint32_t id, const char *msg)
@@ -211,19 +226,19 @@ static TBAND_NOINLINE void tband_slow_valmarker(uint32_t id, int64_t val)
 {
   TBAND_EMIT_TS(valmarker, id, val);
 }
-void tband_evtmarker(uint32_t id, const char *msg)
+void TBAND_API1(evtmarker)(uint32_t id, const char *msg)
 {
   if (!msg || !*msg)
     TBAND_FAST1(evtmarker, id);
   tband_slow_evtmarker(id, msg);
 }
-void tband_evtmarker_begin(uint32_t id, const char *msg)
+void TBAND_API1(evtmarker_begin)(uint32_t id, const char *msg)
 {
   if (!msg || !*msg)
     TBAND_FAST1(evtmarker_begin, id);
   tband_slow_evtmarker_begin(id, msg);
 }
-void tband_evtmarker_end(uint32_t id)
+void TBAND_API1(evtmarker_end)(uint32_t id)
 {
   TBAND_FAST1(evtmarker_end, id);
   tband_slow_evtmarker_end(id);
@@ -247,12 +262,12 @@ void tband_valmarker(uint32_t id, int64_t val) { (void)id; (void)val; }
 static TBAND_NOINLINE void tband_slow_isr_enter(uint32_t id) { TBAND_EMIT_TS(isr_enter, id); }
 static TBAND_NOINLINE void tband_slow_isr_exit(uint32_t id) { TBAND_EMIT_TS(isr_exit, id); }
 void tband_isr_name(uint32_t id, const char *name) { TBAND_EMIT_META(isr_name, id, name); }
-void tband_isr_enter(uint32_t id)
+void TBAND_API1(isr_enter)(uint32_t id)
 {
   TBAND_FAST1(isr_enter, id);
   tband_slow_isr_enter(id);
 }
-void tband_isr_exit(uint32_t id)
+void TBAND_API1(isr_exit)(uint32_t id)
 {
   TBAND_FAST1(isr_exit, id);
   tband_slow_isr_exit(id);

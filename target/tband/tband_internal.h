@@ -38,7 +38,7 @@
 #define TBAND_FAST_UPDATE(core, ts)                                                    \
   do {                                                                                 \
     tband_fast_tscache_update(&tband_cores[core].tsc, (ts));                           \
-    tband_portTS_ARM();                                                                \
+    tband_portTS_ARM(&tband_cores[core].port);                                         \
   } while (0)
 #elif TBAND_FAST
 #define TBAND_FAST_UPDATE(core, ts) tband_fast_tscache_update(&tband_cores[core].tsc, (ts))
@@ -65,6 +65,45 @@
 #define TBAND_STORE(p, v) (*(p) = (v))
 #endif
 
+/* Per-core state (tband_core.c). Only its own core touches it, inside a
+ * critical section, except `wlim`, which the snapshot's state changes set for
+ * every core under the snapshot lock. The fast path's fields come first and
+ * together: one object, one address on the hot path (docs/tband.md, "Cost per
+ * event"). */
+struct tband_core_state {
+  uint8_t *wp;        /* snapshot backend: where this core's next frame goes */
+  uint8_t *wlim;      /* snapshot backend: while wp < wlim, a fast frame
+                       * (TBAND_FAST_SCRATCH bytes) fits; NULL unless recording */
+  uint32_t countdown; /* stored events until the next dropped_evt_cnt: 1 after
+                       * a drop, else tband_configTRACE_DROP_CNT_EVERY (0: none
+                       * due; the count then wraps and tband_report_due says so) */
+  struct tband_tscache tsc; /* the fast encoders' high timestamp bytes */
+#ifdef tband_portFAST_STATE
+  tband_portFAST_STATE port; /* the port's part (Cortex-M: the timestamp window) */
+#endif
+  uint32_t dropped;    /* events lost so far (cumulative, as traced) */
+  bool report_pending; /* a drop happened that is not yet reported */
+};
+extern struct tband_core_state tband_cores[tband_portNUMBER_OF_CORES];
+void tband_report_drops(uint32_t core);
+void tband_report_due(uint32_t core);
+
+/* After an event was stored: the countdown to the next dropped-event report
+ * (after a drop, or every tband_configTRACE_DROP_CNT_EVERY events). */
+TBAND_INLINE void tband_stored(uint32_t core)
+{
+  if (__builtin_expect(--tband_cores[core].countdown == 0, 0))
+    tband_report_due(core);
+}
+
+/* An event was lost: count it, and report the count after the next stored one. */
+TBAND_INLINE void tband_dropped(struct tband_core_state *cs)
+{
+  cs->dropped++;
+  cs->report_pending = true;
+  cs->countdown = 1;
+}
+
 /* Backend interface (one of tband_backend_*.c is compiled in). */
 enum tband_backend_result {
   TBAND_STORED,  /* accepted */
@@ -81,23 +120,18 @@ void tband_backend_init(void);
 #if tband_configUSE_BACKEND_SNAPSHOT
 #define TBAND_BACKEND_HAS_RESERVE 1
 enum { TBAND_SNAP_IDLE, TBAND_SNAP_RUNNING, TBAND_SNAP_DONE };
-/* One object, so that the hot path needs one address for all of it. */
-struct tband_snap {
-  uint32_t end;                              /* the buffer size while RUNNING, else 0 */
-  uint32_t len[tband_portNUMBER_OF_CORES];   /* bytes recorded per core */
-  uint8_t buf[tband_portNUMBER_OF_CORES][tband_configBACKEND_SNAPSHOT_BUF_SIZE];
-};
-extern struct tband_snap tband_snap;
+extern uint8_t tband_snap_buf[tband_portNUMBER_OF_CORES][tband_configBACKEND_SNAPSHOT_BUF_SIZE];
 extern volatile uint32_t tband_snap_state;
 TBAND_INLINE uint8_t *tband_backend_reserve(uint32_t core, size_t maxlen)
 {
-  /* end is 0 unless recording: one compare covers "running" and "room" */
-  size_t used = tband_snap.len[core];
-  if (used + maxlen > TBAND_LOAD(&tband_snap.end))
+  struct tband_core_state *cs = &tband_cores[core];
+  uint8_t *lim = TBAND_LOAD(&cs->wlim);
+  /* the buffer ends TBAND_FAST_SCRATCH - 1 bytes past lim */
+  if (!lim || maxlen > (size_t)(lim + (TBAND_FAST_SCRATCH - 1) - cs->wp))
     return 0; /* near the end or not recording: tband_backend_submit decides */
-  return tband_snap.buf[core] + used;
+  return cs->wp;
 }
-TBAND_INLINE void tband_backend_commit(uint32_t core, size_t len) { tband_snap.len[core] += (uint32_t)len; }
+TBAND_INLINE void tband_backend_commit(uint32_t core, size_t len) { tband_cores[core].wp += len; }
 #else
 #define TBAND_BACKEND_HAS_RESERVE 0
 TBAND_INLINE uint8_t *tband_backend_reserve(uint32_t core, size_t maxlen)
@@ -112,30 +146,6 @@ TBAND_INLINE void tband_backend_commit(uint32_t core, size_t len)
   (void)len;
 }
 #endif
-
-/* Per-core state (tband_core.c): only touched by its own core inside a
- * critical section, so it needs no lock. */
-struct tband_core_state {
-  uint32_t dropped;      /* events lost so far (cumulative, as traced) */
-  uint32_t since_report; /* events since the last dropped_evt_cnt */
-  bool report_pending;   /* a drop happened that is not yet reported */
-  struct tband_tscache tsc; /* the fast encoders' high timestamp bytes */
-};
-extern struct tband_core_state tband_cores[tband_portNUMBER_OF_CORES];
-void tband_report_drops(uint32_t core);
-
-/* After an event was stored: trace the dropped-event count when a drop is
- * pending or every tband_configTRACE_DROP_CNT_EVERY events. */
-TBAND_INLINE void tband_stored(uint32_t core)
-{
-  struct tband_core_state *cs = &tband_cores[core];
-  bool periodic = false;
-#if tband_configTRACE_DROP_CNT_EVERY > 0
-  periodic = ++cs->since_report >= tband_configTRACE_DROP_CNT_EVERY;
-#endif
-  if (cs->report_pending || periodic)
-    tband_report_drops(core);
-}
 
 /* Byte copy without libc. */
 static inline void tband_copy(uint8_t *dst, const uint8_t *src, size_t n)

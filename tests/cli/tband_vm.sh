@@ -68,6 +68,26 @@ else
   bad "window firmware $WF not built"
 fi
 
+# the Cortex-M port's assembly fast path (snapshot, 64 MHz): the one-field
+# events in every timestamp length, ids in and out of its range, messages,
+# window edges, a full buffer; decoded by the host and checked against the
+# generic encoder's announcements (tband_asmcheck.awk)
+for v in "asmcheck 900 0" "asmcheck_every 750 7"; do
+  set -- $v
+  AF="$F/tband_vm_$1.elf"
+  if [ -f "$AF" ]; then
+    "$SONDE" run --machine cm4f --uart "$W/$1.bin" "$AF" >/dev/null 2>&1 && ok || bad "$1: run"
+    "$SONDE" tband dump --format json "$W/$1.bin" >"$W/$1.json" 2>"$W/$1.err" && [ ! -s "$W/$1.err" ] && ok || bad "$1: dump: $(head -3 "$W/$1.err")"
+    awk -v nwant="$2" -v every="$3" -f "$(dirname "$0")/tband_asmcheck.awk" "$W/$1.json" >"$W/$1.chk" && ok || bad "$1: $(head -5 "$W/$1.chk")"
+    tail -1 "$W/$1.json" | grep -q '"evt":"isr_enter".*"isr_id":7}' && ok || bad "$1: the full buffer does not end with a whole frame"
+    if command -v arm-none-eabi-nm >/dev/null 2>&1; then
+      arm-none-eabi-nm "$AF" | grep -q ' T tband_c_evtmarker$' && ok || bad "$1: built without the assembly path"
+    fi
+  else
+    bad "$1: firmware $AF not built"
+  fi
+done
+
 # post-mortem: the ring survives a HardFault and a system reset; after the
 # reboot the firmware dumps it: the newest events before the fault, the fault,
 # then pm_boot(1)

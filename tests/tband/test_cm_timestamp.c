@@ -83,7 +83,7 @@ static void test_wrap(void)
 }
 
 #if TBAND_CM_WIN
-struct tband_cm_win tband_cm_win;
+static struct tband_cm_win win;
 
 /* The fast path's window (tband_cm_ts_lo): armed at a timestamp, every
  * counter value inside it gives the exact low 28 bits with the same bits 28
@@ -94,9 +94,9 @@ static int window_ok(uint32_t high, uint32_t now, uint32_t step)
   tband_cm_ts.last = now;
   fake_cycles = now;
   uint64_t ts = tband_cm_timestamp();
-  tband_cm_win.span = 0;
-  tband_cm_win_arm();
-  uint32_t base = tband_cm_win.base, span = tband_cm_win.span;
+  win.span = 0;
+  tband_cm_win_arm(&win);
+  uint32_t base = win.base, span = win.span;
   if (span == 0) /* allowed only past 2^56, or when a 2^28 boundary lies in [base, now] */
     return (ts >> 56) != 0 || (expect((uint64_t)high << 32 | base) >> 28) != (ts >> 28);
   if (now - base >= span || base > now || (base & ((1u << TBAND_CM_WIN_K) - 1)))
@@ -107,7 +107,7 @@ static int window_ok(uint32_t high, uint32_t now, uint32_t step)
       uint32_t dd = e ? span - 1 - (uint32_t)(d % span) : (uint32_t)d;
       uint32_t lo;
       fake_cycles = base + dd;
-      if (!tband_cm_ts_lo(&lo))
+      if (!tband_cm_ts_lo(&win, &lo))
         return 0;
       uint64_t want = expect(cyc0 + dd);
       if (lo != (uint32_t)(want & 0x0FFFFFFFu) || (want >> 28) != (ts >> 28)) {
@@ -119,7 +119,7 @@ static int window_ok(uint32_t high, uint32_t now, uint32_t step)
   }
   fake_cycles = base + span;
   uint32_t lo;
-  if (tband_cm_ts_lo(&lo)) /* the first cycle past the window is outside */
+  if (tband_cm_ts_lo(&win, &lo)) /* the first cycle past the window is outside */
     return 0;
   /* maximal unless capped: at base + span bits 28 and up changed */
   if (span < 0xFFFFFFFFu / TBAND_CM_WIN_M && span < 0x80000000u &&
@@ -147,12 +147,12 @@ static void test_window(void)
   tband_cm_ts.last = 0xFFFFFF00u;
   fake_cycles = 0xFFFFFF00u;
   (void)tband_cm_timestamp();
-  tband_cm_win.span = 0;
-  tband_cm_win_arm();
-  if (tband_cm_win.span > 0x200u) {
+  win.span = 0;
+  tband_cm_win_arm(&win);
+  if (win.span > 0x200u) {
     uint32_t lo;
     fake_cycles = 0x100u; /* 0x200 cycles later, past the wrap */
-    CHECK(tband_cm_ts_lo(&lo));
+    CHECK(tband_cm_ts_lo(&win, &lo));
     CHECK_EQ_U(lo, (uint32_t)(expect((4ull << 32) | 0x100u) & 0x0FFFFFFFu));
   }
 }

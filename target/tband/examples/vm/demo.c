@@ -110,6 +110,49 @@ int main(void)
   }
   tband_valmarker(92, (int64_t)tband_cm_ts.high); /* 1: the counter wrapped */
   isr_count = x; /* keeps the work */
+#elif defined(TBAND_DEMO_ASMCHECK) && defined(TBAND_VM_USE_DWT)
+  /* The one-field events (the Cortex-M port's assembly path where it
+   * applies) in every timestamp length: 1-4 bytes after start-up, 5-8 with
+   * the counter's wrap count set, and past 2^56 (generic encoder), with ids
+   * 0..200, NULL and non-empty messages, counter jumps across windows, and
+   * at the end a full buffer. Before each
+   * one, a value marker that only the generic encoder takes (value >= 2^27)
+   * says what follows: 2^28 + kind * 256 + id (tests/cli/tband_vm.sh checks
+   * the event, its order and its timestamp against it). */
+  static const uint32_t phase_cnt[] = {0x100u, 0x10000000u, 0, 0, 0, 0};
+  static const uint32_t phase_wraps[] = {0, 0, 1, 0x400u, 0x80000u, 0x200000u};
+  uint32_t x = 12345;
+#ifndef TBAND_DEMO_ASMCHECK_PHASES
+#define TBAND_DEMO_ASMCHECK_PHASES 6 /* 5: end before 2^56, fill on the fast path */
+#endif
+  for (unsigned ph = 0; ph < TBAND_DEMO_ASMCHECK_PHASES; ph++) {
+    uint32_t wraps = phase_wraps[ph];
+    if (ph > 1 && wraps <= tband_cm_ts.high) /* time must not go back */
+      wraps = tband_cm_ts.high + 1;
+    TBAND_CM_DWT_CYCCNT = phase_cnt[ph];
+    tband_cm_set_wraps(wraps);
+    for (unsigned j = 0; j < 150; j++) {
+      x = x * 1664525u + 1013904223u;
+      uint32_t kind = (x >> 8) % 7, id = (x >> 16) & 127u;
+      if ((x & 0x1Fu) == 3)
+        id = (x & 0x40u) ? 0u : 128u + ((x >> 24) & 63u); /* not one byte: C */
+      if (ph > 0 && (x & 0x0Fu) == 5) /* jump: up to 2^27 cycles, across windows */
+        TBAND_CM_DWT_CYCCNT = TBAND_CM_DWT_CYCCNT + ((x >> 5) & 0x07FFFFFFu);
+      tband_valmarker(200, (int64_t)((1u << 28) + kind * 256u + id));
+      switch (kind) {
+      case 0: tband_evtmarker(id, ""); break;
+      case 1: tband_evtmarker(id, 0); break;
+      case 2: tband_evtmarker_begin(id, ""); break;
+      case 3: tband_evtmarker_end(id); break;
+      case 4: tband_isr_enter(id); break;
+      case 5: tband_isr_exit(id); break;
+      default: tband_evtmarker(id, "m"); break;
+      }
+    }
+  }
+  /* then fill the buffer: the last frame must still be whole */
+  while (!tband_snapshot_full())
+    tband_isr_enter(7);
 #elif defined(TBAND_DEMO_BENCH)
   /* cycles x 100 per event, traced as value markers 100.. */
   int64_t marker = TIME_N(200, tband_evtmarker(1, ""));
@@ -118,10 +161,7 @@ int main(void)
   /* the same after the cycle counter wrapped once (67 s of uptime at
    * 64 MHz): timestamps of 5+ varlen bytes, as in any but the first 0.27 s
    * of a ns clock (docs/benchmarks.md) */
-  tband_cm_ts.high = 1;
-#if TBAND_CM_WIN
-  tband_cm_win.span = 0; /* the window was for high = 0 */
-#endif
+  tband_cm_set_wraps(1);
 #ifdef TBAND_DEMO_SNAPSHOT
   tband_reset_snapshot(); /* room for the second round (8 KiB buffer) */
   tband_trigger_snapshot();
@@ -135,7 +175,7 @@ int main(void)
   result(103, marker_up);
   result(104, valmarker_up);
   result(105, isr_up);
-#elif !defined(TBAND_DEMO_WINDOW)
+#elif !defined(TBAND_DEMO_WINDOW) && !defined(TBAND_DEMO_ASMCHECK)
   tband_evtmarker_name(1, "job");
   tband_evtmarker_name(2, "tick seen");
   tband_valmarker_name(1, "result");

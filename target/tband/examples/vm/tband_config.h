@@ -5,7 +5,9 @@
 #define tband_configENABLE 1
 #if defined(TBAND_DEMO_SNAPSHOT)
 #define tband_configUSE_BACKEND_SNAPSHOT 1
+#ifndef tband_configBACKEND_SNAPSHOT_BUF_SIZE
 #define tband_configBACKEND_SNAPSHOT_BUF_SIZE 8192
+#endif
 #elif defined(TBAND_DEMO_NULL)
 /* the benchmark's null backend: the tracer's own cost without a transport */
 #define tband_configUSE_BACKEND_EXTERNAL 1
@@ -16,7 +18,9 @@
 #else
 #define tband_configUSE_BACKEND_STREAMING 1
 #endif
+#ifndef tband_configTRACE_DROP_CNT_EVERY
 #define tband_configTRACE_DROP_CNT_EVERY 0
+#endif
 #ifndef TBAND_CM_CPU_HZ
 #define TBAND_CM_CPU_HZ 48000000u /* the VM's cm3 machine */
 #endif

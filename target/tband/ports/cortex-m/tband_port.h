@@ -44,6 +44,10 @@
 
 void tband_cm_init(void);
 bool tband_cm_stream(const uint8_t *buf, size_t len);
+/* For tests and benchmarks: continue as if the counter had wrapped `wraps`
+ * times since start-up (wraps x 2^32 cycles of uptime: e.g. 1 = 67 s at
+ * 64 MHz, where ns timestamps take 5 varlen bytes). */
+void tband_cm_set_wraps(uint32_t wraps);
 
 #ifdef TBAND_CM_TS_SHIFT
 /* Opt-in: trace cycles >> TBAND_CM_TS_SHIFT, one unit = 2^shift / f s, which
@@ -146,34 +150,62 @@ static inline uint64_t tband_cm_timestamp(void)
 #define TBAND_CM_WIN_M ((uint32_t)((1000000000ull << TBAND_CM_NS_SHIFT) / (TBAND_CM_CPU_HZ)))
 #define TBAND_CM_WIN_K (TBAND_CM_NS_SHIFT)
 #endif
+/* The hand-written Thumb-2 fast path (tband_port_cortexm.c, docs/tband.md
+ * "Cost per event") for markers without a message and ISR enter/exit: on
+ * ARMv7-M/ARMv8-M Mainline with GCC or Clang, the snapshot backend, PRIMASK
+ * critical sections and the window above. It reads the cycle counter through
+ * its address, so TBAND_CM_CYCLES() must be a memory-mapped register (an
+ * lvalue); define TBAND_CM_FAST_ASM 0 otherwise, or to compare. */
+#ifndef TBAND_CM_FAST_ASM
+#if defined(__GNUC__) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) &&           \
+    __ARM_ARCH_PROFILE == 'M' && defined(__BYTE_ORDER__) &&                             \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && !defined(TBAND_CM_CRITICAL_BASEPRI) &&  \
+    defined(tband_configUSE_BACKEND_SNAPSHOT) && tband_configUSE_BACKEND_SNAPSHOT &&    \
+    !(defined(tband_configFAST_PATH) && !tband_configFAST_PATH)
+#define TBAND_CM_FAST_ASM 1
+#else
+#define TBAND_CM_FAST_ASM 0
+#endif
+#endif
+#if TBAND_CM_FAST_ASM
+/* the API functions it takes over are tband_c_<name> in tband_core.c, its fallback */
+#define tband_portFAST_EVENTS 1
+#endif
+
 struct tband_cm_win {
   uint32_t base; /* counter value, a multiple of 2^K */
   uint32_t span; /* cycles from base the window covers */
   uint32_t lo;   /* ts(base) & 0x0FFFFFFF */
+#if TBAND_CM_FAST_ASM
+  uint32_t aspan; /* span, or 0 where the assembly path does not apply (ts < 2^28) */
+  uint32_t n4;    /* the frame length of [id][ts][1-byte field] in the window */
+  const volatile uint32_t *cnt; /* the cycle counter */
+#endif
 };
-extern struct tband_cm_win tband_cm_win;
+/* it lives in the tracer's per-core state, beside the fast path's other fields */
+#define tband_portFAST_STATE struct tband_cm_win
 
 /* The low 28 bits of the current timestamp, if the counter is in the window. */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline bool tband_cm_ts_lo(uint32_t *lo)
+static inline bool tband_cm_ts_lo(const struct tband_cm_win *w, uint32_t *lo)
 {
-  uint32_t d = TBAND_CM_CYCLES() - tband_cm_win.base;
-  if (__builtin_expect(d >= tband_cm_win.span, 0))
+  uint32_t d = TBAND_CM_CYCLES() - w->base;
+  if (__builtin_expect(d >= w->span, 0))
     return false;
-  *lo = tband_cm_win.lo + ((d * TBAND_CM_WIN_M) >> TBAND_CM_WIN_K);
+  *lo = w->lo + ((d * TBAND_CM_WIN_M) >> TBAND_CM_WIN_K);
   return true;
 }
 
 /* After tband_cm_timestamp() (inside the critical section): open a window at
  * the counter value it read, unless the current window covers that already.
  * The caller has just brought the fast path's cache to that timestamp. */
-static inline void tband_cm_win_arm(void)
+static inline void tband_cm_win_arm(struct tband_cm_win *w)
 {
   const uint32_t m = TBAND_CM_WIN_M;
   uint32_t now = tband_cm_ts.last;
-  if (now - tband_cm_win.base < tband_cm_win.span)
+  if (now - w->base < w->span)
     return;
   uint32_t base = now & ~((1u << TBAND_CM_WIN_K) - 1u);
   uint64_t ts = (((uint64_t)tband_cm_ts.high << 32 | base) >> TBAND_CM_WIN_K) * m;
@@ -187,12 +219,22 @@ static inline void tband_cm_win_arm(void)
    * bits 28 and up, which the cache now holds, are those of the window) */
   if ((ts >> 56) != 0 || now - base >= span)
     span = 0;
-  tband_cm_win.base = base;
-  tband_cm_win.lo = lo;
-  tband_cm_win.span = (uint32_t)span;
+  w->base = base;
+  w->lo = lo;
+  w->span = (uint32_t)span;
+#if TBAND_CM_FAST_ASM
+  {
+    /* ts's varlen is the 4 low bytes and those of ts >> 28 (1-4 bytes) */
+    uint32_t key = (uint32_t)(ts >> 28);
+    uint32_t kn = key < (1u << 7) ? 1u : key < (1u << 14) ? 2u : key < (1u << 21) ? 3u : 4u;
+    w->aspan = key ? (uint32_t)span : 0u;
+    w->n4 = 4u + kn + 4u;
+    w->cnt = &(TBAND_CM_CYCLES());
+  }
+#endif
 }
-#define tband_portTS_LO(lo) tband_cm_ts_lo(lo)
-#define tband_portTS_ARM() tband_cm_win_arm()
+#define tband_portTS_LO(w, lo) tband_cm_ts_lo((w), (lo))
+#define tband_portTS_ARM(w) tband_cm_win_arm(w)
 #endif
 #define tband_portNUMBER_OF_CORES (1)
 #define tband_portGET_CORE_ID() (0)
