@@ -301,6 +301,24 @@ static uint32_t pop_word(struct stacker *st, uint32_t addr)
   return v;
 }
 
+/* The 8-word basic frame at `addr` as one host pointer, when the whole frame
+ * lies in plain memory of one page; NULL otherwise. Each word would then take
+ * vm_bus_read()/vm_bus_write()'s fast path, which no hook sees (the DWT and
+ * MTB are not told of stacking; the stacking hook gets its words from the
+ * caller), so copying the frame at once and adding the page's wait states once
+ * per word is the same access. Anything else (devices, read-only or unmapped
+ * memory, watched code pages, a frame across a page or region end) goes word
+ * by word through the bus, with its faults. */
+static uint8_t *basic_frame(struct vm_bus *bus, uint32_t addr, bool write)
+{
+  const struct vm_page *p = &bus->page[addr >> VM_PAGE_SHIFT];
+  uint32_t off = addr & ((1u << VM_PAGE_SHIFT) - 1);
+  if (!(write ? p->fast_write : p->fast_read) || off < p->lo || off + 0x20 > p->hi)
+    return NULL;
+  bus->stall_cycles += 8u * (write ? p->wait_write : p->wait_read);
+  return p->host + off;
+}
+
 /* Report the words to the stacking hook: word i at cycle start + 1 + i,
  * clamped to the last cycle before `end` (the sequence spans the entry or
  * return cycles as the bus transfers do; the exact cycle of each word on
@@ -352,11 +370,18 @@ static uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra, struct stacker 
       return base | (fp ? 0 : 0x10) | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
     }
   }
-  static const unsigned regs[6] = {0, 1, 2, 3, 12, 14};
-  for (unsigned i = 0; i < 6; i++)
-    push_word(st, frame + 4 * i, c->r[regs[i]]);
-  push_word(st, frame + 0x18, c->r[15]);
-  push_word(st, frame + 0x1C, xpsr);
+  const uint32_t words[8] = {c->r[0],  c->r[1],  c->r[2],  c->r[3],
+                             c->r[12], c->r[14], c->r[15], xpsr};
+  uint8_t *host = basic_frame(&vm->bus, frame, true);
+  if (host) {
+    memcpy(host, words, sizeof words);
+    if (vm->hooks.stacking)
+      for (unsigned i = 0; i < 8; i++)
+        note_word(st, frame + 4 * i, words[i]);
+  } else {
+    for (unsigned i = 0; i < 8; i++)
+      push_word(st, frame + 4 * i, words[i]);
+  }
   if (fp) {
     if (s->fpccr & FPCCR_LSPEN) {
       /* Lazy preservation: space reserved, registers saved by the first FP
@@ -483,8 +508,16 @@ static void pop_stack(struct sonde_vm *vm, uint32_t exc_return)
   uint32_t frame = vm_cpu_get_sp(vm, psp);
   struct stacker st = {.vm = vm};
   uint32_t r[8];
-  for (unsigned i = 0; i < 8; i++)
-    r[i] = pop_word(&st, frame + 4 * i);
+  const uint8_t *host = basic_frame(bus, frame, false);
+  if (host) {
+    memcpy(r, host, sizeof r);
+    if (vm->hooks.stacking)
+      for (unsigned i = 0; i < 8; i++)
+        note_word(&st, frame + 4 * i, r[i]);
+  } else {
+    for (unsigned i = 0; i < 8; i++)
+      r[i] = pop_word(&st, frame + 4 * i);
+  }
   if (fp) {
     if (s->fpccr & FPCCR_LSPACT) {
       s->fpccr &= ~FPCCR_LSPACT; /* never saved: the registers still hold the context */
@@ -705,6 +738,7 @@ static void sys_reset(struct sonde_vm *vm, bool power_on, bool local)
   memset(s->priority, 0, sizeof s->priority);
   s->nactive = 0;
   s->vtor = s->aircr = s->scr = s->shcsr = s->cfsr = s->hfsr = s->mmfar = s->bfar = 0;
+  vm_sys_nvic_changed(s);
   s->cpacr = s->fpcar = s->fpdscr = s->actlr = s->dfsr = s->afsr = 0;
   s->fpccr = vm->has_fpu ? (FPCCR_ASPEN | FPCCR_LSPEN) : 0;
   if (!vm->has_v7m)

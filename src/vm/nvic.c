@@ -4,6 +4,8 @@
  * ARMv7-M ARM B1.5.4 (priorities), B3.4 (NVIC); ARMv6-M ARM B3.4. */
 #include "nvic.h"
 
+#include <assert.h>
+
 #include "vm_internal.h"
 
 static inline bool bit_get(const uint32_t *map, unsigned n)
@@ -27,11 +29,6 @@ bool vm_nvic_is_pending(const struct sonde_vm *vm, unsigned exc)
 bool vm_nvic_is_active(const struct sonde_vm *vm, unsigned exc)
 {
   return bit_get(vm->sys.nvic_active, exc);
-}
-
-void vm_nvic_set_pending(struct sonde_vm *vm, unsigned exc, bool pending)
-{
-  bit_put(vm->sys.nvic_pending, exc, pending);
 }
 
 void vm_nvic_set_active(struct sonde_vm *vm, unsigned exc, bool active)
@@ -156,8 +153,10 @@ int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask)
 
 /* The pending, enabled exception that would be taken next: lowest group
  * priority, then lowest subpriority, then lowest number. Returns 0 if none;
- * its raw priority in *prio. */
-unsigned vm_nvic_highest_pending(const struct sonde_vm *vm, int *prio)
+ * its raw priority in *prio (1000 if none). Out of line: the cache below
+ * answers most calls, and its hit path then needs no saved registers. */
+static __attribute__((noinline)) unsigned scan_highest_pending(const struct sonde_vm *vm,
+                                                               int *prio)
 {
   const struct vm_sys *s = &vm->sys;
   unsigned n = vm_nvic_num_exc(vm), best = 0;
@@ -177,9 +176,67 @@ unsigned vm_nvic_highest_pending(const struct sonde_vm *vm, int *prio)
       }
     }
   }
-  if (prio)
-    *prio = best_prio;
+  *prio = best_prio;
   return best;
+}
+
+/* The cached answer of scan_highest_pending() (sys.h, hp_valid). */
+static inline unsigned highest_pending(struct sonde_vm *vm, int *prio)
+{
+  struct vm_sys *s = &vm->sys;
+  if (VM_UNLIKELY(!s->hp_valid)) {
+    s->hp_exc = scan_highest_pending(vm, &s->hp_prio);
+    s->hp_valid = true;
+  }
+#ifndef NDEBUG
+  { /* a writer that forgot vm_sys_nvic_changed() shows up here */
+    int p;
+    unsigned e = scan_highest_pending(vm, &p);
+    assert(e == s->hp_exc && p == s->hp_prio);
+    (void)e;
+  }
+#endif
+  *prio = s->hp_prio;
+  return s->hp_exc;
+}
+
+unsigned vm_nvic_highest_pending(struct sonde_vm *vm, int *prio)
+{
+  int p;
+  unsigned exc = highest_pending(vm, &p);
+  if (prio)
+    *prio = p;
+  return exc;
+}
+
+/* Keep the cache exact across a change of one pending bit without a new scan
+ * where that is cheap: a newly pending exception either beats the cached
+ * choice or does not (the scan's order is group, priority, then number), and
+ * clearing anything but the cached choice leaves it the choice. */
+static inline void note_pending(struct sonde_vm *vm, unsigned exc, bool pending)
+{
+  struct vm_sys *s = &vm->sys;
+  if (!s->hp_valid)
+    return;
+  if (exc == s->hp_exc) {
+    if (!pending)
+      s->hp_valid = false; /* the choice itself went: scan again when asked */
+    return;
+  }
+  if (!pending || exc >= vm_nvic_num_exc(vm) || !enabled(vm, exc))
+    return;
+  int p = priority(vm, exc), g = group(vm, p);
+  int bg = s->hp_exc ? group(vm, s->hp_prio) : 1000;
+  if (g < bg || (g == bg && (p < s->hp_prio || (p == s->hp_prio && exc < s->hp_exc)))) {
+    s->hp_exc = exc;
+    s->hp_prio = p;
+  }
+}
+
+void vm_nvic_set_pending(struct sonde_vm *vm, unsigned exc, bool pending)
+{
+  bit_put(vm->sys.nvic_pending, exc, pending);
+  note_pending(vm, exc, pending);
 }
 
 /* With DHCSR.C_MASKINTS: the highest pending exception below PendSV
@@ -205,10 +262,10 @@ unsigned vm_nvic_takeable_masked(const struct sonde_vm *vm)
 
 /* The exception to take now, or 0: the highest pending one if its group
  * priority is higher (lower number) than the execution priority. */
-unsigned vm_nvic_takeable(const struct sonde_vm *vm)
+unsigned vm_nvic_takeable(struct sonde_vm *vm)
 {
   int prio;
-  unsigned exc = vm_nvic_highest_pending(vm, &prio);
+  unsigned exc = highest_pending(vm, &prio);
   if (!exc)
     return 0;
   if (vm->sys.maskints && exc >= VM_EXC_PENDSV) {
@@ -308,6 +365,7 @@ bool vm_nvic_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t value, uint32
       default: break; /* IABR is read-only */
       }
     }
+    vm_sys_nvic_changed(s);
     vm_exc_update(vm);
     return true;
   }
@@ -318,6 +376,7 @@ bool vm_nvic_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t value, uint32
       if (((mask >> (8 * b)) & 0xFF) && irq < s->num_irqs)
         s->priority[VM_EXC_IRQ0 + irq] = (uint8_t)(value >> (8 * b)) & pm;
     }
+    vm_sys_nvic_changed(s);
     vm_exc_update(vm);
     return true;
   }
@@ -338,6 +397,7 @@ void vm_exc_set_pending(struct sonde_vm *vm, unsigned exc)
   if (exc >= VM_EXC_IRQ0 && !bit_get(vm->sys.nvic_pending, exc) && (vm->sys.scr & (1u << 4)))
     vm->sys.event_register = true; /* SCR.SEVONPEND: a newly pending interrupt */
   bit_put(vm->sys.nvic_pending, exc, true);
+  note_pending(vm, exc, true);
   vm_exc_update(vm);
 }
 
@@ -361,6 +421,8 @@ void vm_irq_set_level(struct sonde_vm *vm, unsigned irq, bool high)
 /* On deactivation of an IRQ whose line is still high: pend it again. */
 void vm_nvic_repend_level(struct sonde_vm *vm, unsigned exc)
 {
-  if (exc >= VM_EXC_IRQ0 && bit_get(vm->sys.irq_level, exc))
+  if (exc >= VM_EXC_IRQ0 && bit_get(vm->sys.irq_level, exc)) {
     bit_put(vm->sys.nvic_pending, exc, true);
+    note_pending(vm, exc, true);
+  }
 }

@@ -18,8 +18,9 @@ int vm_nvic_priority(const struct sonde_vm *vm, unsigned exc);
 int vm_nvic_group_priority(const struct sonde_vm *vm, int prio);
 uint8_t vm_nvic_prio_mask(const struct sonde_vm *vm);
 int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask);
-unsigned vm_nvic_highest_pending(const struct sonde_vm *vm, int *prio);
-unsigned vm_nvic_takeable(const struct sonde_vm *vm);
+/* Cached (sys.h, hp_valid): hence the non-const vm. */
+unsigned vm_nvic_highest_pending(struct sonde_vm *vm, int *prio);
+unsigned vm_nvic_takeable(struct sonde_vm *vm);
 unsigned vm_nvic_takeable_masked(const struct sonde_vm *vm);
 void vm_nvic_repend_level(struct sonde_vm *vm, unsigned exc);
 /* NVIC registers at 0xE000E000 + off; false if `off` is not an NVIC register. */

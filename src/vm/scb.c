@@ -40,6 +40,7 @@ static void shcsr_write(struct sonde_vm *vm, uint32_t v)
     return;
   }
   s->shcsr = v & (7u << 16);
+  vm_sys_nvic_changed(s); /* the fault enables */
   static const struct { unsigned exc, active_bit, pending_bit; } map[] = {
     {VM_EXC_MEMMANAGE, 0, 13}, {VM_EXC_BUSFAULT, 1, 14}, {VM_EXC_USAGEFAULT, 3, 12},
     {VM_EXC_SVCALL, 7, 15}, {VM_EXC_PENDSV, 10, 99}, {VM_EXC_SYSTICK, 11, 99},
@@ -51,7 +52,7 @@ static void shcsr_write(struct sonde_vm *vm, uint32_t v)
   }
 }
 
-static uint32_t icsr_read(const struct sonde_vm *vm)
+static uint32_t icsr_read(struct sonde_vm *vm)
 {
   const struct vm_sys *s = &vm->sys;
   uint32_t v = vm->cpu.ipsr & 0x1FF; /* VECTACTIVE */
@@ -97,8 +98,10 @@ static void aircr_write(struct sonde_vm *vm, uint32_t v)
   struct vm_sys *s = &vm->sys;
   if ((v >> 16) != VECTKEY)
     return; /* writes without the key are ignored */
-  if (vm->has_v7m)
+  if (vm->has_v7m) {
     s->aircr = v & (7u << 8); /* PRIGROUP */
+    vm_sys_nvic_changed(s);
+  }
   if ((v & (1u << 2)) || (vm->has_v7m && !vm->has_v8m && (v & 1))) {
     /* SYSRESETREQ (a system reset), or VECTRESET (ARMv7-M only: a local
      * reset of the processor: ARMv7-M ARM B3.2.6 and "Reset management"; SYSRESETREQ wins
@@ -213,6 +216,7 @@ bool vm_scb_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t value, uint32_
       if (ok)
         s->priority[exc] = (uint8_t)(value >> (8 * b)) & pm;
     }
+    vm_sys_nvic_changed(s);
     break;
   }
   case 0xD24: shcsr_write(vm, MERGE(shcsr_read(vm))); break;
@@ -314,6 +318,7 @@ int vm_sys_init(struct sonde_vm *vm, unsigned num_irqs, unsigned prio_bits)
   memset(s, 0, sizeof *s);
   s->num_irqs = num_irqs > VM_MAX_IRQS ? VM_MAX_IRQS : num_irqs;
   s->prio_bits = prio_bits < 2 ? 2 : prio_bits > 8 ? 8 : prio_bits;
+  vm_sys_nvic_changed(s); /* num_irqs */
   s->cpuid = cpuid_for(vm->core);
   int rc = vm_systick_init(vm);
   if (rc < 0)

@@ -55,6 +55,15 @@ struct vm_sys {
   unsigned num_irqs;
   unsigned prio_bits;           /* implemented priority bits (3 on CC2650, 4 on most) */
   unsigned nactive;             /* number of active exceptions */
+  /* Cache of vm_nvic_highest_pending() (nvic.c), asked about five times per
+   * exception taken. Its answer depends on the pending and enabled bits, the
+   * priorities, AIRCR.PRIGROUP, SHCSR's fault enables and num_irqs (not on the
+   * active bits or the mask registers), so every writer of those either keeps
+   * the cache exact (nvic.c, note_pending(): one pending bit) or calls
+   * vm_sys_nvic_changed(). Debug builds (no NDEBUG) check every answer. */
+  bool hp_valid;
+  unsigned hp_exc;
+  int hp_prio;
   /* SCB */
   uint32_t vtor, aircr, scr, ccr, shcsr, cfsr, hfsr, mmfar, bfar, cpacr, fpccr, fpcar, fpdscr;
   uint32_t cpuid, actlr, dfsr, afsr;
@@ -86,6 +95,12 @@ struct vm_sys {
    * SysTick and external interrupts are not taken (ARMv7-M ARM C1.6.2). */
   bool maskints;
 };
+
+/* The state vm_nvic_highest_pending() reads changed: drop its cache. */
+static inline void vm_sys_nvic_changed(struct vm_sys *s)
+{
+  s->hp_valid = false;
+}
 
 /* Core-dependent feature gates (features.c): has_v7m, has_dsp, has_fpu, has_v8m. */
 void vm_features_init(struct sonde_vm *vm);

@@ -501,6 +501,7 @@ static void reset_sys(struct sonde_vm *vm)
   vm->attention = 0;
   memset(vm->sys.nvic_pending, 0, sizeof vm->sys.nvic_pending);
   memset(vm->sys.nvic_active, 0, sizeof vm->sys.nvic_active);
+  vm_sys_nvic_changed(&vm->sys);
   vm->sys.cfsr = vm->sys.hfsr = 0;
   vm->cpu.locked_up = false;
   vm->cpu.sleeping = false;
