@@ -40,5 +40,34 @@ for crit in "" "-DTBAND_CM_CRITICAL_BASEPRI=0x50" "-DTBAND_CM_CPU_HZ=100000000u"
     fi
   done
 done
+# the Cortex-M port's assembly fast path (snapshot backend, a timestamp
+# window): present on ARMv7-M/ARMv8-M Mainline and assembled in every variant
+# (its CBZ/CBNZ reach 126 bytes): multiply or not, MOVS or MOVW for the ns
+# factor, with and without the periodic drop report; absent on ARMv6-M. GCC
+# and, where installed, Clang (naked functions with nothing but asm).
+mkdir -p "$W/snap"
+printf '#define tband_configENABLE 1\n#define tband_configUSE_BACKEND_SNAPSHOT 1\n#define tband_configBACKEND_SNAPSHOT_BUF_SIZE 1024\n' >"$W/snap/tband_config.h"
+for v in "-DTBAND_CM_CPU_HZ=64000000u" "-DTBAND_CM_CPU_HZ=64000000u -Dtband_configTRACE_DROP_CNT_EVERY=0" \
+         "-DTBAND_CM_CPU_HZ=3200000u" "-DTBAND_CM_CPU_HZ=100000000u" "-DTBAND_CM_CPU_HZ=64000000u -DTBAND_CM_TS_SHIFT=3"; do
+  for cpu in cortex-m4 cortex-m7 cortex-m33 cortex-m0plus; do
+    for cc in gcc clang; do
+      case $cc in
+      gcc) cmd="arm-none-eabi-gcc -mthumb -mcpu=$cpu" ;;
+      clang)
+        command -v clang >/dev/null || continue
+        case $cpu in cortex-m33) tgt=thumbv8m.main-none-eabi ;; cortex-m0plus) tgt=thumbv6m-none-eabi ;; *) tgt=thumbv7em-none-eabi ;; esac
+        cmd="clang --target=$tgt -mcpu=$cpu" ;;
+      esac
+      if $cmd -std=c99 -pedantic -Wall -Wextra -Werror -ffreestanding -O2 -c $v -I"$W/snap" \
+           -I"$T/ports/cortex-m" -I"$T" "$T/ports/cortex-m/tband_port_cortexm.c" -o "$W/x.o" 2>"$W/err"; then
+        n=$(arm-none-eabi-nm "$W/x.o" | grep -c ' U tband_c_')
+        if [ $cpu = cortex-m0plus ]; then [ "$n" = 0 ] && ok || bad "asm path on ARMv6-M ($cc $v)"
+        else [ "$n" = 5 ] && ok || bad "asm path missing ($cpu $cc $v): $n fallbacks referenced"; fi
+      else
+        bad "cortex-m port, snapshot ($cpu $cc $v) does not compile: $(head -3 "$W/err")"
+      fi
+    done
+  done
+done
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -180,6 +180,7 @@ struct tband_cm_win {
   uint32_t aspan; /* span, or 0 where the assembly path does not apply (ts < 2^28) */
   uint32_t n4;    /* the frame length of [id][ts][1-byte field] in the window */
   const volatile uint32_t *cnt; /* the cycle counter */
+  uint32_t m;                   /* TBAND_CM_WIN_M */
 #endif
 };
 /* it lives in the tracer's per-core state, beside the fast path's other fields */
@@ -230,6 +231,7 @@ static inline void tband_cm_win_arm(struct tband_cm_win *w)
     w->aspan = key ? (uint32_t)span : 0u;
     w->n4 = 4u + kn + 4u;
     w->cnt = &(TBAND_CM_CYCLES());
+    w->m = m;
   }
 #endif
 }

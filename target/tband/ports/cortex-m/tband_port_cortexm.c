@@ -96,8 +96,8 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
 #else
 #if ((1000000000ull << TBAND_CM_NS_SHIFT) / (TBAND_CM_CPU_HZ)) < 256
 #define TBAND_CM_ASM_MUL "  movs  r2, %[m]\n  mul   r12, r12, r2\n" /* 16-bit: the branches reach */
-#else
-#define TBAND_CM_ASM_MUL "  movw  r2, %[m]\n  mul   r12, r12, r2\n"
+#else /* a 16-bit load where MOVW (32-bit) would put the fallbacks out of reach */
+#define TBAND_CM_ASM_MUL "  ldr   r2, [r3, %[o_m]]\n  mul   r12, r12, r2\n"
 #endif
 #endif
 #if tband_configTRACE_DROP_CNT_EVERY > 0
@@ -120,7 +120,7 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
 #endif
 
 /* The body; MSG: whether r1 is a message that must be empty. */
-#define TBAND_CM_ASM_FAST1(MSG, CFN)                                                   \
+#define TBAND_CM_ASM_FAST1(MSG, CFN, HDR)                                                   \
   __asm__ volatile(                                                                    \
       "  cbz   r0, 9f\n" /* id 0: the last field would be a zero byte */              \
       MSG("  cbz   r1, 9f\n") /* NULL message */                                       \
@@ -215,22 +215,22 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
       :                                                                                \
       : [hot] "i"(tband_cores), [o_cnt] "i"(TBAND_CM_OFF(port.cnt)),                   \
         [o_base] "i"(TBAND_CM_OFF(port.base)), [o_lo] "i"(TBAND_CM_OFF(port.lo)),      \
-        [o_span] "i"(TBAND_CM_OFF(port.span)),                                         \
+        [o_span] "i"(TBAND_CM_OFF(port.span)), [o_m] "i"(TBAND_CM_OFF(port.m)),        \
         [o_aspan] "i"(TBAND_CM_OFF(port.aspan)), [o_wp] "i"(TBAND_CM_OFF(wp)),         \
         [o_wlim] "i"(TBAND_CM_OFF(wlim)), [o_n4] "i"(TBAND_CM_OFF(port.n4)),           \
         [o_hw] "i"(TBAND_CM_OFF(tsc.hw)), [o_cd] "i"(TBAND_CM_OFF(countdown)),         \
-        [m] "i"(TBAND_CM_WIN_M), [k] "i"(TBAND_CM_WIN_K), [hdr] "i"(TBAND_CM_HDR))
+        [m] "i"(TBAND_CM_WIN_M), [k] "i"(TBAND_CM_WIN_K), [hdr] "i"(HDR))
 #define TBAND_CM_UNUSED __attribute__((unused)) /* read by the assembly */
 #define TBAND_CM_MSG_YES(x) x
 #define TBAND_CM_MSG_NO(x) ""
 
-/* the operands of each function: its event id in the header */
+/* one function: nothing but the asm statement (Clang allows no other statement in
+ * a naked function); its event id goes into the header constant */
 #define TBAND_CM_FAST1_FN(NAME, PARAMS, MSG)                                            \
   void tband_c_##NAME PARAMS;                                                          \
   __attribute__((naked)) void tband_##NAME PARAMS                                      \
   {                                                                                    \
-    enum { TBAND_CM_HDR = (TBAND_EVT_##NAME##_ID << 8) - 1 };                          \
-    TBAND_CM_ASM_FAST1(MSG, "tband_c_" #NAME);                                         \
+    TBAND_CM_ASM_FAST1(MSG, "tband_c_" #NAME, (TBAND_EVT_##NAME##_ID << 8) - 1);       \
   }
 #if tband_configMARKER_TRACE_ENABLE
 TBAND_CM_FAST1_FN(evtmarker, (uint32_t id TBAND_CM_UNUSED, const char *msg TBAND_CM_UNUSED), TBAND_CM_MSG_YES)
