@@ -33,7 +33,8 @@ typedef char tband_snap_buf_size_check[tband_configBACKEND_SNAPSHOT_BUF_SIZE >=
                                            : -1];
 
 /* The fast path's limit of core c while recording (room for TBAND_FAST_SCRATCH bytes). */
-#define SNAP_WLIM(c) (tband_snap_buf[c] + tband_configBACKEND_SNAPSHOT_BUF_SIZE - (TBAND_FAST_SCRATCH - 1))
+#define SNAP_WLIM(c)                                                                   \
+  (tband_snap_buf[c] + tband_configBACKEND_SNAPSHOT_BUF_SIZE - (TBAND_FAST_SCRATCH - 1))
 
 /* RUNNING -> DONE (under the lock): no core records any more. */
 static void snap_close(void)

@@ -179,7 +179,6 @@ struct tband_cm_win {
 #if TBAND_CM_FAST_ASM
   uint32_t aspan; /* span, or 0 where the assembly path does not apply (ts < 2^28) */
   uint32_t n4;    /* the frame length of [id][ts][1-byte field] in the window */
-  const volatile uint32_t *cnt; /* the cycle counter */
   uint32_t m;                   /* TBAND_CM_WIN_M */
 #endif
 };
@@ -230,7 +229,6 @@ static inline void tband_cm_win_arm(struct tband_cm_win *w)
     uint32_t kn = key < (1u << 7) ? 1u : key < (1u << 14) ? 2u : key < (1u << 21) ? 3u : 4u;
     w->aspan = key ? (uint32_t)span : 0u;
     w->n4 = 4u + kn + 4u;
-    w->cnt = &(TBAND_CM_CYCLES());
     w->m = m;
   }
 #endif

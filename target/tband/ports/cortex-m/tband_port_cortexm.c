@@ -119,8 +119,9 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
 #define TBAND_CM_ASM_REPORT ""
 #endif
 
-/* The body; MSG: whether r1 is a message that must be empty. */
-#define TBAND_CM_ASM_FAST1(MSG, CFN, HDR)                                                   \
+/* The body; MSG(x) is x for the functions whose r1 is a message that must be
+ * empty, NOMSG(x) for the others. */
+#define TBAND_CM_ASM_FAST1(MSG, NOMSG, CFN, HDR)                                                   \
   __asm__ volatile(                                                                    \
       "  cbz   r0, 9f\n" /* id 0: the last field would be a zero byte */              \
       MSG("  cbz   r1, 9f\n") /* NULL message */                                       \
@@ -129,11 +130,13 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
       "  cbnz  r2, 9f\n" /* interrupts masked, or id > 127 (not one byte) */           \
       "  cpsid i\n"                                                                    \
       "  ldr   r3, =%c[hot]\n"                                                         \
-      "  ldr   r12, [r3, %[o_cnt]]\n"                                                  \
+      "  ldr   r12, =%c[cnt]\n" /* (a constant: valid before the first window) */     \
+      /* a load between the address and the counter read: it pipelines */            \
       MSG("  ldrb  r2, [r1]\n")                                                        \
+      NOMSG("  ldr   r2, [r3, %[o_base]]\n")                                           \
       "  ldr   r12, [r12]\n" /* the counter, inside the critical section */            \
       MSG("  cbnz  r2, 6f\n") /* a message */                                          \
-      "  ldr   r2, [r3, %[o_base]]\n"                                                  \
+      MSG("  ldr   r2, [r3, %[o_base]]\n")                                             \
       "  ldr   r1, [r3, %[o_lo]]\n"                                                    \
       "  subs  r12, r12, r2\n"                                                         \
       "  ldr   r2, [r3, %[o_aspan]]\n"                                                 \
@@ -213,7 +216,7 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
       TBAND_CM_ASM_REPORT                                                              \
       "  .ltorg\n"                                                                     \
       :                                                                                \
-      : [hot] "i"(tband_cores), [o_cnt] "i"(TBAND_CM_OFF(port.cnt)),                   \
+      : [hot] "i"(tband_cores), [cnt] "i"(&(TBAND_CM_CYCLES())),                       \
         [o_base] "i"(TBAND_CM_OFF(port.base)), [o_lo] "i"(TBAND_CM_OFF(port.lo)),      \
         [o_span] "i"(TBAND_CM_OFF(port.span)), [o_m] "i"(TBAND_CM_OFF(port.m)),        \
         [o_aspan] "i"(TBAND_CM_OFF(port.aspan)), [o_wp] "i"(TBAND_CM_OFF(wp)),         \
@@ -226,20 +229,22 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
 
 /* one function: nothing but the asm statement (Clang allows no other statement in
  * a naked function); its event id goes into the header constant */
-#define TBAND_CM_FAST1_FN(NAME, PARAMS, MSG)                                            \
+#define TBAND_CM_FAST1_FN(NAME, PARAMS, MSG, NOMSG)                                            \
   void tband_c_##NAME PARAMS;                                                          \
   __attribute__((naked)) void tband_##NAME PARAMS                                      \
   {                                                                                    \
-    TBAND_CM_ASM_FAST1(MSG, "tband_c_" #NAME, (TBAND_EVT_##NAME##_ID << 8) - 1);       \
+    TBAND_CM_ASM_FAST1(MSG, NOMSG, "tband_c_" #NAME, (TBAND_EVT_##NAME##_ID << 8) - 1);       \
   }
 #if tband_configMARKER_TRACE_ENABLE
-TBAND_CM_FAST1_FN(evtmarker, (uint32_t id TBAND_CM_UNUSED, const char *msg TBAND_CM_UNUSED), TBAND_CM_MSG_YES)
-TBAND_CM_FAST1_FN(evtmarker_begin, (uint32_t id TBAND_CM_UNUSED, const char *msg TBAND_CM_UNUSED), TBAND_CM_MSG_YES)
-TBAND_CM_FAST1_FN(evtmarker_end, (uint32_t id TBAND_CM_UNUSED), TBAND_CM_MSG_NO)
+#define TBAND_CM_ARGS2 (uint32_t id TBAND_CM_UNUSED, const char *msg TBAND_CM_UNUSED)
+#define TBAND_CM_ARGS1 (uint32_t id TBAND_CM_UNUSED)
+TBAND_CM_FAST1_FN(evtmarker, TBAND_CM_ARGS2, TBAND_CM_MSG_YES, TBAND_CM_MSG_NO)
+TBAND_CM_FAST1_FN(evtmarker_begin, TBAND_CM_ARGS2, TBAND_CM_MSG_YES, TBAND_CM_MSG_NO)
+TBAND_CM_FAST1_FN(evtmarker_end, TBAND_CM_ARGS1, TBAND_CM_MSG_NO, TBAND_CM_MSG_YES)
 #endif
 #if tband_configISR_TRACE_ENABLE
-TBAND_CM_FAST1_FN(isr_enter, (uint32_t id TBAND_CM_UNUSED), TBAND_CM_MSG_NO)
-TBAND_CM_FAST1_FN(isr_exit, (uint32_t id TBAND_CM_UNUSED), TBAND_CM_MSG_NO)
+TBAND_CM_FAST1_FN(isr_enter, TBAND_CM_ARGS1, TBAND_CM_MSG_NO, TBAND_CM_MSG_YES)
+TBAND_CM_FAST1_FN(isr_exit, TBAND_CM_ARGS1, TBAND_CM_MSG_NO, TBAND_CM_MSG_YES)
 #endif
 #endif
 #endif
