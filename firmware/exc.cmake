@@ -10,3 +10,8 @@ foreach(t nesting:m3:cm3 nesting:m0plus:cm0plus basepri:m3:cm3 faults:m3:cm3 fau
   sonde_firmware(exc_${prog}_${core} SOURCES tests/exc_${prog}.c CORE ${core} MACHINE ${mach}
                  OPT -O2)
 endforeach()
+# The ARMv8-M ones again at QEMU mps2-an505's addresses (ld/an505.ld), compared
+# with QEMU by tests/vm/test_exc_qemu.c on tests/vm/an505.machine.
+foreach(prog nesting basepri stklim stklim_insn)
+  sonde_firmware(exc_${prog}_an505 SOURCES tests/exc_${prog}.c CORE m33 MACHINE an505 OPT -O2)
+endforeach()

@@ -737,7 +737,8 @@ static void sys_reset(struct sonde_vm *vm, bool power_on, bool local)
   }
   memset(s->priority, 0, sizeof s->priority);
   s->nactive = 0;
-  s->vtor = s->aircr = s->scr = s->shcsr = s->cfsr = s->hfsr = s->mmfar = s->bfar = 0;
+  s->aircr = s->scr = s->shcsr = s->cfsr = s->hfsr = s->mmfar = s->bfar = 0;
+  s->vtor = s->reset_vtor; /* 0, or the machine's `vtor` (ARMv8-M) */
   vm_sys_nvic_changed(s);
   s->cpacr = s->fpcar = s->fpdscr = s->actlr = s->dfsr = s->afsr = 0;
   s->fpccr = vm->has_fpu ? (FPCCR_ASPEN | FPCCR_LSPEN) : 0;

@@ -344,6 +344,17 @@ static int parse_line(struct parser *p, char *line)
     m->swo_baud = (uint32_t)x;
     return 0;
   }
+  if (strcmp(t[0], "vtor") == 0) {
+    /* ARMv8-M leaves VTOR's reset value to the chip (the M33's INITSVTOR);
+     * ARMv6-M and ARMv7-M cores start at 0 */
+    if (n != 2 || !parse_num(t[1], 0, &x) || x > 0xFFFFFF80u || (x & 0x7F))
+      return perr(p, "vtor: expected the vector table's reset address, a multiple of 128");
+    if (!p->seen_core || m->core != SONDE_VM_CORE_M33)
+      return perr(p, "vtor: only an ARMv8-M core (m33) has a configurable reset VTOR; "
+                     "give 'core m33' first");
+    m->reset_vtor = (uint32_t)x;
+    return 0;
+  }
   if (strcmp(t[0], "mtb") == 0) {
     if (n < 3 || n > 4 || !parse_num(t[1], 0, &x) || x > 0xFFFFFFFFu ||
         !parse_num(t[2], 1024, &y) || y == 0 || y > 0x100000000ull - x)
@@ -391,7 +402,7 @@ static int parse_line(struct parser *p, char *line)
     return 0;
   }
   return perr(p, "unknown keyword '%s' (expected machine, core, clock, nvic, memory, "
-                 "peripheral, swo-baud, mtb or power)", t[0]);
+                 "peripheral, swo-baud, vtor, mtb or power)", t[0]);
 }
 
 /* An error about the whole file (no line). */

@@ -46,6 +46,7 @@ struct sonde_machine {
   unsigned nperiph;
   /* Reserved for the debug blocks and power model (parsed, kept, not used yet). */
   uint32_t swo_baud;
+  uint32_t reset_vtor; /* `vtor` (ARMv8-M: IMPLEMENTATION DEFINED, e.g. a secure code alias) */
   bool has_mtb;
   uint32_t mtb_base, mtb_size;
   uint32_t mtb_regs; /* MTB register block (`regs=`); 0: the core's default (dbg_mtb.c) */

@@ -65,6 +65,7 @@ struct vm_sys {
   unsigned hp_exc;
   int hp_prio;
   /* SCB */
+  uint32_t reset_vtor; /* VTOR after a reset (the machine's `vtor`; 0 unless ARMv8-M) */
   uint32_t vtor, aircr, scr, ccr, shcsr, cfsr, hfsr, mmfar, bfar, cpacr, fpccr, fpcar, fpdscr;
   uint32_t cpuid, actlr, dfsr, afsr;
   /* SysTick (ARMv7-M ARM B3.3): counter value derived from cycles */

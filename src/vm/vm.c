@@ -62,6 +62,7 @@ int sonde_vm_new(const struct sonde_machine *m, struct sonde_vm **out)
   }
   if (rc == 0) {
     rc = vm_sys_init(vm, m->num_irqs, m->prio_bits);
+    vm->sys.reset_vtor = m->reset_vtor; /* after the init, which clears vm->sys */
     if (rc < 0)
       sonde_diag_set(&vm->diag, rc, "machine '%s': system control space: %s", m->name,
                      sonde_strerror(rc));

@@ -2,7 +2,8 @@
  * the VM print the same: an independent model of preemption, tail-chaining,
  * masking, the fault status registers, INVPC, SVC/PendSV, SysTick's
  * COUNTFLAG, SYSRESETREQ with SRAM retained and (mps2-an386, Cortex-M4)
- * lazy FP stacking. Lines that depend on the
+ * lazy FP stacking, and (mps2-an505, Cortex-M33) nesting, BASEPRI and the
+ * ARMv8-M stack limits. Lines that depend on the
  * board are left out: QEMU's flash is writable (no fault for a store to it)
  * and its SysTick CALIB differs. */
 #include "check.h"
@@ -63,8 +64,18 @@ static bool run_vm(const char *path, const char *mach, struct buf *b)
   fclose(f);
   struct sonde_machine *m = NULL;
   struct sonde_vm *vm = NULL;
-  bool ok = sonde_machine_builtin(mach, &m) == 0 && sonde_vm_new(m, &vm) == 0 &&
-            sonde_vm_load_elf(vm, img, n, path) == 0;
+  bool ok;
+  if (strchr(mach, '/')) { /* a machine description file */
+    static char text[4096];
+    FILE *mf = fopen(mach, "rb");
+    size_t tn = mf ? fread(text, 1, sizeof text, mf) : 0;
+    if (mf)
+      fclose(mf);
+    ok = tn > 0 && sonde_machine_parse(text, tn, mach, &m, NULL) == 0;
+  } else {
+    ok = sonde_machine_builtin(mach, &m) == 0;
+  }
+  ok = ok && sonde_vm_new(m, &vm) == 0 && sonde_vm_load_elf(vm, img, n, path) == 0;
   if (ok) {
     sonde_vm_set_output(vm, on_write, b);
     sonde_vm_reset(vm);
@@ -146,6 +157,25 @@ static void test_faults(void)
  * after the handler's first FP instruction, FPCAR, the saved registers. */
 static void test_lazy_fp(void) { compare_on("exc_lazyfp_m4f", "mps2-an386", "cm4f", none); }
 
+/* ARMv8-M on QEMU's mps2-an505 (Cortex-M33): the firmwares built for its
+ * memory map (firmware/ld/an505.ld) on the VM with the same map
+ * (tests/vm/an505.machine, reset VTOR 0x10000000). QEMU's core has the
+ * Security Extension and runs Secure, the VM's has none (Non-secure state):
+ * EXC_RETURN.S/ES and FPCCR.S would differ, and these firmwares print none of
+ * them. Stack limits: MSPLIM/PSPLIM on exception entry and on every
+ * instruction that moves SP (ARMv8-M ARM, the Stack limit checks). */
+static void compare_v8m(const char *prog)
+{
+  char name[64];
+  snprintf(name, sizeof name, "exc_%s_an505", prog);
+  compare_on(name, "mps2-an505", SONDE_SOURCE_DIR "/tests/vm/an505.machine", none);
+}
+
+static void test_v8m_nesting(void) { compare_v8m("nesting"); }
+static void test_v8m_basepri(void) { compare_v8m("basepri"); }
+static void test_v8m_stack_limit(void) { compare_v8m("stklim"); }
+static void test_v8m_stack_limit_insn(void) { compare_v8m("stklim_insn"); }
+
 int main(void)
 {
   if (system("command -v qemu-system-arm >/dev/null 2>&1") != 0) {
@@ -159,5 +189,9 @@ int main(void)
   RUN(test_systick);
   RUN(test_faults);
   RUN(test_lazy_fp);
+  RUN(test_v8m_nesting);
+  RUN(test_v8m_basepri);
+  RUN(test_v8m_stack_limit);
+  RUN(test_v8m_stack_limit_insn);
   return check_summary();
 }

@@ -146,7 +146,7 @@ static void test_errors(void)
   bad("core m3\nclock 0\n", "board.machine:2: clock: bad frequency '0' (1 Hz to 4 GHz)");
   bad(BASE "memroy x 0 1K\n",
       "board.machine:3: unknown keyword 'memroy' (expected machine, core, clock, nvic, memory, "
-      "peripheral, swo-baud, mtb or power)");
+      "peripheral, swo-baud, vtor, mtb or power)");
   bad(BASE "memory ram 0x20000000 0\n", "board.machine:3: memory 'ram': size 0 is not allowed");
   bad(BASE "memory ram 0x20000000 12Q\n", "board.machine:3: memory 'ram': bad size '12Q'");
   bad(BASE "memory ram zz 1K\n", "board.machine:3: memory 'ram': bad base address 'zz'");
@@ -182,6 +182,12 @@ static void test_errors(void)
   bad(BASE "power run=lots\n", "board.machine:3: power: expected run=MICROAMPS sleep=MICROAMPS, "
                                "got 'run=lots'");
   bad(BASE "swo-baud 0\n", "board.machine:3: swo-baud: expected a baud rate (2000000, 2M)");
+  bad(BASE "vtor 0x10000000\n", "board.machine:3: vtor: only an ARMv8-M core (m33) has a "
+                                 "configurable reset VTOR; give 'core m33' first");
+  bad("core m33\nvtor 0x10000040\n",
+      "board.machine:2: vtor: expected the vector table's reset address, a multiple of 128");
+  bad("core m33\nvtor\n",
+      "board.machine:2: vtor: expected the vector table's reset address, a multiple of 128");
   bad(BASE "memory ram 0 1K\nperipheral uart 0x40000000 rx=\\q\n",
       "board.machine:4: peripheral uart: bad rx text (at most 128 bytes; escapes \\n \\r \\t \\s "
       "\\\\ \\xHH)");
@@ -197,9 +203,39 @@ static void test_errors(void)
   CHECK_EQ_I(sonde_machine_parse(NULL, 3, "x", &m, &d), SONDE_E_ARG);
 }
 
+/* `vtor` (ARMv8-M): the core reads its vector table there at reset, and
+ * VTOR reads back that value; without it VTOR resets to 0. */
+static void test_reset_vtor(void)
+{
+  static const char text[] = "core m33\nclock 64M\nvtor 0x10000000\n"
+                             "memory code 0x10000000 64K\nmemory sram 0x38000000 64K\n";
+  struct sonde_machine *m = NULL;
+  struct sonde_diag d;
+  REQUIRE(parse(text, &m, &d) == 0);
+  CHECK_EQ_U(m->reset_vtor, 0x10000000);
+  struct sonde_vm *vm = NULL;
+  REQUIRE(sonde_vm_new(m, &vm) == 0);
+  /* vector table: SP 0x38001000, reset handler 0x10000101: a branch to itself */
+  static const uint8_t img[] = {0x00, 0x10, 0x00, 0x38, 0x01, 0x01, 0x00, 0x10};
+  static const uint8_t loop[] = {0xFE, 0xE7};
+  REQUIRE(sonde_vm_load_binary(vm, img, sizeof img, 0x10000000) == 0);
+  REQUIRE(sonde_vm_load_binary(vm, loop, sizeof loop, 0x10000100) == 0);
+  sonde_vm_reset(vm);
+  uint32_t pc = 0, sp = 0;
+  CHECK(sonde_vm_read_reg(vm, 15, &pc) == 0 && sonde_vm_read_reg(vm, 13, &sp) == 0);
+  CHECK_EQ_U(pc, 0x10000100);
+  CHECK_EQ_U(sp, 0x38001000);
+  uint32_t vtor = 0;
+  CHECK(sonde_vm_read_mem(vm, 0xE000ED08u, &vtor, 4) == 0);
+  CHECK_EQ_U(vtor, 0x10000000);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
 int main(void)
 {
   RUN(test_builtins);
+  RUN(test_reset_vtor);
   RUN(test_full_file);
   RUN(test_errors);
   return check_summary();
