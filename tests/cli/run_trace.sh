@@ -103,7 +103,11 @@ check "--trace-stacking without --trace-lsu" $? 2
 for e in "$SONDE_BUILD"/firmware/exc_*.elf; do
   [ -e "$e" ] || continue
   n=$(basename "$e" .elf)
-  case $n in *_m4f) m=cm4f ;; *_m33) m=cm33 ;; *_m0plus) m=cm0plus ;; *) m=cm3 ;; esac
+  case $n in
+  *_m4f) m=cm4f ;; *_m33) m=cm33 ;; *_m0plus) m=cm0plus ;;
+  *_an505) m=$SONDE_SRC/tests/vm/an505.machine ;; # QEMU mps2-an505's map (test_exc_qemu.c)
+  *) m=cm3 ;;
+  esac
   "$SONDE" run --machine "$m" --json --trace-pc "$tmp/e.pct" "$e" >/dev/null 2>"$tmp/stats"
   cycles=$(json cycles) insns=$(json instructions)
   check "$n cycles" "$(od -An -v -tu4 -w8 -j32 "$tmp/e.pct" | awk '{ s += $2 } END { print s + 0 }')" "$cycles"
