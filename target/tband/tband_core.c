@@ -208,6 +208,7 @@ void tband_c_evtmarker_begin(uint32_t id, const char *msg);
 void tband_c_evtmarker_end(uint32_t id);
 void tband_c_isr_enter(uint32_t id);
 void tband_c_isr_exit(uint32_t id);
+void tband_c_valmarker(uint32_t id, int64_t val);
 #else
 #define TBAND_API1(name) tband_##name
 #endif
@@ -244,7 +245,7 @@ void TBAND_API1(evtmarker_end)(uint32_t id)
   tband_slow_evtmarker_end(id);
 }
 void tband_valmarker_name(uint32_t id, const char *name) { TBAND_EMIT_META(valmarker_name, id, name); }
-void tband_valmarker(uint32_t id, int64_t val)
+void TBAND_API1(valmarker)(uint32_t id, int64_t val)
 {
   uint32_t m = tband_fast_s64(val);
   TBAND_FAST2(valmarker, id, m);

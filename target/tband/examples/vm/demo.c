@@ -114,12 +114,18 @@ int main(void)
   /* The one-field events (the Cortex-M port's assembly path where it
    * applies) in every timestamp length: 1-4 bytes after start-up, 5-8 with
    * the counter's wrap count set, and past 2^56 (generic encoder), with ids
-   * 0..200, NULL and non-empty messages, counter jumps across windows, and
-   * at the end a full buffer. Before each
+   * 0..200, NULL and non-empty messages, value markers at the edges of
+   * their encodings, counter jumps across windows, and at the end a full
+   * buffer. Before each
    * one, a value marker that only the generic encoder takes (value >= 2^27)
    * says what follows: 2^28 + kind * 256 + id (tests/cli/tband_vm.sh checks
    * the event, its order and its timestamp against it). */
   static const uint32_t phase_cnt[] = {0x100u, 0x10000000u, 0, 0, 0, 0};
+  /* value marker values: the edges of 1-4 varlen bytes (sign-magnitude), 0,
+   * the fast path's limit |v| < 2^27 and beyond (12345: random) */
+  static const int64_t vals[] = {0, 1, -1, 63, -64, 64, -65, 8191, -8192, 8192, 1048575,
+                                 -1048576, 134217727, -134217727, 134217728, -134217728,
+                                 2147483647, -2147483647 - 1, (int64_t)1 << 40, 12345};
   static const uint32_t phase_wraps[] = {0, 0, 1, 0x400u, 0x80000u, 0x200000u};
   uint32_t x = 12345;
 #ifndef TBAND_DEMO_ASMCHECK_PHASES
@@ -133,11 +139,18 @@ int main(void)
     tband_cm_set_wraps(wraps);
     for (unsigned j = 0; j < 150; j++) {
       x = x * 1664525u + 1013904223u;
-      uint32_t kind = (x >> 8) % 7, id = (x >> 16) & 127u;
+      uint32_t kind = (x >> 8) % 8, id = (x >> 16) & 127u;
       if ((x & 0x1Fu) == 3)
         id = (x & 0x40u) ? 0u : 128u + ((x >> 24) & 63u); /* not one byte: C */
       if (ph > 0 && (x & 0x0Fu) == 5) /* jump: up to 2^27 cycles, across windows */
         TBAND_CM_DWT_CYCCNT = TBAND_CM_DWT_CYCCNT + ((x >> 5) & 0x07FFFFFFu);
+      int64_t v = 0;
+      if (kind == 7) { /* a value marker: its value announced too, + 2^40 */
+        v = vals[(x >> 3) % (sizeof vals / sizeof vals[0])];
+        if (v == 12345)
+          v = (int32_t)(x * 2654435761u) >> ((x >> 27) & 31u); /* any width */
+        tband_valmarker(201, v + ((int64_t)1 << 40));
+      }
       tband_valmarker(200, (int64_t)((1u << 28) + kind * 256u + id));
       switch (kind) {
       case 0: tband_evtmarker(id, ""); break;
@@ -146,7 +159,8 @@ int main(void)
       case 3: tband_evtmarker_end(id); break;
       case 4: tband_isr_enter(id); break;
       case 5: tband_isr_exit(id); break;
-      default: tband_evtmarker(id, "m"); break;
+      case 6: tband_evtmarker(id, "m"); break;
+      default: tband_valmarker(id, v); break;
       }
     }
   }

@@ -71,9 +71,10 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
  * without a message, ISR enter and exit (docs/tband.md, "Cost per event").
  * The same frames as tband_fast_lo1 into the snapshot buffer, with the state
  * in one object (tband_cores[0]) and everything in r0-r3 and r12, so that
- * nothing is saved. Whatever it does not take (a message, an id outside
- * 1..127, interrupts already masked, the counter outside the window or a
- * timestamp below 2^28, not recording or nearly full) goes to the C version,
+ * nothing is saved; a timestamp below 2^28 (1-4 bytes) has a short path.
+ * Whatever it does not take (a message, an id outside 1..127, interrupts
+ * already masked, the counter outside the window, a timestamp of 0 or of
+ * 2^56 and more, not recording or nearly full) goes to the C version,
  * tband_c_<name>, with the arguments as they came, which decides again.
  *
  *   r0 id (the last field), r1 message; r3 &tband_cores[0]; r1, r2, r12
@@ -95,7 +96,8 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
 #define TBAND_CM_ASM_MUL "" /* M = 1 */
 #else
 #if ((1000000000ull << TBAND_CM_NS_SHIFT) / (TBAND_CM_CPU_HZ)) < 256
-#define TBAND_CM_ASM_MUL "  movs  r2, %[m]\n  mul   r12, r12, r2\n" /* 16-bit: the branches reach */
+/* 16-bit, so that the branches reach */
+#define TBAND_CM_ASM_MUL "  movs  r2, %[m]\n  mul   r12, r12, r2\n"
 #else /* a 16-bit load where MOVW (32-bit) would put the fallbacks out of reach */
 #define TBAND_CM_ASM_MUL "  ldr   r2, [r3, %[o_m]]\n  mul   r12, r12, r2\n"
 #endif
@@ -121,7 +123,7 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
 
 /* The body; MSG(x) is x for the functions whose r1 is a message that must be
  * empty, NOMSG(x) for the others. */
-#define TBAND_CM_ASM_FAST1(MSG, NOMSG, CFN, HDR)                                                   \
+#define TBAND_CM_ASM_FAST1(MSG, NOMSG, CFN, HDR)                                       \
   __asm__ volatile(                                                                    \
       "  cbz   r0, 9f\n" /* id 0: the last field would be a zero byte */              \
       MSG("  cbz   r1, 9f\n") /* NULL message */                                       \
@@ -223,17 +225,152 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
         [o_wlim] "i"(TBAND_CM_OFF(wlim)), [o_n4] "i"(TBAND_CM_OFF(port.n4)),           \
         [o_hw] "i"(TBAND_CM_OFF(tsc.hw)), [o_cd] "i"(TBAND_CM_OFF(countdown)),         \
         [m] "i"(TBAND_CM_WIN_M), [k] "i"(TBAND_CM_WIN_K), [hdr] "i"(HDR))
+/* The value marker, [id][ts][id][val][0] with val as the format's
+ * sign-magnitude varlen (m = 2|v| + sign, 1-4 bytes: |v| < 2^27), the same
+ * frame as tband_fast_lo2. r0 id, r2:r3 the value (AAPCS: an even pair; r1 is
+ * unused); r4 is saved, the rest as above. A value of 0 (m = 0) is the
+ * frame's only zero byte: it becomes the 0x01 code of the empty last COBS
+ * block and the header's code is one less. The fallback gets r2:r3 back
+ * from m where the critical section used them. */
+#if TBAND_CM_TS_IS_CYCLES
+#define TBAND_CM_ASM_MUL4 ""
+#elif ((1000000000ull << TBAND_CM_NS_SHIFT) / (TBAND_CM_CPU_HZ)) < 256
+#define TBAND_CM_ASM_MUL4 "  movs  r2, %[m]\n  mul   r4, r4, r2\n"
+#else
+#define TBAND_CM_ASM_MUL4 "  ldr   r2, [r3, %[o_m]]\n  mul   r4, r4, r2\n"
+#endif
+#define TBAND_CM_ASM_VAL(CFN, HDR)                                                     \
+  __asm__ volatile(                                                                    \
+      "  mrs   r12, primask\n"                                                         \
+      "  sub   r1, r0, #1\n"                                                           \
+      "  orr   r1, r1, r12, lsl #31\n"                                                 \
+      "  cmp   r1, #127\n"                                                             \
+      "  bhs   9f\n" /* id 0 or > 127, or interrupts masked */                         \
+      "  asr   r12, r2, #31\n"                                                         \
+      "  cmp   r3, r12\n"                                                              \
+      "  bne   9f\n" /* not a 32-bit value */                                          \
+      "  eor   r1, r2, r12\n"                                                          \
+      "  sub   r1, r1, r12\n" /* |v| */                                                \
+      "  cmp   r1, #0x08000000\n"                                                      \
+      "  bhs   9f\n" /* |v| >= 2^27: five bytes */                                     \
+      "  rsb   r1, r12, r1, lsl #1\n" /* m = 2|v| + sign */                            \
+      "  push  {r4}\n"                                                                 \
+      "  cpsid i\n"                                                                    \
+      "  ldr   r3, =%c[hot]\n"                                                         \
+      "  ldr   r2, [r3, %[o_wp]]\n"                                                    \
+      "  ldr   r4, [r3, %[o_wlim]]\n"                                                  \
+      "  cmp   r2, r4\n"                                                               \
+      "  bhs   8f\n" /* not recording, or nearly full */                               \
+      "  ldr   r4, =%c[cnt]\n"                                                         \
+      "  ldr   r2, [r3, %[o_base]]\n"                                                  \
+      "  ldr   r4, [r4]\n" /* the counter, inside the critical section */              \
+      "  subs  r4, r4, r2\n"                                                           \
+      "  ldr   r2, [r3, %[o_aspan]]\n"                                                 \
+      "  cmp   r4, r2\n"                                                               \
+      "  bhs   5f\n" /* outside the window, or a short timestamp */                    \
+      TBAND_CM_ASM_MUL4                                                                \
+      "  ldr   r2, [r3, %[o_lo]]\n"                                                    \
+      "  add   r4, r2, r4" TBAND_CM_ASM_SHIFT "\n" /* ts & 0x0FFFFFFF */               \
+      "  lsr   r2, r4, #7\n"                                                           \
+      "  add   r4, r4, r2, lsl #7\n"                                                   \
+      "  lsr   r2, r4, #15\n"                                                          \
+      "  add   r4, r4, r2, lsl #15\n"                                                  \
+      "  lsr   r2, r4, #23\n"                                                          \
+      "  add   r4, r4, r2, lsl #23\n"                                                  \
+      "  orr   r4, r4, #0x80808080\n"                                                  \
+      "  ldr   r2, [r3, %[o_wp]]\n"                                                    \
+      "  ldr   r12, [r3, %[o_n4]]\n"                                                   \
+      "  str   r4, [r2, #2]\n"                                                         \
+      "  ldr   r4, [r3, %[o_hw]]\n"                                                    \
+      "  str   r4, [r2, #6]\n"                                                         \
+      "3:add   r12, r2, r12\n" /* wp + n4: the id at -2, m from -1 */                  \
+      "  strb  r0, [r12, #-2]\n"                                                       \
+      "  lsr   r4, r1, #7\n" /* m's septets */                                         \
+      "  add   r1, r1, r4, lsl #7\n"                                                   \
+      "  lsr   r4, r1, #15\n"                                                          \
+      "  add   r1, r1, r4, lsl #15\n"                                                  \
+      "  lsr   r4, r1, #23\n"                                                          \
+      "  add   r1, r1, r4, lsl #23\n"                                                  \
+      "  orr   r4, r1, #1\n"                                                           \
+      "  clz   r4, r4\n"                                                               \
+      "  and   r4, r4, #24\n" /* 8 x its unused top bytes */                           \
+      "  movw  r0, #0x8080\n"                                                          \
+      "  movt  r0, #0x80\n"                                                            \
+      "  lsr   r0, r0, r4\n"                                                           \
+      "  orr   r1, r1, r0\n" /* continuation bits */                                   \
+      "  clz   r0, r1\n"                                                               \
+      "  lsr   r0, r0, #5\n" /* m = 0 */                                               \
+      "  orr   r1, r1, r0\n" /* ... as 0x01 */                                         \
+      "  str   r1, [r12, #-1]\n" /* m, then zeros (the delimiter when m < 4 bytes) */  \
+      "  movs  r1, #0\n"                                                               \
+      "  strb  r1, [r12, #3]\n" /* the delimiter after 4 bytes (else past the end) */  \
+      "  add   r12, r12, #4\n"                                                         \
+      "  sub   r12, r12, r4, lsr #3\n" /* the new write pointer: wp + n4 + m bytes */  \
+      "  sub   r4, r12, r2\n"                                                          \
+      "  sub   r4, r4, r0\n"                                                           \
+      "  addw  r4, r4, %[hdr]\n" /* COBS code (length - 1, one less for m = 0), id */  \
+      "  strh  r4, [r2]\n"                                                             \
+      "  str   r12, [r3, %[o_wp]]\n"                                                   \
+      "  pop   {r4}\n"                                                                 \
+      TBAND_CM_ASM_COUNT                                                               \
+      "  cpsie i\n"                                                                    \
+      "  bx    lr\n"                                                                   \
+      /* a timestamp below 2^28: 1-4 bytes (CLZ), n4 = their number + 4 */            \
+      "5:ldr   r2, [r3, %[o_span]]\n"                                                  \
+      "  cmp   r4, r2\n"                                                               \
+      "  bhs   8f\n" /* outside the window */                                          \
+      TBAND_CM_ASM_MUL4                                                                \
+      "  ldr   r2, [r3, %[o_lo]]\n"                                                    \
+      "  add   r4, r2, r4" TBAND_CM_ASM_SHIFT "\n"                                     \
+      "  lsr   r2, r4, #7\n"                                                           \
+      "  add   r4, r4, r2, lsl #7\n"                                                   \
+      "  lsr   r2, r4, #15\n"                                                          \
+      "  add   r4, r4, r2, lsl #15\n"                                                  \
+      "  lsr   r2, r4, #23\n"                                                          \
+      "  add   r4, r4, r2, lsl #23\n"                                                  \
+      "  cmp   r4, #0\n"                                                               \
+      "  beq   8f\n" /* ts 0: the generic encoder */                                   \
+      "  clz   r2, r4\n"                                                               \
+      "  and   r2, r2, #24\n"                                                          \
+      "  movw  r12, #0x8080\n"                                                         \
+      "  movt  r12, #0x80\n"                                                           \
+      "  lsr   r12, r12, r2\n"                                                         \
+      "  orr   r4, r4, r12\n"                                                          \
+      "  rsb   r12, r2, #64\n"                                                         \
+      "  lsr   r12, r12, #3\n" /* n4 = 8 - unused bytes */                             \
+      "  ldr   r2, [r3, %[o_wp]]\n"                                                    \
+      "  str   r4, [r2, #2]\n"                                                         \
+      "  b     3b\n"                                                                   \
+      TBAND_CM_ASM_REPORT                                                              \
+      "8:cpsie i\n"                                                                    \
+      "  pop   {r4}\n"                                                                 \
+      "  lsrs  r2, r1, #1\n" /* v from m: |v|, the sign into C */                      \
+      "  it    cs\n"                                                                   \
+      "  rsbcs r2, r2, #0\n"                                                           \
+      "  asr   r3, r2, #31\n"                                                          \
+      "9:b     " CFN "\n"                                                              \
+      "  .ltorg\n"                                                                     \
+      :                                                                                \
+      : [hot] "i"(tband_cores), [cnt] "i"(&(TBAND_CM_CYCLES())),                       \
+        [o_base] "i"(TBAND_CM_OFF(port.base)), [o_lo] "i"(TBAND_CM_OFF(port.lo)),      \
+        [o_span] "i"(TBAND_CM_OFF(port.span)), [o_m] "i"(TBAND_CM_OFF(port.m)),        \
+        [o_aspan] "i"(TBAND_CM_OFF(port.aspan)),                                       \
+        [o_wp] "i"(TBAND_CM_OFF(wp)), [o_wlim] "i"(TBAND_CM_OFF(wlim)),                \
+        [o_n4] "i"(TBAND_CM_OFF(port.n4)), [o_hw] "i"(TBAND_CM_OFF(tsc.hw)),           \
+        [o_cd] "i"(TBAND_CM_OFF(countdown)), [m] "i"(TBAND_CM_WIN_M),                  \
+        [k] "i"(TBAND_CM_WIN_K), [hdr] "i"(HDR))
+
 #define TBAND_CM_UNUSED __attribute__((unused)) /* read by the assembly */
 #define TBAND_CM_MSG_YES(x) x
 #define TBAND_CM_MSG_NO(x) ""
 
 /* one function: nothing but the asm statement (Clang allows no other statement in
  * a naked function); its event id goes into the header constant */
-#define TBAND_CM_FAST1_FN(NAME, PARAMS, MSG, NOMSG)                                            \
+#define TBAND_CM_FAST1_FN(NAME, PARAMS, MSG, NOMSG)                                    \
   void tband_c_##NAME PARAMS;                                                          \
   __attribute__((naked)) void tband_##NAME PARAMS                                      \
   {                                                                                    \
-    TBAND_CM_ASM_FAST1(MSG, NOMSG, "tband_c_" #NAME, (TBAND_EVT_##NAME##_ID << 8) - 1);       \
+    TBAND_CM_ASM_FAST1(MSG, NOMSG, "tband_c_" #NAME, (TBAND_EVT_##NAME##_ID << 8) - 1); \
   }
 #if tband_configMARKER_TRACE_ENABLE
 #define TBAND_CM_ARGS2 (uint32_t id TBAND_CM_UNUSED, const char *msg TBAND_CM_UNUSED)
@@ -241,6 +378,12 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
 TBAND_CM_FAST1_FN(evtmarker, TBAND_CM_ARGS2, TBAND_CM_MSG_YES, TBAND_CM_MSG_NO)
 TBAND_CM_FAST1_FN(evtmarker_begin, TBAND_CM_ARGS2, TBAND_CM_MSG_YES, TBAND_CM_MSG_NO)
 TBAND_CM_FAST1_FN(evtmarker_end, TBAND_CM_ARGS1, TBAND_CM_MSG_NO, TBAND_CM_MSG_YES)
+void tband_c_valmarker(uint32_t id, int64_t val);
+__attribute__((naked)) void tband_valmarker(uint32_t id TBAND_CM_UNUSED,
+                                            int64_t val TBAND_CM_UNUSED)
+{
+  TBAND_CM_ASM_VAL("tband_c_valmarker", (TBAND_EVT_valmarker_ID << 8) - 1);
+}
 #endif
 #if tband_configISR_TRACE_ENABLE
 TBAND_CM_FAST1_FN(isr_enter, TBAND_CM_ARGS1, TBAND_CM_MSG_NO, TBAND_CM_MSG_YES)
