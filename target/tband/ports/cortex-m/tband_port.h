@@ -21,6 +21,9 @@
  *   TBAND_CM_CYCLES()             another 32-bit cycle source (default DWT_CYCCNT)
  *   TBAND_CM_TS_SHIFT             trace cycles >> this (coarser, cheaper) instead
  *                                 of ns; 2^shift cycles must be whole ns
+ *   TBAND_CM_FAST_ASM             0: no hand-written fast path (default 1 where it
+ *                                 applies: snapshot backend, PRIMASK, GCC/Clang;
+ *                                 needs TBAND_CM_CYCLES() to be a register)
  * Call tband_cm_init() once at start-up (enables DWT_CYCCNT and, when
  * streaming over ITM, the stimulus port), then tband_init(). */
 #ifndef TBAND_PORT_H
