@@ -51,6 +51,10 @@ sonde_firmware(tband_vm_asmcheck SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O
 sonde_firmware(tband_vm_asmcheck_every SOURCES ${_tb_src} CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc}
   DEFINES TBAND_DEMO_ASMCHECK TBAND_DEMO_SNAPSHOT TBAND_VM_USE_DWT TBAND_CM_CPU_HZ=64000000u
   tband_configBACKEND_SNAPSHOT_BUF_SIZE=32768 tband_configTRACE_DROP_CNT_EVERY=7 TBAND_DEMO_ASMCHECK_PHASES=5)
+# the same streamed over ITM port 0 (the assembly writes the stimulus port)
+sonde_firmware(tband_vm_asmcheck_itm SOURCES ${_tb_src} ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+  CORE m4f MACHINE cm4f OPT -O2 INCLUDES ${_tb_inc} ${CMAKE_SOURCE_DIR}/target/cortexm
+  DEFINES TBAND_DEMO_ASMCHECK TBAND_VM_STREAM_ITM TBAND_VM_USE_DWT TBAND_CM_CPU_HZ=64000000u)
 # the tracer's own cost without a transport: the external backend with a
 # handler that keeps nothing (the figures go to the UART directly)
 sonde_firmware(tband_vm_bench_null SOURCES ${_tb_src} ${_tb}/tband_backend_external.c CORE m4f

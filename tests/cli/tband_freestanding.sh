@@ -69,5 +69,21 @@ for v in "-DTBAND_CM_CPU_HZ=64000000u" "-DTBAND_CM_CPU_HZ=64000000u -Dtband_conf
     done
   done
 done
+# ... and streaming over ITM (the assembly writes the stimulus port itself)
+mkdir -p "$W/itm"
+printf '#define tband_configENABLE 1\n#define tband_configUSE_BACKEND_STREAMING 1\n' >"$W/itm/tband_config.h"
+for v in "-DTBAND_CM_CPU_HZ=64000000u" "-DTBAND_CM_CPU_HZ=3200000u -DTBAND_CM_STREAM_ITM_PORT=31"; do
+  for cc in "arm-none-eabi-gcc -mthumb -mcpu=cortex-m4" "clang --target=thumbv8m.main-none-eabi -mcpu=cortex-m33"; do
+    command -v ${cc%% *} >/dev/null || continue
+    if $cc -std=c99 -pedantic -Wall -Wextra -Werror -ffreestanding -O2 -c $v -I"$W/itm" \
+         -I"$T/ports/cortex-m" -I"$T" "$T/ports/cortex-m/tband_port_cortexm.c" -o "$W/x.o" 2>"$W/err"; then
+      n=$(arm-none-eabi-nm "$W/x.o" | grep -c ' U tband_c_')
+      arm-none-eabi-nm "$W/x.o" | grep -q ' T tband_cm_itm_frame$' && [ "$n" = 6 ] && ok ||
+        bad "ITM asm path missing (${cc%% *} $v): $n fallbacks referenced"
+    else
+      bad "cortex-m port, ITM streaming (${cc%% *} $v) does not compile: $(head -3 "$W/err")"
+    fi
+  done
+done
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

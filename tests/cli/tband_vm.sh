@@ -87,6 +87,22 @@ for v in "asmcheck 900 0" "asmcheck_every 750 7"; do
     bad "$1: firmware $AF not built"
   fi
 done
+# the same streamed over ITM port 0 (the assembly writes the stimulus port);
+# at the end three events with the port off: dropped, then counted
+AF="$F/tband_vm_asmcheck_itm.elf"
+if [ -f "$AF" ]; then
+  "$SONDE" run --machine cm4f --swo "$W/ai.swo" "$AF" >/dev/null 2>&1 && ok || bad "asmcheck_itm: run"
+  "$SONDE" itm --format csv "$W/ai.swo" |
+    awk -F, '$3 == "sw" && $4 == 0 { for (i = 0; i < $5; i++) printf "%02x ", int($6 / 2^(8 * i)) % 256 }' >"$W/ai.hex"
+  "$SONDE" tband dump --format json "$W/ai.hex" >"$W/ai.json" 2>"$W/ai.err" && [ ! -s "$W/ai.err" ] && ok ||
+    bad "asmcheck_itm: dump: $(head -3 "$W/ai.err")"
+  awk -v nwant=900 -f "$(dirname "$0")/tband_asmcheck.awk" "$W/ai.json" >"$W/ai.chk" && ok || bad "asmcheck_itm: $(head -5 "$W/ai.chk")"
+  tail -3 "$W/ai.json" | sed 's/"ts":[0-9]*,//' | tr '\n' ' ' >"$W/ai.tail"
+  grep -q '"isr_enter","core":0,"isr_id":7} {"evt":"isr_exit","core":0,"isr_id":7} {"evt":"dropped_evt_cnt","core":0,"cnt":3}' "$W/ai.tail" &&
+    ok || bad "asmcheck_itm: the events with ITM off are not dropped and counted: $(cat "$W/ai.tail")"
+else
+  bad "asmcheck_itm: firmware $AF not built"
+fi
 
 # post-mortem: the ring survives a HardFault and a system reset; after the
 # reboot the firmware dumps it: the newest events before the fault, the fault,

@@ -164,9 +164,22 @@ int main(void)
       }
     }
   }
+#ifdef TBAND_DEMO_SNAPSHOT
   /* then fill the buffer: the last frame must still be whole */
   while (!tband_snapshot_full())
     tband_isr_enter(7);
+#else
+  tband_isr_enter(7); /* (the same last event as with the snapshot) */
+  /* ITM port 0 off (no debugger listening): three events dropped and
+   * counted; on again, the next event is followed by the count */
+  volatile uint32_t *ter = (volatile uint32_t *)0xE0000E00u;
+  *ter &= ~1u;
+  tband_evtmarker(3, "");
+  tband_isr_enter(3);
+  tband_valmarker(3, 5);
+  *ter |= 1u;
+  tband_isr_exit(7);
+#endif
 #elif defined(TBAND_DEMO_BENCH)
   /* cycles x 100 per event, traced as value markers 100.. */
   int64_t marker = TIME_N(200, tband_evtmarker(1, ""));

@@ -22,8 +22,9 @@
  *   TBAND_CM_TS_SHIFT             trace cycles >> this (coarser, cheaper) instead
  *                                 of ns; 2^shift cycles must be whole ns
  *   TBAND_CM_FAST_ASM             0: no hand-written fast path (default 1 where it
- *                                 applies: snapshot backend, PRIMASK, GCC/Clang;
- *                                 needs TBAND_CM_CYCLES() to be a register)
+ *                                 applies: snapshot backend or streaming over ITM,
+ *                                 PRIMASK, GCC/Clang; needs TBAND_CM_CYCLES() to be
+ *                                 a register)
  * Call tband_cm_init() once at start-up (enables DWT_CYCCNT and, when
  * streaming over ITM, the stimulus port), then tband_init(). */
 #ifndef TBAND_PORT_H
@@ -154,21 +155,31 @@ static inline uint64_t tband_cm_timestamp(void)
 #define TBAND_CM_WIN_K (TBAND_CM_NS_SHIFT)
 #endif
 /* The hand-written Thumb-2 fast path (tband_port_cortexm.c, docs/tband.md
- * "Cost per event") for markers without a message and ISR enter/exit: on
- * ARMv7-M/ARMv8-M Mainline with GCC or Clang, the snapshot backend, PRIMASK
- * critical sections and the window above. It reads the cycle counter through
- * its address, so TBAND_CM_CYCLES() must be a memory-mapped register (an
- * lvalue); define TBAND_CM_FAST_ASM 0 otherwise, or to compare. */
+ * "Cost per event") for markers without a message, value markers and ISR
+ * enter/exit: on ARMv7-M/ARMv8-M Mainline with GCC or Clang, the snapshot
+ * backend or streaming over ITM, PRIMASK critical sections and the window
+ * above (streaming over ITM: from tband_cm_init() on). It reads the cycle
+ * counter through its address, so TBAND_CM_CYCLES() must be a memory-mapped
+ * register (an lvalue); define TBAND_CM_FAST_ASM 0 otherwise, or to compare. */
 #ifndef TBAND_CM_FAST_ASM
 #if defined(__GNUC__) && defined(__thumb2__) && defined(__ARM_ARCH_PROFILE) &&           \
     __ARM_ARCH_PROFILE == 'M' && defined(__BYTE_ORDER__) &&                             \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && !defined(TBAND_CM_CRITICAL_BASEPRI) &&  \
-    defined(tband_configUSE_BACKEND_SNAPSHOT) && tband_configUSE_BACKEND_SNAPSHOT &&    \
-    !(defined(tband_configFAST_PATH) && !tband_configFAST_PATH)
+    !(defined(tband_configFAST_PATH) && !tband_configFAST_PATH) &&                      \
+    ((defined(tband_configUSE_BACKEND_SNAPSHOT) && tband_configUSE_BACKEND_SNAPSHOT) ||  \
+     (defined(tband_configUSE_BACKEND_STREAMING) && tband_configUSE_BACKEND_STREAMING && \
+      !defined(TBAND_CM_STREAM_UART_PUTC)))
 #define TBAND_CM_FAST_ASM 1
 #else
 #define TBAND_CM_FAST_ASM 0
 #endif
+#endif
+/* streaming over ITM: the assembly writes the frame to the stimulus port itself */
+#if TBAND_CM_FAST_ASM && defined(tband_configUSE_BACKEND_STREAMING) &&                     \
+    tband_configUSE_BACKEND_STREAMING
+#define TBAND_CM_FAST_ITM 1
+#else
+#define TBAND_CM_FAST_ITM 0
 #endif
 #if TBAND_CM_FAST_ASM
 /* the API functions it takes over are tband_c_<name> in tband_core.c, its fallback */

@@ -28,8 +28,18 @@ void tband_cm_set_wraps(uint32_t wraps)
   tband_portEXIT_CRITICAL_FROM_ANY();
 }
 
+#if defined(TBAND_CM_FAST_ITM) && TBAND_CM_FAST_ITM
+/* Streaming over ITM, the assembly builds each frame here (the snapshot's
+ * write pointer and limit point at it) and writes it to the stimulus port. */
+static uint8_t tband_cm_frame[24] __attribute__((aligned(4)));
+#endif
+
 void tband_cm_init(void)
 {
+#if defined(TBAND_CM_FAST_ITM) && TBAND_CM_FAST_ITM
+  tband_cores[0].wp = tband_cm_frame;
+  tband_cores[0].wlim = tband_cm_frame + 1; /* always room: the assembly path is on */
+#endif
   TBAND_CM_DEMCR |= 1u << 24;    /* TRCENA: DWT and ITM on */
   TBAND_CM_DWT_CTRL |= 1u;       /* CYCCNTENA */
 #if tband_configUSE_BACKEND_STREAMING && !defined(TBAND_CM_STREAM_UART_PUTC)
@@ -121,6 +131,20 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
 #define TBAND_CM_ASM_REPORT ""
 #endif
 
+/* The frame is at [start, r12); commit it. Snapshot: the new write pointer.
+ * Streaming over ITM: tband_cm_itm_frame (below) writes it to the stimulus
+ * port, counts it and returns to the caller. START is an instruction that
+ * puts the frame's start into r1. */
+#if TBAND_CM_FAST_ITM
+#define TBAND_CM_ASM_COMMIT(START) START "  b     tband_cm_itm_frame\n"
+#undef TBAND_CM_ASM_COUNT
+#undef TBAND_CM_ASM_REPORT
+#define TBAND_CM_ASM_COUNT ""
+#define TBAND_CM_ASM_REPORT ""
+#else
+#define TBAND_CM_ASM_COMMIT(START) "  str   r12, [r3, %[o_wp]]\n"
+#endif
+
 /* The body; MSG(x) is x for the functions whose r1 is a message that must be
  * empty, NOMSG(x) for the others. */
 #define TBAND_CM_ASM_FAST1(MSG, NOMSG, CFN, HDR)                                       \
@@ -165,7 +189,7 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
       "  strh  r1, [r12]\n"                                                            \
       "  add   r12, r2\n"                                                              \
       "  strh  r0, [r12, #-2]\n" /* the id, the delimiter */                           \
-      "  str   r12, [r3, %[o_wp]]\n"                                                   \
+      TBAND_CM_ASM_COMMIT("  sub   r1, r12, r2\n")                                   \
       TBAND_CM_ASM_COUNT                                                               \
       "  cpsie i\n"                                                                    \
       "  bx    lr\n"                                                                   \
@@ -208,8 +232,9 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
       "  strh  r0, [r4, #-2]\n"                                                        \
       "  addw  r12, r5, %[hdr]\n"                                                      \
       "  strh  r12, [r1]\n"                                                            \
-      "  str   r4, [r3, %[o_wp]]\n"                                                    \
+      "  mov   r12, r4\n"                                                              \
       "  pop   {r4, r5}\n"                                                             \
+      TBAND_CM_ASM_COMMIT("") /* (r1: the frame's start) */                            \
       TBAND_CM_ASM_COUNT                                                               \
       "  cpsie i\n"                                                                    \
       "  bx    lr\n"                                                                   \
@@ -310,8 +335,8 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
       "  sub   r4, r4, r0\n"                                                           \
       "  addw  r4, r4, %[hdr]\n" /* COBS code (length - 1, one less for m = 0), id */  \
       "  strh  r4, [r2]\n"                                                             \
-      "  str   r12, [r3, %[o_wp]]\n"                                                   \
       "  pop   {r4}\n"                                                                 \
+      TBAND_CM_ASM_COMMIT("  mov   r1, r2\n")                                         \
       TBAND_CM_ASM_COUNT                                                               \
       "  cpsie i\n"                                                                    \
       "  bx    lr\n"                                                                   \
@@ -359,6 +384,99 @@ bool tband_cm_stream(const uint8_t *buf, size_t len)
         [o_n4] "i"(TBAND_CM_OFF(port.n4)), [o_hw] "i"(TBAND_CM_OFF(tsc.hw)),           \
         [o_cd] "i"(TBAND_CM_OFF(countdown)), [m] "i"(TBAND_CM_WIN_M),                  \
         [k] "i"(TBAND_CM_WIN_K), [hdr] "i"(HDR))
+
+#if TBAND_CM_FAST_ITM
+/* Streaming over ITM: the frame at [r1, r12) (r1 word aligned) to stimulus
+ * port TBAND_CM_STREAM_ITM_PORT: whole words, then a halfword and a byte for
+ * the rest (tband_cm_stream() writes the rest byte by byte: the same payload
+ * in fewer packets), each after the FIFO says ready; then the drop-report
+ * countdown, then back to the event function's caller with interrupts on.
+ * ITM or the port disabled: the frame is dropped and counted, as
+ * tband_cm_stream() and tband_dropped() do. r3 = &tband_cores[0]. */
+__attribute__((naked, used)) void tband_cm_itm_frame(void)
+{
+  __asm__ volatile(
+      "  ldr   r2, =0xE0000E80\n" /* TCR */
+      "  ldr   r0, =0xE0000E00\n" /* TER */
+      "  ldr   r2, [r2]\n"
+      "  ldr   r0, [r0]\n"
+      "  lsls  r2, r2, #31\n" /* ITMENA */
+      "  beq   7f\n"
+      "  lsls  r0, r0, %[terbit]\n"
+      "  bpl   7f\n"
+      "  ldr   r2, =%c[stim]\n"
+      "  sub   r12, r12, r1\n" /* the frame's length, 5..16 */
+      "1:ldr   r0, [r2]\n"     /* FIFO ready? */
+      "  lsls  r0, r0, #31\n"
+      "  beq   1b\n"
+      "  ldr   r0, [r1]\n"
+      "  str   r0, [r2]\n"
+      "  cmp   r12, #8\n"
+      "  blo   5f\n"
+      "2:ldr   r0, [r2]\n"
+      "  lsls  r0, r0, #31\n"
+      "  beq   2b\n"
+      "  ldr   r0, [r1, #4]\n"
+      "  str   r0, [r2]\n"
+      "  cmp   r12, #12\n"
+      "  blo   5f\n"
+      "3:ldr   r0, [r2]\n"
+      "  lsls  r0, r0, #31\n"
+      "  beq   3b\n"
+      "  ldr   r0, [r1, #8]\n"
+      "  str   r0, [r2]\n"
+      "  cmp   r12, #16\n"
+      "  blo   5f\n"
+      "9:ldr   r0, [r2]\n"
+      "  lsls  r0, r0, #31\n"
+      "  beq   9b\n"
+      "  ldr   r0, [r1, #12]\n"
+      "  str   r0, [r2]\n"
+      "5:ands  r0, r12, #3\n" /* the last 1-3 bytes: a halfword, a byte */
+      "  beq   4f\n"
+      "  bic   r12, r12, #3\n"
+      "  add   r1, r1, r12\n"
+      "  cmp   r0, #2\n"
+      "  blo   11f\n"
+      "10:ldr  r12, [r2]\n"
+      "  lsls  r12, r12, #31\n"
+      "  beq   10b\n"
+      "  ldrh  r12, [r1], #2\n"
+      "  strh  r12, [r2]\n"
+      "  cmp   r0, #3\n"
+      "  bne   4f\n"
+      "11:ldr  r12, [r2]\n"
+      "  lsls  r12, r12, #31\n"
+      "  beq   11b\n"
+      "  ldrb  r12, [r1]\n"
+      "  strb  r12, [r2]\n"
+      "4:ldr   r2, [r3, %[o_cd]]\n" /* stored: the countdown */
+      "  subs  r2, #1\n"
+      "  str   r2, [r3, %[o_cd]]\n"
+      "  beq   6f\n"
+      "  cpsie i\n"
+      "  bx    lr\n"
+      "6:push  {r3, lr}\n"
+      "  movs  r0, #0\n"
+      "  bl    tband_report_due\n"
+      "  pop   {r3, lr}\n"
+      "  cpsie i\n"
+      "  bx    lr\n"
+      "7:ldr   r0, [r3, %[o_dropped]]\n" /* dropped: counted, reported next time */
+      "  adds  r0, #1\n"
+      "  str   r0, [r3, %[o_dropped]]\n"
+      "  movs  r0, #1\n"
+      "  strb  r0, [r3, %[o_pending]]\n"
+      "  str   r0, [r3, %[o_cd]]\n"
+      "  cpsie i\n"
+      "  bx    lr\n"
+      "  .ltorg\n"
+      :
+      : [stim] "i"(0xE0000000u + 4u * (TBAND_CM_STREAM_ITM_PORT)),
+        [terbit] "i"(31 - (TBAND_CM_STREAM_ITM_PORT)), [o_cd] "i"(TBAND_CM_OFF(countdown)),
+        [o_dropped] "i"(TBAND_CM_OFF(dropped)), [o_pending] "i"(TBAND_CM_OFF(report_pending)));
+}
+#endif
 
 #define TBAND_CM_UNUSED __attribute__((unused)) /* read by the assembly */
 #define TBAND_CM_MSG_YES(x) x
