@@ -154,7 +154,7 @@ static inline uint64_t tband_cm_timestamp(void)
 #define TBAND_CM_WIN_M ((uint32_t)((1000000000ull << TBAND_CM_NS_SHIFT) / (TBAND_CM_CPU_HZ)))
 #define TBAND_CM_WIN_K (TBAND_CM_NS_SHIFT)
 #endif
-/* The hand-written Thumb-2 fast path (tband_port_cortexm.c, docs/tband.md
+/* The hand-written Thumb-2 fast path (tband_cm_fast_asm.h, docs/tband.md
  * "Cost per event") for markers without a message, value markers and ISR
  * enter/exit: on ARMv7-M/ARMv8-M Mainline with GCC or Clang, the snapshot
  * backend or streaming over ITM, PRIMASK critical sections and the window
