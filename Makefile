@@ -24,13 +24,15 @@ demo: build
 	@scripts/demo $(BUILD)
 
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@rc=0; ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) || rc=$$?; \
+	  scripts/show-skips $(BUILD); exit $$rc
 
 test-sanitize: deps
 	cmake -S . -B $(BUILD)-asan -DSONDE_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-asan -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) -LE nosanitize
+	@rc=0; ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) -LE nosanitize || rc=$$?; \
+	  scripts/show-skips $(BUILD)-asan; exit $$rc
 
 bench: build
 	cmake --build $(BUILD) --target bench -j $(JOBS)

@@ -60,8 +60,12 @@ if(FREERTOS_KERNEL AND EXISTS "${FREERTOS_KERNEL}/tasks.c")
   target_compile_definitions(test_tband_freertos_kernel PRIVATE TBAND_HOST_CORES=1)
   set_tests_properties(test_tband_freertos_kernel PROPERTIES TIMEOUT 60)
 else()
+  # No checkout: the repository never holds FreeRTOS, and no registry a fresh
+  # machine reaches (Debian, npm) packages its sources, so CI cannot fetch one.
+  # The test says so in the log (scripts/show-skips prints it after ctest).
+  message(STATUS "FREERTOS_KERNEL not set: test_tband_freertos_kernel will be skipped")
   add_test(NAME test_tband_freertos_kernel COMMAND sh -c
-    "echo '*** SKIPPED: FREERTOS_KERNEL not set: the tracer was NOT tested inside the real FreeRTOS kernel (configure with -DFREERTOS_KERNEL=/path/to/FreeRTOS-Kernel) ***'; exit 77")
+    "echo '*** SKIPPED: FREERTOS_KERNEL not set: the tracer was NOT tested inside the real FreeRTOS kernel (no checkout given; the repository never holds FreeRTOS and no Debian or npm package has its sources; configure with -DFREERTOS_KERNEL=/path/to/FreeRTOS-Kernel) ***'; exit 77")
   set_tests_properties(test_tband_freertos_kernel PROPERTIES SKIP_RETURN_CODE 77)
 endif()
 
