@@ -958,6 +958,8 @@ fault:
  * never touch devices, so `attention` and `event_cycle` can only change in the
  * slow path; they are re-read after it. */
 
+#define COND_LIST(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+
 #define ALU_LIST(X)                                                                    \
   X(AND) X(EOR) X(ORR) X(ORN) X(BIC) X(MOV) X(MVN) X(TST) X(TEQ) X(ADD) X(ADC) X(SUB)  \
   X(SBC) X(RSB) X(CMP) X(CMN)
@@ -965,22 +967,17 @@ fault:
 enum vm_fast {
   VM_FAST_SLOW = 0,
   VM_FAST_DP = 1, /* + 32 * operand kind (fast_dp) + 2 * alu + setflags: 96 handlers */
-  VM_FAST_LD = 97, VM_FAST_ST, VM_FAST_B, VM_FAST_BCOND, VM_FAST_BL, VM_FAST_BX,
+  VM_FAST_LD = 97, VM_FAST_ST, VM_FAST_B, VM_FAST_BL, VM_FAST_BX,
   VM_FAST_CBZ, VM_FAST_CBNZ, VM_FAST_LDM, VM_FAST_STM, VM_FAST_MUL, VM_FAST_MLA,
   VM_FAST_MLS, VM_FAST_SBFX, VM_FAST_UBFX, VM_FAST_EXT, VM_FAST_ADR, VM_FAST_MOVT,
+  VM_FAST_BCOND, /* + condition (0..13): B<c>, one handler each */
   /* LDR{,H,SH,B,SB}/STR{,H,B} Rt, [Rn, #+-imm]{!} and [Rn], #+-imm:
    * + 8 * addressing mode (offset, pre-indexed, post-indexed) + form */
-  VM_FAST_LDST,
+  VM_FAST_LDST = VM_FAST_BCOND + 14,
 };
 enum { VM_LDST_OFF, VM_LDST_PRE, VM_LDST_POST };
 enum { VM_LDST_LDR_W, VM_LDST_LDR_H, VM_LDST_LDR_SH, VM_LDST_LDR_B, VM_LDST_LDR_SB,
        VM_LDST_STR_W, VM_LDST_STR_H, VM_LDST_STR_B };
-
-/* ConditionPassed (A7.3.1) as a table: bit NZCV of cond_table[cond]. */
-static const uint16_t cond_table[16] = {
-  0xf0f0, 0x0f0f, 0xcccc, 0x3333, 0xff00, 0x00ff, 0xaaaa, 0x5555,
-  0x0c0c, 0xf3f3, 0xaa55, 0x55aa, 0x0a05, 0xf5fa, 0xffff, 0xffff,
-};
 
 static bool alu_reads_rn(unsigned alu)
 {
@@ -1033,7 +1030,7 @@ static uint8_t fast_classify(const struct vm_insn *in, bool splim)
         return (uint8_t)(VM_FAST_LDST + 8 * mode + (unsigned)form);
     }
     return op == VM_OP_LD ? VM_FAST_LD : VM_FAST_ST;
-  case VM_OP_B: return in->cond == 14 ? VM_FAST_B : VM_FAST_BCOND;
+  case VM_OP_B: return in->cond >= 14 ? VM_FAST_B : (uint8_t)(VM_FAST_BCOND + in->cond);
   case VM_OP_BL: return VM_FAST_BL;
   case VM_OP_BX: return in->rm == 15 ? VM_FAST_SLOW : VM_FAST_BX;
   case VM_OP_CBZ: return VM_FAST_CBZ;
@@ -1066,14 +1063,54 @@ static uint8_t fast_classify(const struct vm_insn *in, bool splim)
   }
 }
 
+/* The APSR's N, Z, C and V as the fast executor keeps them, in locals and
+ * unpacked: N is bit 31 of n, Z is set when z is 0, C is c (0 or 1) and V is
+ * bit 31 of v. A flag-setting instruction stores its result into n and z and
+ * its carry and overflow words as they fall out of the arithmetic; packing
+ * them into APSR bits waits until the slow path or an exit needs the APSR
+ * (lflags_pack), which most flag writes never reach. */
+struct vm_lflags {
+  uint32_t n, z, c, v;
+};
+
+VM_INLINE void lflags_unpack(struct vm_lflags *f, uint32_t apsr)
+{
+  f->n = apsr;
+  f->z = ~apsr & APSR_Z;
+  f->c = (apsr >> 29) & 1;
+  f->v = apsr << 3;
+}
+
+VM_INLINE uint32_t lflags_pack(const struct vm_lflags *f, uint32_t apsr)
+{
+  return (apsr & 0x0fffffffu) | (f->n & APSR_N) | (f->z ? 0 : APSR_Z) | (f->c << 29) |
+         ((f->v >> 3) & APSR_V);
+}
+
+/* ConditionPassed for B<c> (cond 0..13, constant after inlining). */
+VM_INLINE bool lflags_pass(const struct vm_lflags *f, const unsigned cond)
+{
+  bool ge = (int32_t)(f->n ^ f->v) >= 0;
+  bool r;
+  switch (cond >> 1) {
+  case 0: r = f->z == 0; break;                 /* EQ */
+  case 1: r = f->c != 0; break;                 /* CS */
+  case 2: r = (int32_t)f->n < 0; break;         /* MI */
+  case 3: r = (int32_t)f->v < 0; break;         /* VS */
+  case 4: r = f->c != 0 && f->z != 0; break;    /* HI */
+  case 5: r = ge; break;                        /* GE */
+  default: r = ge && f->z != 0; break;          /* GT */
+  }
+  return (cond & 1) ? !r : r;
+}
+
 /* Data processing with a constant ALU op, operand kind (0 immediate, 1
  * register, 2 shifted register) and flag setting: each handler gets its own
- * copy (the same semantics as exec_insn's DP cases). `flags` is the APSR,
- * which the fast executor keeps in a local. */
-VM_INLINE void fast_dp(struct vm_cpu *c, uint32_t *flags, const struct vm_insn *in,
+ * copy (the same semantics as exec_insn's DP cases), on the unpacked flags. */
+VM_INLINE void fast_dp(struct vm_cpu *c, struct vm_lflags *fl, const struct vm_insn *in,
                        const unsigned alu, const unsigned kind, const bool s)
 {
-  const uint32_t apsr = *flags, cin = (apsr >> 29) & 1;
+  const uint32_t cin = fl->c;
   uint32_t carry = cin, b, a = 0, res;
   if (kind == 0) { /* immediate */
     b = in->imm;
@@ -1104,17 +1141,21 @@ VM_INLINE void fast_dp(struct vm_cpu *c, uint32_t *flags, const struct vm_insn *
     case VM_ALU_SBC: b = ~b; ci = cin; break;
     default: /* RSB */ a = ~a; ci = 1; break;
     }
-    uint64_t u = (uint64_t)a + b + ci;
+    uint64_t u = (uint64_t)a + b + ci; /* AddWithCarry (A2.2.1) */
     res = (uint32_t)u;
-    if (s) /* C and V already in place: carry out at bit 29, overflow at bit 28 */
-      *flags = (apsr & 0x0fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) |
-               ((uint32_t)(u >> 3) & APSR_C) | (((~(a ^ b) & (a ^ res)) >> 3) & APSR_V);
+    if (s) {
+      fl->n = fl->z = res;
+      fl->c = (uint32_t)(u >> 32);
+      fl->v = ~(a ^ b) & (a ^ res);
+    }
     logical = false;
     break;
   }
   }
-  if (s && logical)
-    *flags = (apsr & 0x1fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z) | (carry << 29);
+  if (s && logical) {
+    fl->n = fl->z = res;
+    fl->c = carry;
+  }
   if (alu_writes(alu))
     c->r[in->rd] = res;
 }

@@ -31,11 +31,14 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     ALU_LIST(DP_LABELS_I)
     ALU_LIST(DP_LABELS_R)
     ALU_LIST(DP_LABELS_S)
-    [VM_FAST_LD] = &&ld, [VM_FAST_ST] = &&st, [VM_FAST_B] = &&b, [VM_FAST_BCOND] = &&bcond,
+    [VM_FAST_LD] = &&ld, [VM_FAST_ST] = &&st, [VM_FAST_B] = &&b,
     [VM_FAST_BL] = &&bl, [VM_FAST_BX] = &&bx, [VM_FAST_CBZ] = &&cbz, [VM_FAST_CBNZ] = &&cbnz,
     [VM_FAST_LDM] = &&ldm, [VM_FAST_STM] = &&stm, [VM_FAST_MUL] = &&mul, [VM_FAST_MLA] = &&mla,
     [VM_FAST_MLS] = &&mls, [VM_FAST_SBFX] = &&sbfx, [VM_FAST_UBFX] = &&ubfx,
     [VM_FAST_EXT] = &&ext, [VM_FAST_ADR] = &&adr, [VM_FAST_MOVT] = &&movt,
+#define BCOND_LABEL(C) [VM_FAST_BCOND + (C)] = &&bcond_##C,
+    COND_LIST(BCOND_LABEL)
+#undef BCOND_LABEL
 #define LDST_LABELS(M)                                                                 \
     [VM_FAST_LDST + 8 * VM_LDST_##M + VM_LDST_LDR_W] = &&ldr_w_##M,                    \
     [VM_FAST_LDST + 8 * VM_LDST_##M + VM_LDST_LDR_H] = &&ldr_h_##M,                    \
@@ -51,15 +54,17 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #undef DP_LABELS_I
 #undef DP_LABELS_R
 #undef DP_LABELS_S
-  /* The PC, APSR, cycle and instruction counts and the load/store pipelining state
-   * live in locals while handlers run; SYNC() writes them back before the
-   * slow path and on return, LOAD() reads them after it. */
+  /* The PC, the APSR's flags (unpacked, struct vm_lflags), the cycle and
+   * instruction counts and the load/store pipelining state live in locals
+   * while handlers run; SYNC() writes them back before the slow path and on
+   * return, LOAD() reads them after it. */
   uint64_t ev, cy, ir;
-  uint32_t pc, next, cyc, apsr;
+  uint32_t pc, next, cyc;
+  struct vm_lflags fl;
   bool lsp;
   uint8_t lsrt;
   const struct vm_icache_entry *e;
-  const struct vm_insn *in;
+#define in (&e->insn) /* one base register for the entry and its instruction */
 #define SYNC()                                                                         \
   do {                                                                                 \
     c->r[15] = pc;                                                                     \
@@ -67,7 +72,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     c->instret = ir;                                                                   \
     c->ls_pipe = lsp;                                                                  \
     c->ls_rt = lsrt;                                                                   \
-    c->apsr = apsr;                                                                    \
+    c->apsr = lflags_pack(&fl, c->apsr);                                               \
   } while (0)
 #define LOAD()                                                                         \
   do {                                                                                 \
@@ -76,14 +81,15 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     ir = c->instret;                                                                   \
     lsp = c->ls_pipe;                                                                  \
     lsrt = c->ls_rt;                                                                   \
-    apsr = c->apsr;                                                                    \
+    lflags_unpack(&fl, c->apsr);                                                       \
     ev = vm->event_cycle;                                                              \
   } while (0)
-  /* Each handler ends with its own copy of the dispatch (threaded code). */
+  /* Each handler ends with its own copy of the dispatch (threaded code). The
+   * entry of pc is icache[(pc >> 1) & mask], addressed from pc in one step. */
 #define DISPATCH()                                                                     \
   do {                                                                                 \
-    e = &c->icache[(pc >> 1) & (VM_ICACHE_SIZE - 1)];                                  \
-    in = &e->insn;                                                                     \
+    e = (const struct vm_icache_entry *)((const char *)c->icache +                     \
+                                         ((pc & ((VM_ICACHE_SIZE - 1) << 1)) << 4));   \
     if (VM_UNLIKELY(e->tag != (pc | 1)))                                               \
       goto slow;                                                                       \
     goto *handler[e->fast];                                                            \
@@ -172,12 +178,12 @@ out:
 
 #define DP_RETIRE RETIRE(pc + in->len, 1, false, VM_NOREG)
 #define DP_HANDLERS(A)                                                                 \
-  dpi_##A##_0: fast_dp(c, &apsr, in, VM_ALU_##A, 0, false); DP_RETIRE;                        \
-  dpi_##A##_1: fast_dp(c, &apsr, in, VM_ALU_##A, 0, true); DP_RETIRE;                         \
-  dpr_##A##_0: fast_dp(c, &apsr, in, VM_ALU_##A, 1, false); DP_RETIRE;                        \
-  dpr_##A##_1: fast_dp(c, &apsr, in, VM_ALU_##A, 1, true); DP_RETIRE;                         \
-  dps_##A##_0: fast_dp(c, &apsr, in, VM_ALU_##A, 2, false); DP_RETIRE;                        \
-  dps_##A##_1: fast_dp(c, &apsr, in, VM_ALU_##A, 2, true); DP_RETIRE;
+  dpi_##A##_0: fast_dp(c, &fl, in, VM_ALU_##A, 0, false); DP_RETIRE;                        \
+  dpi_##A##_1: fast_dp(c, &fl, in, VM_ALU_##A, 0, true); DP_RETIRE;                         \
+  dpr_##A##_0: fast_dp(c, &fl, in, VM_ALU_##A, 1, false); DP_RETIRE;                        \
+  dpr_##A##_1: fast_dp(c, &fl, in, VM_ALU_##A, 1, true); DP_RETIRE;                         \
+  dps_##A##_0: fast_dp(c, &fl, in, VM_ALU_##A, 2, false); DP_RETIRE;                        \
+  dps_##A##_1: fast_dp(c, &fl, in, VM_ALU_##A, 2, true); DP_RETIRE;
   ALU_LIST(DP_HANDLERS)
 #undef DP_HANDLERS
 #undef DP_RETIRE
@@ -301,10 +307,16 @@ st: {
   RETIRE(pc + in->len, cyc + p->wait_write, c->t.ls_pipeline && in->rm == VM_NOREG, VM_NOREG);
 }
 
-bcond:
-  if (!((cond_table[in->cond] >> (apsr >> 28)) & 1))
-    RETIRE(pc + in->len, 1, false, VM_NOREG);
-  /* fall through: taken */
+  /* B<c>, one handler per condition */
+#define BCOND_HANDLER(C)                                                               \
+  bcond_##C:                                                                           \
+    if (!lflags_pass(&fl, (C)))                                                        \
+      RETIRE(pc + in->len, 1, false, VM_NOREG);                                        \
+    next = (pc + 4 + in->imm) & ~1u;                                                   \
+    NONSEQ(next);                                                                      \
+    RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+  COND_LIST(BCOND_HANDLER)
+#undef BCOND_HANDLER
 b:
   next = (pc + 4 + in->imm) & ~1u;
   NONSEQ(next);
@@ -406,7 +418,7 @@ mul: {
   uint32_t res = c->r[in->rn] * c->r[in->rm];
   c->r[in->rd] = res;
   if (in->flags & (VM_F_S | VM_F_S_NOTIT))
-    apsr = (apsr & 0x3fffffffu) | (res & APSR_N) | (res ? 0 : APSR_Z);
+    fl.n = fl.z = res;
   RETIRE(pc + in->len, c->t.mul, false, VM_NOREG);
 }
 mla:
@@ -458,6 +470,7 @@ movt:
 #undef SYNC
 #undef LOAD
 #undef TX_LOG
+#undef in
 }
 
 #undef FAST_FN
