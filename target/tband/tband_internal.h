@@ -71,9 +71,16 @@
  * together: one object, one address on the hot path (docs/tband.md, "Cost per
  * event"). */
 struct tband_core_state {
-  uint8_t *wp;        /* snapshot backend: where this core's next frame goes */
+  uint8_t *wp;        /* snapshot backend: where this core's next frame goes.
+                       * Streaming over ITM with the Cortex-M port's assembly
+                       * (TBAND_CM_FAST_ITM, core 0): its frame buffer, set by
+                       * tband_cm_init(), where the assembly builds each frame
+                       * before writing it out (wp does not move) */
   uint8_t *wlim;      /* snapshot backend: while wp < wlim, a fast frame
-                       * (TBAND_FAST_SCRATCH bytes) fits; NULL unless recording */
+                       * (TBAND_FAST_SCRATCH bytes) fits; NULL unless recording.
+                       * TBAND_CM_FAST_ITM: wp + 1 from tband_cm_init() on
+                       * (always room), NULL before (the assembly falls back to
+                       * the C path, which does not use wp or wlim there) */
   uint32_t countdown; /* stored events until the next dropped_evt_cnt: 1 after
                        * a drop, else tband_configTRACE_DROP_CNT_EVERY (0: none
                        * due; the count then wraps and tband_report_due says so) */

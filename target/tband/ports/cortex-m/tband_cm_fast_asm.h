@@ -32,31 +32,52 @@
 #else
 #define TBAND_CM_ASM_SHIFT ""
 #endif
+/* R = R * M, the counter's cycles since base into timestamp units (r2
+ * scratch) */
 #if TBAND_CM_TS_IS_CYCLES
-#define TBAND_CM_ASM_MUL "" /* M = 1 */
+#define TBAND_CM_ASM_MUL(R) "" /* M = 1 */
 #else
 #if ((1000000000ull << TBAND_CM_NS_SHIFT) / (TBAND_CM_CPU_HZ)) < 256
 /* 16-bit, so that the branches reach */
-#define TBAND_CM_ASM_MUL "  movs  r2, %[m]\n  mul   r12, r12, r2\n"
+#define TBAND_CM_ASM_MUL(R) "  movs  r2, %[m]\n  mul   " R ", " R ", r2\n"
 #else /* a 16-bit load where MOVW (32-bit) would put the fallbacks out of reach */
-#define TBAND_CM_ASM_MUL "  ldr   r2, [r3, %[o_m]]\n  mul   r12, r12, r2\n"
+#define TBAND_CM_ASM_MUL(R) "  ldr   r2, [r3, %[o_m]]\n  mul   " R ", " R ", r2\n"
 #endif
 #endif
-#if tband_configTRACE_DROP_CNT_EVERY > 0
-#define TBAND_CM_ASM_COUNT                                                             \
+/* V (< 2^28) spread into septets, one per byte, in place: bits 7-13 to 8-14,
+ * 14-20 to 16-22, 21-27 to 24-30, the bytes' top bits clear; T scratch. LSR
+ * is "lsrs" or "lsr": the flags are dead after every use, so it only picks
+ * the encoding (LSRS of low registers has a 16-bit one, LSR outside an IT
+ * block only a 32-bit one), as each site had it. */
+#define TBAND_CM_ASM_SPREAD(V, T, LSR)                                                 \
+  "  " LSR " " T ", " V ", #7\n"                                                       \
+  "  add   " V ", " V ", " T ", lsl #7\n"                                              \
+  "  " LSR " " T ", " V ", #15\n"                                                      \
+  "  add   " V ", " V ", " T ", lsl #15\n"                                             \
+  "  " LSR " " T ", " V ", #23\n"                                                      \
+  "  add   " V ", " V ", " T ", lsl #23\n"
+/* The drop-report countdown after a stored frame (as tband_stored): at zero
+ * to label L, TBAND_CM_ASM_REPORT_DUE(L), which reports, still masked, and
+ * returns to the caller with interrupts on. r2 scratch, r3 = &tband_cores[0]
+ * (operand o_cd). */
+#define TBAND_CM_ASM_COUNTDOWN(L)                                                      \
   "  ldr   r2, [r3, %[o_cd]]\n"                                                        \
   "  subs  r2, #1\n"                                                                   \
   "  str   r2, [r3, %[o_cd]]\n"                                                        \
-  "  beq   7f\n"
-#define TBAND_CM_ASM_REPORT                                                            \
-  "7:push  {r3, lr}\n" /* the periodic dropped-event report, still masked */           \
+  "  beq   " L "f\n"
+#define TBAND_CM_ASM_REPORT_DUE(L)                                                     \
+  L ":push  {r3, lr}\n" /* the dropped-event report (periodic, or after a drop) */     \
   "  movs  r0, #0\n"                                                                   \
   "  bl    tband_report_due\n"                                                         \
   "  pop   {r3, lr}\n"                                                                 \
   "  cpsie i\n"                                                                        \
   "  bx    lr\n"
+#if tband_configTRACE_DROP_CNT_EVERY > 0 && !TBAND_CM_FAST_ITM
+#define TBAND_CM_ASM_COUNT TBAND_CM_ASM_COUNTDOWN("7")
+#define TBAND_CM_ASM_REPORT TBAND_CM_ASM_REPORT_DUE("7")
 #else
-/* none periodic, and none pending while recording (tband_trigger_snapshot) */
+/* none periodic, and none pending while recording (tband_trigger_snapshot);
+ * streaming over ITM, tband_cm_itm_frame counts every frame */
 #define TBAND_CM_ASM_COUNT ""
 #define TBAND_CM_ASM_REPORT ""
 #endif
@@ -72,10 +93,6 @@
  * that pipelines (snapshot), after it where the ITM routine takes over */
 #define TBAND_CM_ASM_END_SHORT "  mov   r12, r4\n  pop   {r4, r5}\n  b     tband_cm_itm_frame\n"
 #define TBAND_CM_ASM_END_VAL "  pop   {r4}\n  mov   r1, r2\n  b     tband_cm_itm_frame\n"
-#undef TBAND_CM_ASM_COUNT
-#undef TBAND_CM_ASM_REPORT
-#define TBAND_CM_ASM_COUNT ""
-#define TBAND_CM_ASM_REPORT ""
 #else
 #define TBAND_CM_ASM_COMMIT(START) "  str   r12, [r3, %[o_wp]]\n"
 #define TBAND_CM_ASM_END_SHORT "  str   r4, [r3, %[o_wp]]\n  pop   {r4, r5}\n"
@@ -105,14 +122,9 @@
       "  ldr   r2, [r3, %[o_aspan]]\n"                                                 \
       "  cmp   r12, r2\n"                                                              \
       "  bhs   5f\n" /* outside the window, or a short timestamp */                    \
-      TBAND_CM_ASM_MUL                                                                 \
+      TBAND_CM_ASM_MUL("r12")                                                          \
       "  add   r1, r1, r12" TBAND_CM_ASM_SHIFT "\n" /* ts & 0x0FFFFFFF */              \
-      "  lsrs  r2, r1, #7\n" /* its septets, one per byte */                           \
-      "  add   r1, r1, r2, lsl #7\n"                                                   \
-      "  lsrs  r2, r1, #15\n"                                                          \
-      "  add   r1, r1, r2, lsl #15\n"                                                  \
-      "  lsrs  r2, r1, #23\n"                                                          \
-      "  add   r1, r1, r2, lsl #23\n"                                                  \
+      TBAND_CM_ASM_SPREAD("r1", "r2", "lsrs") /* its septets, one per byte */          \
       "  orr   r1, r1, #0x80808080\n"                                                  \
       "  ldr   r12, [r3, %[o_wp]]\n"                                                   \
       "  ldr   r2, [r3, %[o_wlim]]\n"                                                  \
@@ -141,14 +153,9 @@
       "5:ldr   r2, [r3, %[o_span]]\n"                                                  \
       "  cmp   r12, r2\n"                                                              \
       "  bhs   8b\n" /* outside the window */                                          \
-      TBAND_CM_ASM_MUL                                                                 \
+      TBAND_CM_ASM_MUL("r12")                                                          \
       "  add   r12, r1, r12" TBAND_CM_ASM_SHIFT "\n"                                   \
-      "  lsr   r2, r12, #7\n"                                                          \
-      "  add   r12, r12, r2, lsl #7\n"                                                 \
-      "  lsr   r2, r12, #15\n"                                                         \
-      "  add   r12, r12, r2, lsl #15\n"                                                \
-      "  lsr   r2, r12, #23\n"                                                         \
-      "  add   r12, r12, r2, lsl #23\n"                                                \
+      TBAND_CM_ASM_SPREAD("r12", "r2", "lsr")                                          \
       "  cmp   r12, #0\n"                                                              \
       "  beq   8b\n" /* ts 0: the generic encoder */                                   \
       "  push  {r4, r5}\n"                                                             \
@@ -192,13 +199,6 @@
  * frame's only zero byte: it becomes the 0x01 code of the empty last COBS
  * block and the header's code is one less. The fallback gets r2:r3 back
  * from m where the critical section used them. */
-#if TBAND_CM_TS_IS_CYCLES
-#define TBAND_CM_ASM_MUL4 ""
-#elif ((1000000000ull << TBAND_CM_NS_SHIFT) / (TBAND_CM_CPU_HZ)) < 256
-#define TBAND_CM_ASM_MUL4 "  movs  r2, %[m]\n  mul   r4, r4, r2\n"
-#else
-#define TBAND_CM_ASM_MUL4 "  ldr   r2, [r3, %[o_m]]\n  mul   r4, r4, r2\n"
-#endif
 #define TBAND_CM_ASM_VAL(CFN, HDR)                                                     \
   __asm__ volatile(                                                                    \
       "  mrs   r12, primask\n"                                                         \
@@ -228,15 +228,10 @@
       "  ldr   r2, [r3, %[o_aspan]]\n"                                                 \
       "  cmp   r4, r2\n"                                                               \
       "  bhs   5f\n" /* outside the window, or a short timestamp */                    \
-      TBAND_CM_ASM_MUL4                                                                \
+      TBAND_CM_ASM_MUL("r4")                                                           \
       "  ldr   r2, [r3, %[o_lo]]\n"                                                    \
       "  add   r4, r2, r4" TBAND_CM_ASM_SHIFT "\n" /* ts & 0x0FFFFFFF */               \
-      "  lsr   r2, r4, #7\n"                                                           \
-      "  add   r4, r4, r2, lsl #7\n"                                                   \
-      "  lsr   r2, r4, #15\n"                                                          \
-      "  add   r4, r4, r2, lsl #15\n"                                                  \
-      "  lsr   r2, r4, #23\n"                                                          \
-      "  add   r4, r4, r2, lsl #23\n"                                                  \
+      TBAND_CM_ASM_SPREAD("r4", "r2", "lsr")                                           \
       "  orr   r4, r4, #0x80808080\n"                                                  \
       "  ldr   r2, [r3, %[o_wp]]\n"                                                    \
       "  ldr   r12, [r3, %[o_n4]]\n"                                                   \
@@ -245,12 +240,7 @@
       "  str   r4, [r2, #6]\n"                                                         \
       "3:add   r12, r2, r12\n" /* wp + n4: the id at -2, m from -1 */                  \
       "  strb  r0, [r12, #-2]\n"                                                       \
-      "  lsr   r4, r1, #7\n" /* m's septets */                                         \
-      "  add   r1, r1, r4, lsl #7\n"                                                   \
-      "  lsr   r4, r1, #15\n"                                                          \
-      "  add   r1, r1, r4, lsl #15\n"                                                  \
-      "  lsr   r4, r1, #23\n"                                                          \
-      "  add   r1, r1, r4, lsl #23\n"                                                  \
+      TBAND_CM_ASM_SPREAD("r1", "r4", "lsr") /* m's septets */                         \
       "  orr   r4, r1, #1\n"                                                           \
       "  clz   r4, r4\n"                                                               \
       "  and   r4, r4, #24\n" /* 8 x its unused top bytes */                           \
@@ -278,15 +268,10 @@
       "5:ldr   r2, [r3, %[o_span]]\n"                                                  \
       "  cmp   r4, r2\n"                                                               \
       "  bhs   8f\n" /* outside the window */                                          \
-      TBAND_CM_ASM_MUL4                                                                \
+      TBAND_CM_ASM_MUL("r4")                                                           \
       "  ldr   r2, [r3, %[o_lo]]\n"                                                    \
       "  add   r4, r2, r4" TBAND_CM_ASM_SHIFT "\n"                                     \
-      "  lsr   r2, r4, #7\n"                                                           \
-      "  add   r4, r4, r2, lsl #7\n"                                                   \
-      "  lsr   r2, r4, #15\n"                                                          \
-      "  add   r4, r4, r2, lsl #15\n"                                                  \
-      "  lsr   r2, r4, #23\n"                                                          \
-      "  add   r4, r4, r2, lsl #23\n"                                                  \
+      TBAND_CM_ASM_SPREAD("r4", "r2", "lsr")                                           \
       "  cmp   r4, #0\n"                                                               \
       "  beq   8f\n" /* ts 0: the generic encoder */                                   \
       "  clz   r2, r4\n"                                                               \
@@ -384,18 +369,10 @@ __attribute__((naked, used)) void tband_cm_itm_frame(void)
       "  beq   11b\n"
       "  ldrb  r12, [r1]\n"
       "  strb  r12, [r2]\n"
-      "4:ldr   r2, [r3, %[o_cd]]\n" /* stored: the countdown */
-      "  subs  r2, #1\n"
-      "  str   r2, [r3, %[o_cd]]\n"
-      "  beq   6f\n"
+      "4:" TBAND_CM_ASM_COUNTDOWN("6") /* stored: the countdown */
       "  cpsie i\n"
       "  bx    lr\n"
-      "6:push  {r3, lr}\n"
-      "  movs  r0, #0\n"
-      "  bl    tband_report_due\n"
-      "  pop   {r3, lr}\n"
-      "  cpsie i\n"
-      "  bx    lr\n"
+      TBAND_CM_ASM_REPORT_DUE("6")
       "7:ldr   r0, [r3, %[o_dropped]]\n" /* dropped: counted, reported next time */
       "  adds  r0, #1\n"
       "  str   r0, [r3, %[o_dropped]]\n"
