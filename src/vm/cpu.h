@@ -34,6 +34,26 @@ struct vm_icache_entry {
 };                /* 32 bytes: the index is a shift */
 _Static_assert(sizeof(struct vm_icache_entry) == 32, "decode cache entry size");
 
+/* Block cache of the block executor (block.c): straight-line runs of
+ * fast-path instructions, each a copy of its decode-cache entries with `tag`
+ * the instruction's address (not | 1) and pad[0] the number of the block's
+ * instructions before it, closed by the entry of the instruction after the
+ * block unless the block ends with a branch. */
+#define VM_BLOCK_MAP 8192u   /* blocks, direct-mapped by start address */
+#define VM_BLOCK_LEN 32u     /* instructions in a block at most */
+#define VM_BLOCK_OPS 65536u  /* entries of all blocks; when full, all are dropped */
+struct vm_block {
+  uint32_t tag;        /* start address | 1, 0 = empty */
+  uint32_t first;      /* its first entry in vm_blocks.op */
+  uint32_t max_cycles; /* no run of the block takes more (wait states included) */
+};
+struct vm_blocks {
+  struct vm_block map[VM_BLOCK_MAP];
+  uint32_t used;       /* entries of op in use */
+  uint32_t lo, hi;     /* the code the blocks were built from: [lo, hi) */
+  struct vm_icache_entry op[VM_BLOCK_OPS];
+};
+
 /* Architectural state, ARMv7-M ARM B1.4. */
 struct vm_cpu {
   uint32_t r[16];        /* r[13] is the active SP; r[15] the current instruction's address */
@@ -60,6 +80,7 @@ struct vm_cpu {
   uint8_t ls_rt;         /* ... and the register it loaded (0xff none) */
   struct vm_timing t;
   struct vm_icache_entry icache[VM_ICACHE_SIZE];
+  struct vm_blocks *blocks; /* NULL until the block executor first runs */
 };
 
 /* State access for the exception model and the debugger (cpu.c). */
@@ -82,6 +103,18 @@ void vm_cpu_clear_exclusive(struct sonde_vm *vm);
 void vm_cpu_set_ipsr(struct sonde_vm *vm, uint32_t ipsr);
 /* Drop every cached decode (loader writes after the VM ran, reset). */
 void vm_cpu_flush_decode_cache(struct sonde_vm *vm);
+/* The decode-cache entry of the instruction at pc, filled if needed (exec.c);
+ * NULL when it cannot be fetched. */
+const struct vm_icache_entry *vm_cpu_decoded(struct sonde_vm *vm, uint32_t pc);
+
+/* The block cache (block.c). vm_blocks_get allocates it on first use (NULL:
+ * out of memory); vm_block_build builds the block at pc, whose first entry
+ * may be a slow instruction's (then the block is just that). */
+struct vm_blocks *vm_blocks_get(struct sonde_vm *vm);
+const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc);
+void vm_blocks_flush(struct sonde_vm *vm);
+void vm_blocks_code_written(struct sonde_vm *vm, uint32_t addr, unsigned size);
+void vm_blocks_free(struct sonde_vm *vm);
 
 /* Run until vm->attention asks to stop or vm_sys_service() says so. Returns 0
  * or a negative SONDE_E_* for a host-side error. */

@@ -14,6 +14,7 @@
 
 #include "decode.h"
 #include "exec_ext.h"
+#include "fast.h"
 #include "timing.h"
 #include "vm_internal.h"
 
@@ -958,27 +959,6 @@ fault:
  * never touch devices, so `attention` and `event_cycle` can only change in the
  * slow path; they are re-read after it. */
 
-#define COND_LIST(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
-
-#define ALU_LIST(X)                                                                    \
-  X(AND) X(EOR) X(ORR) X(ORN) X(BIC) X(MOV) X(MVN) X(TST) X(TEQ) X(ADD) X(ADC) X(SUB)  \
-  X(SBC) X(RSB) X(CMP) X(CMN)
-
-enum vm_fast {
-  VM_FAST_SLOW = 0,
-  VM_FAST_DP = 1, /* + 32 * operand kind (fast_dp) + 2 * alu + setflags: 96 handlers */
-  VM_FAST_LD = 97, VM_FAST_ST, VM_FAST_B, VM_FAST_BL, VM_FAST_BX,
-  VM_FAST_CBZ, VM_FAST_CBNZ, VM_FAST_LDM, VM_FAST_STM, VM_FAST_MUL, VM_FAST_MLA,
-  VM_FAST_MLS, VM_FAST_SBFX, VM_FAST_UBFX, VM_FAST_EXT, VM_FAST_ADR, VM_FAST_MOVT,
-  VM_FAST_BCOND, /* + condition (0..13): B<c>, one handler each */
-  /* LDR{,H,SH,B,SB}/STR{,H,B} Rt, [Rn, #+-imm]{!} and [Rn], #+-imm:
-   * + 8 * addressing mode (offset, pre-indexed, post-indexed) + form */
-  VM_FAST_LDST = VM_FAST_BCOND + 14,
-};
-enum { VM_LDST_OFF, VM_LDST_PRE, VM_LDST_POST };
-enum { VM_LDST_LDR_W, VM_LDST_LDR_H, VM_LDST_LDR_SH, VM_LDST_LDR_B, VM_LDST_LDR_SB,
-       VM_LDST_STR_W, VM_LDST_STR_H, VM_LDST_STR_B };
-
 static bool alu_reads_rn(unsigned alu)
 {
   return alu != VM_ALU_MOV && alu != VM_ALU_MVN;
@@ -1250,14 +1230,24 @@ VM_INLINE bool step_one(struct sonde_vm *vm, const bool hooked)
 #define FAST_FN run_plain
 #define FAST_HOOKED 0
 #define FAST_MTB 0
+#define FAST_BLOCK 0
 #include "exec_threaded.h"
 #define FAST_FN run_mtb
 #define FAST_HOOKED 0
 #define FAST_MTB 1
+#define FAST_BLOCK 0
 #include "exec_threaded.h"
 #define FAST_FN run_hooked
 #define FAST_HOOKED 1
 #define FAST_MTB 0
+#define FAST_BLOCK 0
+#include "exec_threaded.h"
+/* run_block(): run_plain() a block at a time (block.c); it hands over to
+ * run_plain() when the next event may fall inside the block to run. */
+#define FAST_FN run_block
+#define FAST_HOOKED 0
+#define FAST_MTB 0
+#define FAST_BLOCK 1
 #include "exec_threaded.h"
 
 static bool needs_service(const struct sonde_vm *vm)
@@ -1283,7 +1273,7 @@ int vm_cpu_execute(struct sonde_vm *vm)
     else if (vm->mtb_observe)
       run_mtb(vm);
     else
-      run_plain(vm);
+      run_block(vm);
   }
 }
 
@@ -1317,10 +1307,20 @@ void vm_cpu_code_written(struct sonde_vm *vm, uint32_t addr, unsigned size)
     if (e->tag == (a | 1))
       e->tag = 0;
   }
+  vm_blocks_code_written(vm, first, 2 * n);
 }
 
 void vm_cpu_flush_decode_cache(struct sonde_vm *vm)
 {
   for (unsigned i = 0; i < VM_ICACHE_SIZE; i++)
     vm->cpu.icache[i].tag = 0;
+  vm_blocks_flush(vm);
+}
+
+const struct vm_icache_entry *vm_cpu_decoded(struct sonde_vm *vm, uint32_t pc)
+{
+  struct vm_icache_entry *e = &vm->cpu.icache[(pc >> 1) & (VM_ICACHE_SIZE - 1)];
+  if (e->tag != (pc | 1) && !icache_fill(vm, pc, e))
+    return NULL;
+  return e;
 }

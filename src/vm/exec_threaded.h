@@ -1,11 +1,16 @@
 /* The threaded executor of the virtual Cortex-M (exec.c, "the fast
- * executor"), included three times by exec.c: FAST_FN names the function,
+ * executor"), included four times by exec.c: FAST_FN names the function,
  * FAST_HOOKED (0 or 1) says whether every retired instruction is reported to
  * observe_retire() (the hooked path: retire/transfer hooks, DWT, MTB with
- * TSTART/TSTOP) and FAST_MTB (0 or 1, only without FAST_HOOKED) whether the
- * MTB is told of each taken branch and cpu.last_pc kept (dbg_mtb.c). The
- * semantics and cycle model are exec_insn()'s, which every instruction not
- * handled here runs through (label `slow`). Not a standalone header. */
+ * TSTART/TSTOP), FAST_MTB (0 or 1, only without FAST_HOOKED) whether the
+ * MTB is told of each taken branch and cpu.last_pc kept (dbg_mtb.c), and
+ * FAST_BLOCK (0 or 1, only without the other two) whether it runs whole
+ * blocks (block.c): straight-line runs of fast instructions ending at a
+ * branch, whose cycles are bounded beforehand, so that inside a block no
+ * instruction checks the event limit, counts itself or looks up its
+ * successor. The semantics and cycle model are exec_insn()'s, which every
+ * instruction not handled here runs through (label `slow`). Not a
+ * standalone header. */
 static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 {
   struct vm_cpu *c = &vm->cpu;
@@ -27,7 +32,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #define DP_LABELS_R(A) &&dpr_##A##_0, &&dpr_##A##_1,
 #define DP_LABELS_S(A) &&dps_##A##_0, &&dps_##A##_1,
   static const void *const handler[256] = {
-    [VM_FAST_SLOW] = &&slow,
+    [VM_FAST_SLOW] = &&slow, /* the DP handlers follow it, in enum vm_fast's order */
     ALU_LIST(DP_LABELS_I)
     ALU_LIST(DP_LABELS_R)
     ALU_LIST(DP_LABELS_S)
@@ -50,6 +55,9 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     [VM_FAST_LDST + 8 * VM_LDST_##M + VM_LDST_STR_B] = &&str_b_##M,
     LDST_LABELS(OFF) LDST_LABELS(PRE) LDST_LABELS(POST)
 #undef LDST_LABELS
+#if FAST_BLOCK
+    [VM_FAST_BLKEND] = &&blkend,
+#endif
   };
 #undef DP_LABELS_I
 #undef DP_LABELS_R
@@ -94,8 +102,34 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
       goto slow;                                                                       \
     goto *handler[e->fast];                                                            \
   } while (0)
-  /* Retire a fast instruction (its cycles include its wait states). */
-#if !FAST_HOOKED
+  /* Retire a fast instruction (its cycles include its wait states); RETIRE_BR
+   * one that may branch. PC is the instruction's address. */
+#if FAST_BLOCK
+  /* In a block, the next instruction is the next entry; ir counts the
+   * instructions before the block (an entry's pad[0] says how many of the
+   * block's precede it) and pc is the block's address until it ends. */
+#define PC (e->tag)
+#define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
+  do {                                                                                 \
+    cy += (CYCLES);                                                                    \
+    lsp = (LS_PIPE);                                                                   \
+    lsrt = (LS_RT);                                                                    \
+    e++;                                                                               \
+    goto *handler[e->fast];                                                            \
+  } while (0)
+#define RETIRE_BR(NEXT, CYCLES, LS_PIPE, LS_RT)                                        \
+  do {                                                                                 \
+    const uint32_t next_ = (NEXT);                                                     \
+    cy += (CYCLES);                                                                    \
+    ir += e->pad[0] + 1u;                                                              \
+    pc = next_;                                                                        \
+    lsp = (LS_PIPE);                                                                   \
+    lsrt = (LS_RT);                                                                    \
+    goto enter;                                                                        \
+  } while (0)
+#elif !FAST_HOOKED
+#define PC pc
+#define RETIRE_BR RETIRE
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
     cy += (CYCLES);                                                                    \
@@ -110,6 +144,8 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     DISPATCH();                                                                        \
   } while (0)
 #else
+#define PC pc
+#define RETIRE_BR RETIRE
   /* ... then, with the state in memory as exec_insn leaves it, the observers;
    * they may ask for attention, unhook, or move event_cycle. */
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
@@ -149,10 +185,23 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 
   if (vm->attention)
     return;
+#if FAST_BLOCK
+  struct vm_blocks *bk = vm_blocks_get(vm);
+  if (VM_UNLIKELY(!bk)) { /* out of memory: instruction by instruction */
+    run_plain(vm);
+    return;
+  }
+#endif
   LOAD();
   goto check_mode;
 
 slow:
+#if FAST_BLOCK
+  /* an entry that cannot run fast here (or the one after a block that
+   * stopped before a slow instruction): the state is that before it */
+  pc = e->tag;
+  ir += e->pad[0];
+#endif
   SYNC();
   step_one(vm, FAST_HOOKED);
   if (VM_UNLIKELY(vm->attention || (FAST_HOOKED && !vm->hooked)))
@@ -170,13 +219,37 @@ check_mode:
   }
   if (VM_UNLIKELY(cy >= ev))
     return;
+#if !FAST_BLOCK
   DISPATCH();
+#else
+enter: {
+  if (VM_UNLIKELY(cy >= ev))
+    goto out;
+  const struct vm_block *b = &bk->map[(pc >> 1) & (VM_BLOCK_MAP - 1)];
+  if (VM_UNLIKELY(b->tag != (pc | 1))) {
+    SYNC();
+    b = vm_block_build(vm, pc);
+  }
+  /* the event may fall inside: then instruction by instruction up to it */
+  if (VM_UNLIKELY(cy + b->max_cycles >= ev)) {
+    SYNC();
+    run_plain(vm);
+    return;
+  }
+  e = &bk->op[b->first];
+  goto *handler[e->fast];
+}
+blkend: /* a block ended at its length limit, before a fast instruction */
+  pc = e->tag;
+  ir += e->pad[0];
+  goto enter;
+#endif
 
 out:
   SYNC();
   return;
 
-#define DP_RETIRE RETIRE(pc + in->len, 1, false, VM_NOREG)
+#define DP_RETIRE RETIRE(PC + in->len, 1, false, VM_NOREG)
 #define DP_HANDLERS(A)                                                                 \
   dpi_##A##_0: fast_dp(c, &fl, in, VM_ALU_##A, 0, false); DP_RETIRE;                        \
   dpi_##A##_1: fast_dp(c, &fl, in, VM_ALU_##A, 0, true); DP_RETIRE;                         \
@@ -213,7 +286,7 @@ out:
     LDST_WB(M);                                                                        \
     c->r[in->rd] = (uint32_t)(EXT)raw_;                                                \
     cyc = (lsp && (lsrt == VM_NOREG || lsrt != in->rn)) ? 1 : 2;                       \
-    RETIRE(pc + in->len, cyc + p->wait_read, c->t.ls_pipeline, in->rd);                \
+    RETIRE(PC + in->len, cyc + p->wait_read, c->t.ls_pipeline, in->rd);                \
   }
 #define STR_IMM(LBL, M, SIZE, TYPE)                                                    \
   LBL##_##M: {                                                                         \
@@ -223,12 +296,12 @@ out:
     const struct vm_page *p = fast_page(&vm->bus, addr, (SIZE), true);                 \
     if (VM_UNLIKELY(!p))                                                               \
       goto slow;                                                                       \
-    const TYPE v_ = (TYPE)(in->rd == 15 ? pc : c->r[in->rd]);                          \
+    const TYPE v_ = (TYPE)(in->rd == 15 ? PC : c->r[in->rd]);                          \
     memcpy(p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1)), &v_, (SIZE));               \
     TX_LOG(addr, (SIZE), (uint32_t)v_, 1);                                             \
     LDST_WB(M);                                                                        \
     cyc = (lsp && (lsrt == VM_NOREG || lsrt != in->rn)) ? 1 : 2;                       \
-    RETIRE(pc + in->len, cyc + p->wait_write, c->t.ls_pipeline, VM_NOREG);             \
+    RETIRE(PC + in->len, cyc + p->wait_write, c->t.ls_pipeline, VM_NOREG);             \
   }
 #define LDST_HANDLERS(M)                                                               \
   LDR_IMM(ldr_w, M, 4, uint32_t, uint32_t)                                             \
@@ -249,7 +322,7 @@ out:
 #undef LDST_WB
 
 ld: {
-  uint32_t base = (in->flags & VM_F_LIT) ? (pc + 4) & ~3u : c->r[in->rn];
+  uint32_t base = (in->flags & VM_F_LIT) ? (PC + 4) & ~3u : c->r[in->rn];
   uint32_t off = in->rm != VM_NOREG ? c->r[in->rm] << in->sh_n : in->imm;
   uint32_t offaddr = (in->flags & VM_F_U) ? base + off : base - off;
   uint32_t addr = (in->flags & VM_F_P) ? offaddr : base;
@@ -276,11 +349,11 @@ ld: {
   c->r[in->rd] = v;
   /* Neighbouring single loads/stores pipeline (as exec_insn) */
   cyc = (lsp && (lsrt == VM_NOREG || (lsrt != in->rn && lsrt != in->rm))) ? 1 : 2;
-  RETIRE(pc + in->len, cyc + p->wait_read, c->t.ls_pipeline, in->rd);
+  RETIRE(PC + in->len, cyc + p->wait_read, c->t.ls_pipeline, in->rd);
 }
 
 st: {
-  uint32_t base = (in->flags & VM_F_LIT) ? (pc + 4) & ~3u : c->r[in->rn];
+  uint32_t base = (in->flags & VM_F_LIT) ? (PC + 4) & ~3u : c->r[in->rn];
   uint32_t off = in->rm != VM_NOREG ? c->r[in->rm] << in->sh_n : in->imm;
   uint32_t offaddr = (in->flags & VM_F_U) ? base + off : base - off;
   uint32_t addr = (in->flags & VM_F_P) ? offaddr : base;
@@ -291,7 +364,7 @@ st: {
   if (VM_UNLIKELY(!p))
     goto slow;
   uint8_t *h = p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1));
-  uint32_t v = in->rd == 15 ? pc : c->r[in->rd];
+  uint32_t v = in->rd == 15 ? PC : c->r[in->rd];
   if (size == 4) {
     memcpy(h, &v, 4);
   } else if (size == 2) {
@@ -304,29 +377,29 @@ st: {
   if (in->flags & VM_F_W)
     c->r[in->rn] = offaddr;
   cyc = (lsp && (lsrt == VM_NOREG || (lsrt != in->rn && lsrt != in->rm))) ? 1 : 2;
-  RETIRE(pc + in->len, cyc + p->wait_write, c->t.ls_pipeline && in->rm == VM_NOREG, VM_NOREG);
+  RETIRE(PC + in->len, cyc + p->wait_write, c->t.ls_pipeline && in->rm == VM_NOREG, VM_NOREG);
 }
 
   /* B<c>, one handler per condition */
 #define BCOND_HANDLER(C)                                                               \
   bcond_##C:                                                                           \
     if (!lflags_pass(&fl, (C)))                                                        \
-      RETIRE(pc + in->len, 1, false, VM_NOREG);                                        \
-    next = (pc + 4 + in->imm) & ~1u;                                                   \
+      RETIRE_BR(PC + in->len, 1, false, VM_NOREG);                                     \
+    next = (PC + 4 + in->imm) & ~1u;                                                   \
     NONSEQ(next);                                                                      \
-    RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+    RETIRE_BR(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
   COND_LIST(BCOND_HANDLER)
 #undef BCOND_HANDLER
 b:
-  next = (pc + 4 + in->imm) & ~1u;
+  next = (PC + 4 + in->imm) & ~1u;
   NONSEQ(next);
-  RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+  RETIRE_BR(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
 
 bl:
-  c->r[14] = (pc + in->len) | 1;
-  next = (pc + 4 + in->imm) & ~1u;
+  c->r[14] = (PC + in->len) | 1;
+  next = (PC + 4 + in->imm) & ~1u;
   NONSEQ(next);
-  RETIRE(next, 1 + c->t.bl_extra + refill_cycles(vm, next), false, VM_NOREG);
+  RETIRE_BR(next, 1 + c->t.bl_extra + refill_cycles(vm, next), false, VM_NOREG);
 
 bx: {
   uint32_t v = c->r[in->rm];
@@ -334,21 +407,21 @@ bx: {
     goto slow;
   next = v & ~1u;
   NONSEQ(next);
-  RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+  RETIRE_BR(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
 }
 
 cbz:
   if (c->r[in->rn] != 0)
-    RETIRE(pc + in->len, 1, false, VM_NOREG);
-  next = (pc + 4 + in->imm) & ~1u;
+    RETIRE_BR(PC + in->len, 1, false, VM_NOREG);
+  next = (PC + 4 + in->imm) & ~1u;
   NONSEQ(next);
-  RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+  RETIRE_BR(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
 cbnz:
   if (c->r[in->rn] == 0)
-    RETIRE(pc + in->len, 1, false, VM_NOREG);
-  next = (pc + 4 + in->imm) & ~1u;
+    RETIRE_BR(PC + in->len, 1, false, VM_NOREG);
+  next = (PC + 4 + in->imm) & ~1u;
   NONSEQ(next);
-  RETIRE(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+  RETIRE_BR(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
 
 ldm: {
   uint32_t list = in->imm, n = (uint32_t)__builtin_popcount(list);
@@ -387,9 +460,9 @@ ldm: {
   if (list & 0x8000) {
     next = pcv & ~1u;
     NONSEQ(next);
-    RETIRE(next, cyc + refill_cycles(vm, next), false, VM_NOREG);
+    RETIRE_BR(next, cyc + refill_cycles(vm, next), false, VM_NOREG);
   }
-  RETIRE(pc + in->len, cyc, false, VM_NOREG);
+  RETIRE(PC + in->len, cyc, false, VM_NOREG);
 }
 
 stm: {
@@ -411,7 +484,7 @@ stm: {
     }
   if (in->flags & VM_F_W)
     c->r[in->rn] = in->sub ? base - 4 * n : base + 4 * n;
-  RETIRE(pc + in->len, 1 + n + n * p->wait_write, false, VM_NOREG);
+  RETIRE(PC + in->len, 1 + n + n * p->wait_write, false, VM_NOREG);
 }
 
 mul: {
@@ -419,14 +492,14 @@ mul: {
   c->r[in->rd] = res;
   if (in->flags & (VM_F_S | VM_F_S_NOTIT))
     fl.n = fl.z = res;
-  RETIRE(pc + in->len, c->t.mul, false, VM_NOREG);
+  RETIRE(PC + in->len, c->t.mul, false, VM_NOREG);
 }
 mla:
   c->r[in->rd] = c->r[in->ra] + c->r[in->rn] * c->r[in->rm];
-  RETIRE(pc + in->len, c->t.mla, false, VM_NOREG);
+  RETIRE(PC + in->len, c->t.mla, false, VM_NOREG);
 mls:
   c->r[in->rd] = c->r[in->ra] - c->r[in->rn] * c->r[in->rm];
-  RETIRE(pc + in->len, c->t.mla, false, VM_NOREG);
+  RETIRE(PC + in->len, c->t.mla, false, VM_NOREG);
 sbfx: {
   uint32_t v = c->r[in->rn] >> in->sh_n;
   unsigned w = in->imm;
@@ -436,14 +509,14 @@ sbfx: {
       v |= ~((1u << w) - 1);
   }
   c->r[in->rd] = v;
-  RETIRE(pc + in->len, 1, false, VM_NOREG);
+  RETIRE(PC + in->len, 1, false, VM_NOREG);
 }
 ubfx: {
   uint32_t v = c->r[in->rn] >> in->sh_n;
   if (in->imm < 32)
     v &= (1u << in->imm) - 1;
   c->r[in->rd] = v;
-  RETIRE(pc + in->len, 1, false, VM_NOREG);
+  RETIRE(PC + in->len, 1, false, VM_NOREG);
 }
 ext: {
   uint32_t v = ror32(c->r[in->rm], in->sh_n);
@@ -456,15 +529,17 @@ ext: {
   if (in->rn != 15)
     v += c->r[in->rn];
   c->r[in->rd] = v;
-  RETIRE(pc + in->len, 1, false, VM_NOREG);
+  RETIRE(PC + in->len, 1, false, VM_NOREG);
 }
 adr:
-  c->r[in->rd] = ((pc + 4) & ~3u) + in->imm;
-  RETIRE(pc + in->len, 1, false, VM_NOREG);
+  c->r[in->rd] = ((PC + 4) & ~3u) + in->imm;
+  RETIRE(PC + in->len, 1, false, VM_NOREG);
 movt:
   c->r[in->rd] = (c->r[in->rd] & 0xffff) | (in->imm << 16);
-  RETIRE(pc + in->len, 1, false, VM_NOREG);
+  RETIRE(PC + in->len, 1, false, VM_NOREG);
 #undef RETIRE
+#undef RETIRE_BR
+#undef PC
 #undef NONSEQ
 #undef DISPATCH
 #undef SYNC
@@ -476,4 +551,5 @@ movt:
 #undef FAST_FN
 #undef FAST_HOOKED
 #undef FAST_MTB
+#undef FAST_BLOCK
 

@@ -98,6 +98,7 @@ void sonde_vm_free(struct sonde_vm *vm)
   vm_dbgh_free(vm);
   vm_dbg_free(vm);
   vm_mtb_free(vm);
+  vm_blocks_free(vm);
   vm_bus_free(&vm->bus);
   free(vm);
 }

@@ -26,6 +26,9 @@ if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_EXC)
   # The same firmwares on QEMU (mps2-an385): an independent exception model.
   sonde_unit_test(test_vm_exc_qemu vm/test_exc_qemu.c LIBS sonde_vm LABELS "firmware;qemu")
   target_compile_definitions(test_vm_exc_qemu PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
+  # The block executor against the instruction-at-a-time one, stop by stop.
+  sonde_unit_test(test_vm_block_exec vm/test_block_exec.c LIBS sonde_vm LABELS firmware)
+  target_compile_definitions(test_vm_block_exec PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
 endif()
 sonde_unit_test(test_vm_cpu vm/test_cpu.c LIBS sonde_vm)
 sonde_unit_test(test_vm_cpu_cc2650 vm/test_cpu_cc2650.c LIBS sonde_vm)

@@ -1,0 +1,141 @@
+/* The block cache of the block executor (exec_threaded.h with FAST_BLOCK).
+ *
+ * A block is a straight-line run of instructions the fast handlers take,
+ * copied out of the decode cache: it ends with a branch, before a slow
+ * instruction, or after VM_BLOCK_LEN instructions. Its bound on cycles lets
+ * the executor check the next event once per block instead of once per
+ * instruction; the instructions themselves still charge their exact cycles
+ * as they run, so the bound only decides whether a block may run whole (it
+ * falls back to one instruction at a time near an event).
+ *
+ * Blocks are dropped all at once: when the entry pool is full, when the
+ * decode cache is flushed, and when the core writes into the code they were
+ * built from. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fast.h"
+#include "vm_internal.h"
+
+struct vm_blocks *vm_blocks_get(struct sonde_vm *vm)
+{
+  if (!vm->cpu.blocks) {
+    vm->cpu.blocks = malloc(sizeof *vm->cpu.blocks);
+    if (vm->cpu.blocks)
+      vm_blocks_flush(vm);
+  }
+  return vm->cpu.blocks;
+}
+
+void vm_blocks_flush(struct sonde_vm *vm)
+{
+  struct vm_blocks *bk = vm->cpu.blocks;
+  if (!bk)
+    return;
+  memset(bk->map, 0, sizeof bk->map);
+  bk->used = 0;
+  bk->lo = UINT32_MAX;
+  bk->hi = 0;
+}
+
+void vm_blocks_code_written(struct sonde_vm *vm, uint32_t addr, unsigned size)
+{
+  const struct vm_blocks *bk = vm->cpu.blocks;
+  if (bk && addr < bk->hi && (uint64_t)addr + size > bk->lo)
+    vm_blocks_flush(vm);
+}
+
+void vm_blocks_free(struct sonde_vm *vm)
+{
+  free(vm->cpu.blocks);
+  vm->cpu.blocks = NULL;
+}
+
+/* The most wait states any access or fetch can cost on this bus. */
+static unsigned max_wait(const struct vm_bus *bus)
+{
+  unsigned w = 0;
+  for (unsigned i = 0; i < bus->nregions; i++) {
+    if (bus->region[i].wait_read > w)
+      w = bus->region[i].wait_read;
+    if (bus->region[i].wait_write > w)
+      w = bus->region[i].wait_write;
+  }
+  return w;
+}
+
+/* The most cycles the fast handler of `op` charges (exec_threaded.h): its
+ * base cycles, w per memory access and, for a branch, the refill and the
+ * target's fetch wait states. */
+static uint32_t op_max_cycles(const struct vm_timing *t, const struct vm_icache_entry *op,
+                              unsigned w)
+{
+  const unsigned f = op->fast;
+  const uint32_t refill = t->refill + w;
+  if (f >= VM_FAST_DP && f < VM_FAST_LD)
+    return 1;
+  if (f >= VM_FAST_LDST || f == VM_FAST_LD || f == VM_FAST_ST)
+    return 2 + w;
+  if (f == VM_FAST_LDM || f == VM_FAST_STM) {
+    uint32_t n = (uint32_t)__builtin_popcount(op->insn.imm);
+    return 1 + n + n * w + refill;
+  }
+  switch (f) {
+  case VM_FAST_BL: return 1 + t->bl_extra + refill;
+  case VM_FAST_MUL: return t->mul;
+  case VM_FAST_MLA: case VM_FAST_MLS: return t->mla;
+  default: break;
+  }
+  if (vm_fast_branches(f, &op->insn))
+    return 1 + refill;
+  return 1; /* SBFX, UBFX, extends, ADR, MOVT */
+}
+
+const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc)
+{
+  struct vm_blocks *bk = vm->cpu.blocks;
+  if (bk->used + VM_BLOCK_LEN + 1 > VM_BLOCK_OPS)
+    vm_blocks_flush(vm);
+  const unsigned w = max_wait(&vm->bus);
+  struct vm_block *b = &bk->map[(pc >> 1) & (VM_BLOCK_MAP - 1)];
+  const uint32_t first = bk->used;
+  uint32_t a = pc, cycles = 0;
+  unsigned n = 0;
+  uint8_t end = VM_FAST_BLKEND; /* what follows the block: see below */
+  bool branch = false;
+  for (;;) {
+    if (n == VM_BLOCK_LEN)
+      break;
+    const struct vm_icache_entry *d = vm_cpu_decoded(vm, a);
+    if (!d || d->fast == VM_FAST_SLOW) { /* exec_insn runs it (or raises the fetch fault) */
+      end = VM_FAST_SLOW;
+      break;
+    }
+    struct vm_icache_entry *op = &bk->op[bk->used++];
+    *op = *d;
+    op->tag = a;
+    op->pad[0] = (uint8_t)n;
+    cycles += op_max_cycles(&vm->cpu.t, op, w);
+    n++;
+    a += d->insn.len;
+    if (vm_fast_branches(op->fast, &op->insn)) {
+      branch = true;
+      break;
+    }
+  }
+  if (!branch) { /* the entry where execution goes on after the block */
+    struct vm_icache_entry *op = &bk->op[bk->used++];
+    memset(op, 0, sizeof *op);
+    op->tag = a;
+    op->pad[0] = (uint8_t)n;
+    op->fast = end;
+  }
+  if (pc < bk->lo)
+    bk->lo = pc;
+  if (a + 4 > bk->hi) /* a 32-bit instruction at `a` may have been fetched */
+    bk->hi = a + 4;
+  b->tag = pc | 1;
+  b->first = first;
+  b->max_cycles = cycles;
+  return b;
+}

@@ -1,0 +1,44 @@
+/* The handlers of the fast executor (exec.c, exec_threaded.h): each decoded
+ * instruction is classified once into one of these (the decode cache entry's
+ * `fast`), and the block builder (block.c) reads them to find where blocks
+ * end and bound their cycles. */
+#ifndef SONDE_VM_FAST_H
+#define SONDE_VM_FAST_H
+
+#include <stdbool.h>
+
+#include "decode.h"
+
+#define COND_LIST(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+
+#define ALU_LIST(X)                                                                    \
+  X(AND) X(EOR) X(ORR) X(ORN) X(BIC) X(MOV) X(MVN) X(TST) X(TEQ) X(ADD) X(ADC) X(SUB)  \
+  X(SBC) X(RSB) X(CMP) X(CMN)
+
+enum vm_fast {
+  VM_FAST_SLOW = 0,
+  VM_FAST_DP = 1, /* + 32 * operand kind (fast_dp) + 2 * alu + setflags: 96 handlers */
+  VM_FAST_LD = 97, VM_FAST_ST, VM_FAST_B, VM_FAST_BL, VM_FAST_BX,
+  VM_FAST_CBZ, VM_FAST_CBNZ, VM_FAST_LDM, VM_FAST_STM, VM_FAST_MUL, VM_FAST_MLA,
+  VM_FAST_MLS, VM_FAST_SBFX, VM_FAST_UBFX, VM_FAST_EXT, VM_FAST_ADR, VM_FAST_MOVT,
+  VM_FAST_BCOND, /* + condition (0..13): B<c>, one handler each */
+  /* LDR{,H,SH,B,SB}/STR{,H,B} Rt, [Rn, #+-imm]{!} and [Rn], #+-imm:
+   * + 8 * addressing mode (offset, pre-indexed, post-indexed) + form */
+  VM_FAST_LDST = VM_FAST_BCOND + 14,
+  /* block.c: the entry after a block cut at its length limit */
+  VM_FAST_BLKEND = VM_FAST_LDST + 24,
+};
+enum { VM_LDST_OFF, VM_LDST_PRE, VM_LDST_POST };
+enum { VM_LDST_LDR_W, VM_LDST_LDR_H, VM_LDST_LDR_SH, VM_LDST_LDR_B, VM_LDST_LDR_SB,
+       VM_LDST_STR_W, VM_LDST_STR_H, VM_LDST_STR_B };
+
+/* Whether a handler may leave the straight line (it ends a block). */
+static inline bool vm_fast_branches(unsigned fast, const struct vm_insn *in)
+{
+  return fast == VM_FAST_B || fast == VM_FAST_BL || fast == VM_FAST_BX ||
+         fast == VM_FAST_CBZ || fast == VM_FAST_CBNZ ||
+         (fast >= VM_FAST_BCOND && fast < VM_FAST_BCOND + 14) ||
+         (fast == VM_FAST_LDM && (in->imm & 0x8000));
+}
+
+#endif

@@ -1,0 +1,194 @@
+/* The block executor (run_block, block.c: what sonde_vm_run uses without
+ * observation hooks) against the instruction-at-a-time executor (run_hooked:
+ * what ground-truth traces use, forced here by a retire hook). The same
+ * firmware runs both ways, stopped at the same pseudo-random cycle limits
+ * (1 to 700 cycles apart, so limits fall inside blocks, just before and after
+ * them, and between an exception's request and its entry); at every stop the
+ * cycle and instruction counts, r0-r15 and xPSR must be equal. The machines
+ * include flash and SRAM wait states, which the blocks' cycle bounds must
+ * cover. Self-modifying code in SRAM (blocks dropped on code writes) is
+ * test_vm_cpu's test_smc plus the firmware here that runs from SRAM. */
+#include "check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sonde/vm.h"
+
+#ifndef SONDE_FIRMWARE_DIR
+#define SONDE_FIRMWARE_DIR SONDE_BINARY_DIR "/firmware"
+#endif
+
+#define DEMO_PERIPHERALS                                                               \
+  "peripheral uart  0x400F0000 irq=0\n"                                                \
+  "peripheral gpio  0x400F1000\n"                                                      \
+  "peripheral timer 0x400F2000 irq=1\n"                                                \
+  "peripheral delay 0x400F3000 irq=2\n"
+
+/* Cortex-M3 with slow flash and a wait state on SRAM writes. */
+static const char cm3_wait[] = "machine cm3-wait\n"
+                               "core m3\n"
+                               "clock 48MHz\n"
+                               "nvic irqs=64 prio-bits=3\n"
+                               "memory flash 0x00000000 512K access=rx wait=3\n"
+                               "memory sram  0x20000000 128K access=rwx wait-write=1\n" DEMO_PERIPHERALS;
+
+/* Cortex-M0+ (BL takes an extra cycle, no load/store pipelining). */
+static const char cm0_wait[] = "machine cm0-wait\n"
+                               "core m0plus\n"
+                               "clock 48MHz\n"
+                               "nvic irqs=32 prio-bits=2\n"
+                               "memory flash 0x00000000 256K access=rx wait=1\n"
+                               "memory sram  0x20000000 32K access=rwx\n" DEMO_PERIPHERALS;
+
+static void on_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
+{
+  (void)pc;
+  (void)cycle;
+  (void)cycles;
+  ++*(uint64_t *)ctx;
+}
+
+static int discard(void *ctx, int stream, const void *data, size_t len)
+{
+  (void)ctx;
+  (void)stream;
+  (void)data;
+  (void)len;
+  return 0;
+}
+
+struct snap {
+  uint64_t cycles, instructions;
+  uint32_t r[17];
+  int reason;
+};
+
+static struct sonde_vm *make(const char *machine_text, const char *builtin, const void *elf,
+                             size_t len, struct sonde_machine **m)
+{
+  struct sonde_vm *vm = NULL;
+  int rc = builtin ? sonde_machine_builtin(builtin, m)
+                   : sonde_machine_parse(machine_text, strlen(machine_text), "test", m, NULL);
+  if (rc || sonde_vm_new(*m, &vm) || sonde_vm_load_elf(vm, elf, len, "fw")) {
+    CHECK_FAIL_("cannot set up the VM");
+    sonde_vm_free(vm);
+    return NULL;
+  }
+  sonde_vm_set_output(vm, discard, NULL);
+  sonde_vm_reset(vm);
+  return vm;
+}
+
+/* Run `fw` to `total` cycles in steps, recording a snapshot per stop. */
+static size_t run_steps(const char *fw, const char *machine_text, const char *builtin,
+                        bool hooked, uint64_t total, struct snap *out, size_t max)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    CHECK_FAIL_("missing firmware %s (build the 'firmware' target)", path);
+    return 0;
+  }
+  static unsigned char buf[1 << 20];
+  size_t len = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  struct sonde_machine *m = NULL;
+  struct sonde_vm *vm = make(machine_text, builtin, buf, len, &m);
+  if (!vm) {
+    sonde_machine_free(m);
+    return 0;
+  }
+  uint64_t retired = 0;
+  if (hooked) {
+    struct sonde_vm_hooks h = {.ctx = &retired, .retire = on_retire};
+    sonde_vm_set_hooks(vm, &h);
+  }
+  uint32_t seed = 12345;
+  uint64_t limit = 0;
+  size_t n = 0;
+  while (n < max) {
+    seed = seed * 1103515245u + 12345u;
+    limit += 1 + (seed >> 16) % 700;
+    if (limit > total)
+      limit = total;
+    struct sonde_vm_stop stop;
+    if (sonde_vm_run(vm, limit, &stop)) {
+      CHECK_FAIL_("%s: sonde_vm_run failed", fw);
+      break;
+    }
+    struct sonde_vm_stats st;
+    sonde_vm_get_stats(vm, &st);
+    struct snap *s = &out[n++];
+    s->cycles = st.cycles;
+    s->instructions = st.instructions;
+    s->reason = (int)stop.reason;
+    for (unsigned r = 0; r < 17; r++)
+      sonde_vm_read_reg(vm, r, &s->r[r]); /* r0-r15, then xPSR */
+    if (stop.reason != SONDE_VM_STOP_CYCLE_LIMIT || limit == total)
+      break;
+  }
+  if (hooked)
+    CHECK_EQ_U(retired, out[n - 1].instructions);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+  return n;
+}
+
+static void compare(const char *fw, const char *machine_text, const char *builtin,
+                    uint64_t total)
+{
+  enum { MAX = 20000 };
+  static struct snap a[MAX], b[MAX];
+  size_t na = run_steps(fw, machine_text, builtin, false, total, a, MAX);
+  size_t nb = run_steps(fw, machine_text, builtin, true, total, b, MAX);
+  CHECK_EQ_U(na, nb);
+  size_t bad = 0;
+  for (size_t i = 0; i < na && i < nb && bad < 3; i++) {
+    bool same = a[i].cycles == b[i].cycles && a[i].instructions == b[i].instructions &&
+                a[i].reason == b[i].reason && !memcmp(a[i].r, b[i].r, sizeof a[i].r);
+    if (!same) {
+      bad++;
+      CHECK_FAIL_("%s on %s, stop %zu: block executor at cycle %llu, %llu instructions, pc "
+                  "%08x; one at a time at cycle %llu, %llu instructions, pc %08x",
+                  fw, builtin ? builtin : "(wait states)", i, (unsigned long long)a[i].cycles,
+                  (unsigned long long)a[i].instructions, a[i].r[15],
+                  (unsigned long long)b[i].cycles, (unsigned long long)b[i].instructions,
+                  b[i].r[15]);
+    }
+  }
+  CHECK(na > 1); /* it really stopped many times */
+}
+
+static void test_builtin_machines(void)
+{
+  compare("bench_irq", NULL, "cm3", 400000);
+  compare("demo", NULL, "cm3", 2000000);
+  compare("exc_nesting_m3", NULL, "cm3", 2000000);
+  compare("exc_latearrival_m3", NULL, "cm3", 2000000);
+  compare("exc_svc_pendsv_m3", NULL, "cm3", 2000000);
+  compare("exc_faults_m3", NULL, "cm3", 2000000);
+  compare("exc_stklim_insn_m33", NULL, "cm33", 2000000);
+  compare("fw_printf_m4f_O2", NULL, "cm4f", 1000000);
+  compare("exc_lazyfp_m4f", NULL, "cm4f", 2000000);
+  compare("fw_sort_m0plus_O2", NULL, "cm0plus", 1000000);
+  compare("exc_nesting_m0plus", NULL, "cm0plus", 2000000);
+}
+
+static void test_wait_states(void)
+{
+  compare("bench_irq", cm3_wait, NULL, 400000);
+  compare("bench_cpu", cm3_wait, NULL, 400000);
+  compare("exc_systick_m3", cm3_wait, NULL, 2000000);
+  compare("fw_crc32_m0plus_O2", cm0_wait, NULL, 1000000);
+  compare("exc_systick_m0plus", cm0_wait, NULL, 2000000);
+}
+
+int main(void)
+{
+  RUN(test_builtin_machines);
+  RUN(test_wait_states);
+  return check_summary();
+}
