@@ -80,13 +80,14 @@ static uint32_t op_max_cycles(const struct vm_timing *t, const struct vm_icache_
     uint32_t n = (uint32_t)__builtin_popcount(op->insn.imm);
     return 1 + n + n * w + refill;
   }
+  if (vm_fast_direct_branch(f))
+    return op->taken_cycles; /* not taken: 1 */
   switch (f) {
-  case VM_FAST_BL: return 1 + t->bl_extra + refill;
   case VM_FAST_MUL: return t->mul;
   case VM_FAST_MLA: case VM_FAST_MLS: return t->mla;
   default: break;
   }
-  if (vm_fast_branches(f, &op->insn))
+  if (vm_fast_branches(f, &op->insn)) /* BX */
     return 1 + refill;
   return 1; /* SBFX, UBFX, extends, ADR, MOVT */
 }
@@ -114,7 +115,7 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc)
     struct vm_icache_entry *op = &bk->op[bk->used++];
     *op = *d;
     op->tag = a;
-    op->pad[0] = (uint8_t)n;
+    op->nth = (uint8_t)n;
     cycles += op_max_cycles(&vm->cpu.t, op, w);
     n++;
     a += d->insn.len;
@@ -127,7 +128,7 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc)
     struct vm_icache_entry *op = &bk->op[bk->used++];
     memset(op, 0, sizeof *op);
     op->tag = a;
-    op->pad[0] = (uint8_t)n;
+    op->nth = (uint8_t)n;
     op->fast = end;
   }
   if (pc < bk->lo)

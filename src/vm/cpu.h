@@ -27,18 +27,19 @@ struct vm_timing {
 #define VM_ICACHE_SIZE 32768u
 struct vm_icache_entry {
   uint32_t tag;  /* pc | 1, 0 = empty */
-  uint8_t fast;  /* handler of the fast executor (exec.c, enum vm_fast); 0 = exec_insn */
-  uint8_t pad[3];
-  int32_t soff;  /* loads/stores: the immediate offset with its sign (VM_F_U) */
+  uint8_t fast;  /* handler of the fast executor (fast.h, enum vm_fast); 0 = exec_insn */
+  uint8_t nth;   /* in a block (below): how many of the block's instructions precede it */
+  uint16_t taken_cycles; /* B, B<c>, BL, CBZ, CBNZ: cycles when taken (refill included) */
+  int32_t soff;  /* loads/stores: the immediate offset with its sign (VM_F_U);
+                  * B, B<c>, BL, CBZ, CBNZ: the target */
   struct vm_insn insn;
 };                /* 32 bytes: the index is a shift */
 _Static_assert(sizeof(struct vm_icache_entry) == 32, "decode cache entry size");
 
 /* Block cache of the block executor (block.c): straight-line runs of
  * fast-path instructions, each a copy of its decode-cache entries with `tag`
- * the instruction's address (not | 1) and pad[0] the number of the block's
- * instructions before it, closed by the entry of the instruction after the
- * block unless the block ends with a branch. */
+ * the instruction's address (not | 1) and `nth` set, closed by the entry of
+ * the instruction after the block unless the block ends with a branch. */
 #define VM_BLOCK_MAP 8192u   /* blocks, direct-mapped by start address */
 #define VM_BLOCK_LEN 32u     /* instructions in a block at most */
 #define VM_BLOCK_OPS 65536u  /* entries of all blocks; when full, all are dropped */

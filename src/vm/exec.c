@@ -1191,7 +1191,15 @@ static bool icache_fill(struct sonde_vm *vm, uint32_t pc, struct vm_icache_entry
       vm_bus_watch_code(&vm->bus, pc + 2);
   }
   e->fast = fast_classify(&e->insn, vm->cpu.splim_on);
+  e->nth = 0;
+  e->taken_cycles = 0;
   e->soff = (int32_t)((e->insn.flags & VM_F_U) ? e->insn.imm : 0u - e->insn.imm);
+  if (vm_fast_direct_branch(e->fast)) { /* the target and its cost are fixed */
+    uint32_t target = (pc + 4 + e->insn.imm) & ~1u;
+    e->soff = (int32_t)target;
+    e->taken_cycles = (uint16_t)(1 + (e->fast == VM_FAST_BL ? vm->cpu.t.bl_extra : 0) +
+                                 refill_cycles(vm, target));
+  }
   e->tag = pc | 1;
   return true;
 }

@@ -106,7 +106,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
    * one that may branch. PC is the instruction's address. */
 #if FAST_BLOCK
   /* In a block, the next instruction is the next entry; ir counts the
-   * instructions before the block (an entry's pad[0] says how many of the
+   * instructions before the block (an entry's nth says how many of the
    * block's precede it) and pc is the block's address until it ends. */
 #define PC (e->tag)
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
@@ -121,7 +121,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   do {                                                                                 \
     const uint32_t next_ = (NEXT);                                                     \
     cy += (CYCLES);                                                                    \
-    ir += e->pad[0] + 1u;                                                              \
+    ir += e->nth + 1u;                                                              \
     pc = next_;                                                                        \
     lsp = (LS_PIPE);                                                                   \
     lsrt = (LS_RT);                                                                    \
@@ -200,7 +200,7 @@ slow:
   /* an entry that cannot run fast here (or the one after a block that
    * stopped before a slow instruction): the state is that before it */
   pc = e->tag;
-  ir += e->pad[0];
+  ir += e->nth;
 #endif
   SYNC();
   step_one(vm, FAST_HOOKED);
@@ -241,7 +241,7 @@ enter: {
 }
 blkend: /* a block ended at its length limit, before a fast instruction */
   pc = e->tag;
-  ir += e->pad[0];
+  ir += e->nth;
   goto enter;
 #endif
 
@@ -385,21 +385,21 @@ st: {
   bcond_##C:                                                                           \
     if (!lflags_pass(&fl, (C)))                                                        \
       RETIRE_BR(PC + in->len, 1, false, VM_NOREG);                                     \
-    next = (PC + 4 + in->imm) & ~1u;                                                   \
+    next = (uint32_t)e->soff;                                                          \
     NONSEQ(next);                                                                      \
-    RETIRE_BR(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+    RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
   COND_LIST(BCOND_HANDLER)
 #undef BCOND_HANDLER
 b:
-  next = (PC + 4 + in->imm) & ~1u;
+  next = (uint32_t)e->soff;
   NONSEQ(next);
-  RETIRE_BR(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+  RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
 
 bl:
   c->r[14] = (PC + in->len) | 1;
-  next = (PC + 4 + in->imm) & ~1u;
+  next = (uint32_t)e->soff;
   NONSEQ(next);
-  RETIRE_BR(next, 1 + c->t.bl_extra + refill_cycles(vm, next), false, VM_NOREG);
+  RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
 
 bx: {
   uint32_t v = c->r[in->rm];
@@ -413,15 +413,15 @@ bx: {
 cbz:
   if (c->r[in->rn] != 0)
     RETIRE_BR(PC + in->len, 1, false, VM_NOREG);
-  next = (PC + 4 + in->imm) & ~1u;
+  next = (uint32_t)e->soff;
   NONSEQ(next);
-  RETIRE_BR(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+  RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
 cbnz:
   if (c->r[in->rn] == 0)
     RETIRE_BR(PC + in->len, 1, false, VM_NOREG);
-  next = (PC + 4 + in->imm) & ~1u;
+  next = (uint32_t)e->soff;
   NONSEQ(next);
-  RETIRE_BR(next, 1 + refill_cycles(vm, next), false, VM_NOREG);
+  RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
 
 ldm: {
   uint32_t list = in->imm, n = (uint32_t)__builtin_popcount(list);

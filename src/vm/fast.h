@@ -32,12 +32,18 @@ enum { VM_LDST_OFF, VM_LDST_PRE, VM_LDST_POST };
 enum { VM_LDST_LDR_W, VM_LDST_LDR_H, VM_LDST_LDR_SH, VM_LDST_LDR_B, VM_LDST_LDR_SB,
        VM_LDST_STR_W, VM_LDST_STR_H, VM_LDST_STR_B };
 
+/* B, B<c>, BL, CBZ, CBNZ: a branch to a fixed target (the decode-cache
+ * entry holds it and its cycles when taken). */
+static inline bool vm_fast_direct_branch(unsigned fast)
+{
+  return fast == VM_FAST_B || fast == VM_FAST_BL || fast == VM_FAST_CBZ ||
+         fast == VM_FAST_CBNZ || (fast >= VM_FAST_BCOND && fast < VM_FAST_BCOND + 14);
+}
+
 /* Whether a handler may leave the straight line (it ends a block). */
 static inline bool vm_fast_branches(unsigned fast, const struct vm_insn *in)
 {
-  return fast == VM_FAST_B || fast == VM_FAST_BL || fast == VM_FAST_BX ||
-         fast == VM_FAST_CBZ || fast == VM_FAST_CBNZ ||
-         (fast >= VM_FAST_BCOND && fast < VM_FAST_BCOND + 14) ||
+  return vm_fast_direct_branch(fast) || fast == VM_FAST_BX ||
          (fast == VM_FAST_LDM && (in->imm & 0x8000));
 }
 
