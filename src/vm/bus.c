@@ -75,8 +75,8 @@ static void page_update(struct vm_bus *bus, uint32_t pageno)
   p->hi = (uint32_t)hi;
   p->wait_read = hit->wait_read;
   p->wait_write = hit->wait_write;
-  p->fast_read = 1;
-  p->fast_write = !(hit->flags & VM_REGION_READONLY) && !bus->code_watch[pageno];
+  p->rlim = p->hi - p->lo;
+  p->wlim = !(hit->flags & VM_REGION_READONLY) && !bus->code_watch[pageno] ? p->rlim : 0;
 }
 
 static void pages_update_range(struct vm_bus *bus, uint32_t base, uint32_t size)

@@ -71,13 +71,24 @@ struct vm_device {
 
 /* One 1 MiB page: `host` points at the byte for page address 0 (may be outside
  * `mem` when the region starts inside the page; `lo..hi` bounds the valid
- * offsets). fast_read/fast_write say whether the fast path may be used. */
+ * offsets). rlim/wlim are hi - lo where core reads/writes may take the fast
+ * path, else 0: then one compare checks both bounds (vm_page_fast). */
 struct vm_page {
   uint8_t *host;
   uint32_t lo, hi;    /* valid page offsets: lo <= off && off + size <= hi */
+  uint32_t rlim, wlim;
   uint8_t wait_read, wait_write;
-  uint8_t fast_read, fast_write;
+  uint8_t pad[6];     /* 32 bytes: the index is a shift */
 };
+_Static_assert(sizeof(struct vm_page) == 32, "page entry size");
+
+/* Whether [off, off + size) of page p is plain memory the fast path may read
+ * (write false) or write: lo <= off && off + size <= hi, and allowed. off - lo
+ * wraps to at least 2^32 - 2^20 when off < lo, which no limit reaches. */
+static inline bool vm_page_fast(const struct vm_page *p, uint32_t off, uint32_t size, bool write)
+{
+  return (uint64_t)(uint32_t)(off - p->lo) + size <= (write ? p->wlim : p->rlim);
+}
 
 #define VM_BUS_MAX_REGIONS 16
 #define VM_BUS_MAX_DEVICES 48
@@ -132,7 +143,7 @@ VM_INLINE int vm_bus_read(struct sonde_vm *vm, struct vm_bus *bus, uint32_t addr
 {
   const struct vm_page *p = &bus->page[addr >> VM_PAGE_SHIFT];
   uint32_t off = addr & ((1u << VM_PAGE_SHIFT) - 1);
-  if (VM_LIKELY(p->fast_read && off >= p->lo && off + size <= p->hi)) {
+  if (VM_LIKELY(vm_page_fast(p, off, size, false))) {
     uint32_t v = 0;
     memcpy(&v, p->host + off, size);
     *value = v;
@@ -147,7 +158,7 @@ VM_INLINE int vm_bus_write(struct sonde_vm *vm, struct vm_bus *bus, uint32_t add
 {
   const struct vm_page *p = &bus->page[addr >> VM_PAGE_SHIFT];
   uint32_t off = addr & ((1u << VM_PAGE_SHIFT) - 1);
-  if (VM_LIKELY(p->fast_write && off >= p->lo && off + size <= p->hi)) {
+  if (VM_LIKELY(vm_page_fast(p, off, size, true))) {
     memcpy(p->host + off, &value, size);
     bus->stall_cycles += p->wait_write;
     return VM_BUS_OK;

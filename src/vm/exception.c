@@ -313,7 +313,7 @@ static uint8_t *basic_frame(struct vm_bus *bus, uint32_t addr, bool write)
 {
   const struct vm_page *p = &bus->page[addr >> VM_PAGE_SHIFT];
   uint32_t off = addr & ((1u << VM_PAGE_SHIFT) - 1);
-  if (!(write ? p->fast_write : p->fast_read) || off < p->lo || off + 0x20 > p->hi)
+  if (!vm_page_fast(p, off, 0x20, write))
     return NULL;
   bus->stall_cycles += 8u * (write ? p->wait_write : p->wait_read);
   return p->host + off;

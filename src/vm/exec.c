@@ -1147,7 +1147,7 @@ VM_INLINE const struct vm_page *fast_page(const struct vm_bus *bus, uint32_t add
 {
   const struct vm_page *p = &bus->page[addr >> VM_PAGE_SHIFT];
   uint32_t off = addr & ((1u << VM_PAGE_SHIFT) - 1);
-  if (VM_LIKELY((write ? p->fast_write : p->fast_read) && off >= p->lo && off + len <= p->hi))
+  if (VM_LIKELY(vm_page_fast(p, off, len, write)))
     return p;
   return NULL;
 }
