@@ -51,6 +51,12 @@ void vm_blocks_free(struct sonde_vm *vm)
   vm->cpu.blocks = NULL;
 }
 
+static bool is_load_store(unsigned fast)
+{
+  return fast == VM_FAST_LD || fast == VM_FAST_ST ||
+         (fast >= VM_FAST_LDST && fast < VM_FAST_LDST + 24);
+}
+
 /* The most wait states any access or fetch can cost on this bus. */
 static unsigned max_wait(const struct vm_bus *bus)
 {
@@ -116,6 +122,12 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc)
     *op = *d;
     op->tag = a;
     op->nth = (uint8_t)n;
+    if (n && is_load_store(op->fast)) { /* the pipelining follows from the op before */
+      bool lsp;
+      uint8_t lsrt;
+      vm_fast_ls_after(op[-1].fast, &op[-1].insn, vm->cpu.t.ls_pipeline, &lsp, &lsrt);
+      op->insn.ls_cycles = (uint8_t)vm_fast_ls_cycles(lsp, lsrt, &op->insn);
+    }
     cycles += op_max_cycles(&vm->cpu.t, op, w);
     n++;
     a += d->insn.len;

@@ -94,7 +94,8 @@ struct vm_insn {
   uint8_t rd, rn, rm, ra;
   uint8_t sh_type, sh_n;
   uint8_t cond;   /* VM_OP_B only */
-  uint8_t pad;
+  uint8_t ls_cycles; /* 0 from the decoder; in a block (block.c), a load/store's
+                      * cycles before wait states when its predecessor is known */
   uint32_t imm;
   uint32_t raw;   /* the encoding: hw1 for 16-bit, (hw1 << 16) | hw2 for 32-bit */
 };

@@ -109,14 +109,21 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
    * instructions before the block (an entry's nth says how many of the
    * block's precede it) and pc is the block's address until it ends. */
 #define PC (e->tag)
+  /* The pipelining state is not kept inside a block: a load/store there knows
+   * its cycles (ls_cycles, block.c) unless it comes first, and an exit from
+   * the middle of a block works it out from the entry before (LS_FROM_PREV). */
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
     cy += (CYCLES);                                                                    \
-    lsp = (LS_PIPE);                                                                   \
-    lsrt = (LS_RT);                                                                    \
     e++;                                                                               \
     goto *handler[e->fast];                                                            \
   } while (0)
+#define LS_FROM_PREV()                                                                 \
+  do {                                                                                 \
+    if (e->nth)                                                                        \
+      vm_fast_ls_after(e[-1].fast, &e[-1].insn, c->t.ls_pipeline, &lsp, &lsrt);        \
+  } while (0)
+#define LS_CYCLES() (in->ls_cycles ? in->ls_cycles : vm_fast_ls_cycles(lsp, lsrt, in))
 #define RETIRE_BR(NEXT, CYCLES, LS_PIPE, LS_RT)                                        \
   do {                                                                                 \
     const uint32_t next_ = (NEXT);                                                     \
@@ -130,6 +137,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #elif !FAST_HOOKED
 #define PC pc
 #define RETIRE_BR RETIRE
+#define LS_CYCLES() vm_fast_ls_cycles(lsp, lsrt, in)
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
     cy += (CYCLES);                                                                    \
@@ -146,6 +154,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #else
 #define PC pc
 #define RETIRE_BR RETIRE
+#define LS_CYCLES() vm_fast_ls_cycles(lsp, lsrt, in)
   /* ... then, with the state in memory as exec_insn leaves it, the observers;
    * they may ask for attention, unhook, or move event_cycle. */
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
@@ -201,6 +210,7 @@ slow:
    * stopped before a slow instruction): the state is that before it */
   pc = e->tag;
   ir += e->nth;
+  LS_FROM_PREV();
 #endif
   SYNC();
   step_one(vm, FAST_HOOKED);
@@ -242,6 +252,7 @@ enter: {
 blkend: /* a block ended at its length limit, before a fast instruction */
   pc = e->tag;
   ir += e->nth;
+  LS_FROM_PREV();
   goto enter;
 #endif
 
@@ -285,7 +296,7 @@ out:
     TX_LOG(addr, (SIZE), (uint32_t)raw_, 0);                                           \
     LDST_WB(M);                                                                        \
     c->r[in->rd] = (uint32_t)(EXT)raw_;                                                \
-    cyc = (lsp && (lsrt == VM_NOREG || lsrt != in->rn)) ? 1 : 2;                       \
+    cyc = LS_CYCLES();                                                                 \
     RETIRE(PC + in->len, cyc + p->wait_read, c->t.ls_pipeline, in->rd);                \
   }
 #define STR_IMM(LBL, M, SIZE, TYPE)                                                    \
@@ -300,7 +311,7 @@ out:
     memcpy(p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1)), &v_, (SIZE));               \
     TX_LOG(addr, (SIZE), (uint32_t)v_, 1);                                             \
     LDST_WB(M);                                                                        \
-    cyc = (lsp && (lsrt == VM_NOREG || lsrt != in->rn)) ? 1 : 2;                       \
+    cyc = LS_CYCLES();                                                                 \
     RETIRE(PC + in->len, cyc + p->wait_write, c->t.ls_pipeline, VM_NOREG);             \
   }
 #define LDST_HANDLERS(M)                                                               \
@@ -348,7 +359,7 @@ ld: {
     c->r[in->rn] = offaddr;
   c->r[in->rd] = v;
   /* Neighbouring single loads/stores pipeline (as exec_insn) */
-  cyc = (lsp && (lsrt == VM_NOREG || (lsrt != in->rn && lsrt != in->rm))) ? 1 : 2;
+  cyc = LS_CYCLES();
   RETIRE(PC + in->len, cyc + p->wait_read, c->t.ls_pipeline, in->rd);
 }
 
@@ -376,7 +387,7 @@ st: {
   TX_LOG(addr, size, size == 4 ? v : v & ((1u << (size * 8)) - 1), 1);
   if (in->flags & VM_F_W)
     c->r[in->rn] = offaddr;
-  cyc = (lsp && (lsrt == VM_NOREG || (lsrt != in->rn && lsrt != in->rm))) ? 1 : 2;
+  cyc = LS_CYCLES();
   RETIRE(PC + in->len, cyc + p->wait_write, c->t.ls_pipeline && in->rm == VM_NOREG, VM_NOREG);
 }
 
@@ -540,6 +551,8 @@ movt:
 #undef RETIRE
 #undef RETIRE_BR
 #undef PC
+#undef LS_CYCLES
+#undef LS_FROM_PREV
 #undef NONSEQ
 #undef DISPATCH
 #undef SYNC

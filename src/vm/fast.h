@@ -40,6 +40,33 @@ static inline bool vm_fast_direct_branch(unsigned fast)
          fast == VM_FAST_CBNZ || (fast >= VM_FAST_BCOND && fast < VM_FAST_BCOND + 14);
 }
 
+/* The load/store pipelining state (exec.c: cpu.ls_pipe, cpu.ls_rt) after the
+ * fast handler `fast` ran `in`, as its RETIRE leaves it (exec_threaded.h). */
+static inline void vm_fast_ls_after(unsigned fast, const struct vm_insn *in, bool ls_pipeline,
+                                    bool *lsp, uint8_t *lsrt)
+{
+  *lsp = false;
+  *lsrt = VM_NOREG;
+  if (fast >= VM_FAST_LDST && fast < VM_FAST_LDST + 24) {
+    *lsp = ls_pipeline;
+    if ((fast - VM_FAST_LDST) % 8 < VM_LDST_STR_W)
+      *lsrt = in->rd;
+  } else if (fast == VM_FAST_LD) {
+    *lsp = ls_pipeline;
+    *lsrt = in->rd;
+  } else if (fast == VM_FAST_ST) {
+    *lsp = ls_pipeline && in->rm == VM_NOREG;
+  }
+}
+
+/* A single load/store's cycles before wait states (exec_insn's rule): 1 when
+ * it pipelines behind the previous load/store and does not use the register
+ * that one loaded as its address, else 2. */
+static inline unsigned vm_fast_ls_cycles(bool lsp, uint8_t lsrt, const struct vm_insn *in)
+{
+  return (lsp && (lsrt == VM_NOREG || (lsrt != in->rn && lsrt != in->rm))) ? 1 : 2;
+}
+
 /* Whether a handler may leave the straight line (it ends a block). */
 static inline bool vm_fast_branches(unsigned fast, const struct vm_insn *in)
 {
