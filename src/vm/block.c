@@ -1,8 +1,9 @@
 /* The block cache of the block executor (exec_threaded.h with FAST_BLOCK).
  *
  * A block is a straight-line run of instructions the fast handlers take,
- * copied out of the decode cache: it ends with a branch, before a slow
- * instruction, or after VM_BLOCK_LEN instructions. Its bound on cycles lets
+ * copied out of the decode cache: it ends with an unconditional branch,
+ * before a slow instruction, or after VM_BLOCK_LEN instructions, and a taken
+ * conditional branch leaves it from the middle. Its bound on cycles lets
  * the executor check the next event once per block instead of once per
  * instruction; the instructions themselves still charge their exact cycles
  * as they run, so the bound only decides whether a block may run whole (it
@@ -131,7 +132,7 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc)
     cycles += op_max_cycles(&vm->cpu.t, op, w);
     n++;
     a += d->insn.len;
-    if (vm_fast_branches(op->fast, &op->insn)) {
+    if (vm_fast_ends_block(op->fast, &op->insn)) {
       branch = true;
       break;
     }
@@ -148,7 +149,7 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc)
   if (a + 4 > bk->hi) /* a 32-bit instruction at `a` may have been fetched */
     bk->hi = a + 4;
   b->tag = pc | 1;
-  b->first = first;
+  b->op = &bk->op[first];
   b->max_cycles = cycles;
   return b;
 }

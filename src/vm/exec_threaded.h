@@ -128,15 +128,18 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   do {                                                                                 \
     const uint32_t next_ = (NEXT);                                                     \
     cy += (CYCLES);                                                                    \
-    ir += e->nth + 1u;                                                              \
+    ir += e->nth + 1u;                                                                 \
     pc = next_;                                                                        \
     lsp = (LS_PIPE);                                                                   \
     lsrt = (LS_RT);                                                                    \
     goto enter;                                                                        \
   } while (0)
+/* A conditional branch not taken goes on with the block (block.c) */
+#define RETIRE_FALL RETIRE
 #elif !FAST_HOOKED
 #define PC pc
 #define RETIRE_BR RETIRE
+#define RETIRE_FALL RETIRE
 #define LS_CYCLES() vm_fast_ls_cycles(lsp, lsrt, in)
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
@@ -154,6 +157,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #else
 #define PC pc
 #define RETIRE_BR RETIRE
+#define RETIRE_FALL RETIRE
 #define LS_CYCLES() vm_fast_ls_cycles(lsp, lsrt, in)
   /* ... then, with the state in memory as exec_insn leaves it, the observers;
    * they may ask for attention, unhook, or move event_cycle. */
@@ -233,20 +237,19 @@ check_mode:
   DISPATCH();
 #else
 enter: {
-  if (VM_UNLIKELY(cy >= ev))
-    goto out;
   const struct vm_block *b = &bk->map[(pc >> 1) & (VM_BLOCK_MAP - 1)];
   if (VM_UNLIKELY(b->tag != (pc | 1))) {
     SYNC();
     b = vm_block_build(vm, pc);
   }
-  /* the event may fall inside: then instruction by instruction up to it */
+  /* the event may fall inside (or be due now: run_plain returns at once):
+   * then instruction by instruction up to it */
   if (VM_UNLIKELY(cy + b->max_cycles >= ev)) {
     SYNC();
     run_plain(vm);
     return;
   }
-  e = &bk->op[b->first];
+  e = b->op;
   goto *handler[e->fast];
 }
 blkend: /* a block ended at its length limit, before a fast instruction */
@@ -256,9 +259,11 @@ blkend: /* a block ended at its length limit, before a fast instruction */
   goto enter;
 #endif
 
+#if !FAST_BLOCK
 out:
   SYNC();
   return;
+#endif
 
 #define DP_RETIRE RETIRE(PC + in->len, 1, false, VM_NOREG)
 #define DP_HANDLERS(A)                                                                 \
@@ -395,7 +400,7 @@ st: {
 #define BCOND_HANDLER(C)                                                               \
   bcond_##C:                                                                           \
     if (!lflags_pass(&fl, (C)))                                                        \
-      RETIRE_BR(PC + in->len, 1, false, VM_NOREG);                                     \
+      RETIRE_FALL(PC + in->len, 1, false, VM_NOREG);                                   \
     next = (uint32_t)e->soff;                                                          \
     NONSEQ(next);                                                                      \
     RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
@@ -423,13 +428,13 @@ bx: {
 
 cbz:
   if (c->r[in->rn] != 0)
-    RETIRE_BR(PC + in->len, 1, false, VM_NOREG);
+    RETIRE_FALL(PC + in->len, 1, false, VM_NOREG);
   next = (uint32_t)e->soff;
   NONSEQ(next);
   RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
 cbnz:
   if (c->r[in->rn] == 0)
-    RETIRE_BR(PC + in->len, 1, false, VM_NOREG);
+    RETIRE_FALL(PC + in->len, 1, false, VM_NOREG);
   next = (uint32_t)e->soff;
   NONSEQ(next);
   RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
@@ -550,6 +555,7 @@ movt:
   RETIRE(PC + in->len, 1, false, VM_NOREG);
 #undef RETIRE
 #undef RETIRE_BR
+#undef RETIRE_FALL
 #undef PC
 #undef LS_CYCLES
 #undef LS_FROM_PREV

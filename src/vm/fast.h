@@ -67,11 +67,26 @@ static inline unsigned vm_fast_ls_cycles(bool lsp, uint8_t lsrt, const struct vm
   return (lsp && (lsrt == VM_NOREG || (lsrt != in->rn && lsrt != in->rm))) ? 1 : 2;
 }
 
-/* Whether a handler may leave the straight line (it ends a block). */
+/* B<c>, CBZ, CBNZ: a direct branch that may fall through. */
+static inline bool vm_fast_conditional(unsigned fast)
+{
+  return fast == VM_FAST_CBZ || fast == VM_FAST_CBNZ ||
+         (fast >= VM_FAST_BCOND && fast < VM_FAST_BCOND + 14);
+}
+
+/* Whether a handler may leave the straight line. */
 static inline bool vm_fast_branches(unsigned fast, const struct vm_insn *in)
 {
   return vm_fast_direct_branch(fast) || fast == VM_FAST_BX ||
          (fast == VM_FAST_LDM && (in->imm & 0x8000));
+}
+
+/* Whether an instruction ends a block: every branch but a conditional one,
+ * whose block goes on with the instructions it falls through to (a taken
+ * branch leaves from the middle). */
+static inline bool vm_fast_ends_block(unsigned fast, const struct vm_insn *in)
+{
+  return vm_fast_branches(fast, in) && !vm_fast_conditional(fast);
 }
 
 #endif
