@@ -45,7 +45,8 @@ _Static_assert(sizeof(struct vm_icache_entry) == 32, "decode cache entry size");
 #define VM_BLOCK_OPS 65536u  /* entries of all blocks; when full, all are dropped */
 struct vm_block {
   uint32_t tag;        /* start address | 1, 0 = empty */
-  uint32_t max_cycles; /* no run of the block takes more (wait states included) */
+  uint32_t last_start; /* the latest its last instruction may start, in cycles
+                        * after its first (wait states included) */
   const struct vm_icache_entry *op; /* its first entry, in vm_blocks.op */
 };
 struct vm_blocks {

@@ -215,6 +215,8 @@ slow:
   pc = e->tag;
   ir += e->nth;
   LS_FROM_PREV();
+  if (VM_UNLIKELY(cy >= ev)) /* after a block's last instruction: the event is due */
+    goto out;
 #endif
   SYNC();
   step_one(vm, FAST_HOOKED);
@@ -242,9 +244,9 @@ enter: {
     SYNC();
     b = vm_block_build(vm, pc);
   }
-  /* the event may fall inside (or be due now: run_plain returns at once):
-   * then instruction by instruction up to it */
-  if (VM_UNLIKELY(cy + b->max_cycles >= ev)) {
+  /* the event may come before the last instruction starts (or be due now:
+   * run_plain returns at once): then instruction by instruction up to it */
+  if (VM_UNLIKELY(cy + b->last_start >= ev)) {
     SYNC();
     run_plain(vm);
     return;
@@ -259,11 +261,9 @@ blkend: /* a block ended at its length limit, before a fast instruction */
   goto enter;
 #endif
 
-#if !FAST_BLOCK
 out:
   SYNC();
   return;
-#endif
 
 #define DP_RETIRE RETIRE(PC + in->len, 1, false, VM_NOREG)
 #define DP_HANDLERS(A)                                                                 \
