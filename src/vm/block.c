@@ -102,7 +102,8 @@ static uint32_t op_max_cycles(const struct vm_timing *t, const struct vm_icache_
   return 1; /* SBFX, UBFX, extends, ADR, MOVT */
 }
 
-const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc)
+const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
+                                      const void *const *handler)
 {
   struct vm_blocks *bk = vm->cpu.blocks;
   if (bk->used + VM_BLOCK_LEN + 1 > VM_BLOCK_OPS)
@@ -122,14 +123,17 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc)
       end = VM_FAST_SLOW;
       break;
     }
-    struct vm_icache_entry *op = &bk->op[bk->used++];
+    struct vm_block_op *bop = &bk->op[bk->used++];
+    struct vm_icache_entry *op = &bop->d;
     *op = *d;
     op->tag = a;
     op->nth = (uint8_t)n;
+    bop->handler = handler[op->fast];
     if (n && is_load_store(op->fast)) { /* the pipelining follows from the op before */
+      const struct vm_icache_entry *prev = &bop[-1].d;
       bool lsp;
       uint8_t lsrt;
-      vm_fast_ls_after(op[-1].fast, &op[-1].insn, vm->cpu.t.ls_pipeline, &lsp, &lsrt);
+      vm_fast_ls_after(prev->fast, &prev->insn, vm->cpu.t.ls_pipeline, &lsp, &lsrt);
       op->insn.ls_cycles = (uint8_t)vm_fast_ls_cycles(lsp, lsrt, &op->insn);
     }
     last_start = cycles;
@@ -142,11 +146,12 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc)
     }
   }
   if (!branch) { /* the entry where execution goes on after the block */
-    struct vm_icache_entry *op = &bk->op[bk->used++];
-    memset(op, 0, sizeof *op);
-    op->tag = a;
-    op->nth = (uint8_t)n;
-    op->fast = end;
+    struct vm_block_op *bop = &bk->op[bk->used++];
+    memset(bop, 0, sizeof *bop);
+    bop->d.tag = a;
+    bop->d.nth = (uint8_t)n;
+    bop->d.fast = end;
+    bop->handler = handler[end];
   }
   if (pc < bk->lo)
     bk->lo = pc;

@@ -43,17 +43,21 @@ _Static_assert(sizeof(struct vm_icache_entry) == 32, "decode cache entry size");
 #define VM_BLOCK_MAP 8192u   /* blocks, direct-mapped by start address */
 #define VM_BLOCK_LEN 32u     /* instructions in a block at most */
 #define VM_BLOCK_OPS 65536u  /* entries of all blocks; when full, all are dropped */
+struct vm_block_op {
+  struct vm_icache_entry d; /* first: the executor points at it */
+  const void *handler;      /* the block executor's label for d.fast */
+};
 struct vm_block {
   uint32_t tag;        /* start address | 1, 0 = empty */
   uint32_t last_start; /* the latest its last instruction may start, in cycles
                         * after its first (wait states included) */
-  const struct vm_icache_entry *op; /* its first entry, in vm_blocks.op */
+  const struct vm_block_op *op; /* its first entry, in vm_blocks.op */
 };
 struct vm_blocks {
   struct vm_block map[VM_BLOCK_MAP];
   uint32_t used;       /* entries of op in use */
   uint32_t lo, hi;     /* the code the blocks were built from: [lo, hi) */
-  struct vm_icache_entry op[VM_BLOCK_OPS];
+  struct vm_block_op op[VM_BLOCK_OPS];
 };
 
 /* Architectural state, ARMv7-M ARM B1.4. */
@@ -111,9 +115,12 @@ const struct vm_icache_entry *vm_cpu_decoded(struct sonde_vm *vm, uint32_t pc);
 
 /* The block cache (block.c). vm_blocks_get allocates it on first use (NULL:
  * out of memory); vm_block_build builds the block at pc, whose first entry
- * may be a slow instruction's (then the block is just that). */
+ * may be a slow instruction's (then the block is just that), with each
+ * entry's handler address from the executor's table (indexed by enum
+ * vm_fast), so that an instruction dispatches the next in one jump. */
 struct vm_blocks *vm_blocks_get(struct sonde_vm *vm);
-const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc);
+const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
+                                      const void *const *handler);
 void vm_blocks_flush(struct sonde_vm *vm);
 void vm_blocks_code_written(struct sonde_vm *vm, uint32_t addr, unsigned size);
 void vm_blocks_free(struct sonde_vm *vm);

@@ -112,16 +112,20 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   /* The pipelining state is not kept inside a block: a load/store there knows
    * its cycles (ls_cycles, block.c) unless it comes first, and an exit from
    * the middle of a block works it out from the entry before (LS_FROM_PREV). */
+  /* e points into a struct vm_block_op, which carries the handler's address */
+#define BLOCK_OP(E) ((const struct vm_block_op *)(E))
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
     cy += (CYCLES);                                                                    \
-    e++;                                                                               \
-    goto *handler[e->fast];                                                            \
+    e = &BLOCK_OP(e)[1].d;                                                             \
+    goto *BLOCK_OP(e)->handler;                                                        \
   } while (0)
 #define LS_FROM_PREV()                                                                 \
   do {                                                                                 \
-    if (e->nth)                                                                        \
-      vm_fast_ls_after(e[-1].fast, &e[-1].insn, c->t.ls_pipeline, &lsp, &lsrt);        \
+    if (e->nth) {                                                                      \
+      const struct vm_icache_entry *prev_ = &BLOCK_OP(e)[-1].d;                        \
+      vm_fast_ls_after(prev_->fast, &prev_->insn, c->t.ls_pipeline, &lsp, &lsrt);      \
+    }                                                                                  \
   } while (0)
 #define LS_CYCLES() (in->ls_cycles ? in->ls_cycles : vm_fast_ls_cycles(lsp, lsrt, in))
 #define RETIRE_BR(NEXT, CYCLES, LS_PIPE, LS_RT)                                        \
@@ -242,7 +246,7 @@ enter: {
   const struct vm_block *b = &bk->map[(pc >> 1) & (VM_BLOCK_MAP - 1)];
   if (VM_UNLIKELY(b->tag != (pc | 1))) {
     SYNC();
-    b = vm_block_build(vm, pc);
+    b = vm_block_build(vm, pc, handler);
   }
   /* the event may come before the last instruction starts (or be due now:
    * run_plain returns at once): then instruction by instruction up to it */
@@ -251,8 +255,8 @@ enter: {
     run_plain(vm);
     return;
   }
-  e = b->op;
-  goto *handler[e->fast];
+  e = &b->op->d;
+  goto *b->op->handler;
 }
 blkend: /* a block ended at its length limit, before a fast instruction */
   pc = e->tag;
@@ -559,6 +563,7 @@ movt:
 #undef PC
 #undef LS_CYCLES
 #undef LS_FROM_PREV
+#undef BLOCK_OP
 #undef NONSEQ
 #undef DISPATCH
 #undef SYNC
