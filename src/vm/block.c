@@ -125,6 +125,7 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
     }
     struct vm_block_op *bop = &bk->op[bk->used++];
     struct vm_icache_entry *op = &bop->d;
+    memset(bop, 0, sizeof *bop);
     *op = *d;
     op->tag = a;
     op->nth = (uint8_t)n;
@@ -159,6 +160,6 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
     bk->hi = a + 4;
   b->tag = pc | 1;
   b->op = &bk->op[first];
-  b->last_start = last_start;
+  bk->op[first].last_start = last_start;
   return b;
 }

@@ -46,11 +46,15 @@ _Static_assert(sizeof(struct vm_icache_entry) == 32, "decode cache entry size");
 struct vm_block_op {
   struct vm_icache_entry d; /* first: the executor points at it */
   const void *handler;      /* the block executor's label for d.fast */
+  /* A taken direct branch's target block once the executor has gone there
+   * (entries stay where they are until all are dropped), else NULL. */
+  const struct vm_block_op *link;
+  /* In a block's first entry: the latest the block's last instruction may
+   * start, in cycles after its first (wait states included). */
+  uint32_t last_start;
 };
 struct vm_block {
-  uint32_t tag;        /* start address | 1, 0 = empty */
-  uint32_t last_start; /* the latest its last instruction may start, in cycles
-                        * after its first (wait states included) */
+  uint32_t tag;                 /* start address | 1, 0 = empty */
   const struct vm_block_op *op; /* its first entry, in vm_blocks.op */
 };
 struct vm_blocks {

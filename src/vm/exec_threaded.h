@@ -105,6 +105,9 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   /* Retire a fast instruction (its cycles include its wait states); RETIRE_BR
    * one that may branch. PC is the instruction's address. */
 #if FAST_BLOCK
+#if FAST_MTB || FAST_HOOKED
+#error "the block executor reports nothing to the MTB or the observers"
+#endif
   /* In a block, the next instruction is the next entry; ir counts the
    * instructions before the block (an entry's nth says how many of the
    * block's precede it) and pc is the block's address until it ends. */
@@ -140,10 +143,33 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   } while (0)
 /* A conditional branch not taken goes on with the block (block.c) */
 #define RETIRE_FALL RETIRE
+/* A direct branch taken goes straight to the block linked to it when that
+ * runs whole; else through enter, which links the branch to the block. */
+#define RETIRE_TAKEN()                                                                 \
+  do {                                                                                 \
+    const struct vm_block_op *to_ = BLOCK_OP(e)->link;                                 \
+    cy += e->taken_cycles;                                                             \
+    ir += e->nth + 1u;                                                                 \
+    lsp = false;                                                                       \
+    lsrt = VM_NOREG;                                                                   \
+    if (VM_LIKELY(to_ != NULL) && cy + to_->last_start < ev) {                         \
+      e = &to_->d;                                                                     \
+      goto *to_->handler;                                                              \
+    }                                                                                  \
+    pc = (uint32_t)e->soff;                                                            \
+    link_from = BLOCK_OP(e);                                                           \
+    goto enter;                                                                        \
+  } while (0)
 #elif !FAST_HOOKED
 #define PC pc
 #define RETIRE_BR RETIRE
 #define RETIRE_FALL RETIRE
+#define RETIRE_TAKEN()                                                                 \
+  do {                                                                                 \
+    next = (uint32_t)e->soff;                                                          \
+    NONSEQ(next);                                                                      \
+    RETIRE(next, e->taken_cycles, false, VM_NOREG);                                    \
+  } while (0)
 #define LS_CYCLES() vm_fast_ls_cycles(lsp, lsrt, in)
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
@@ -162,6 +188,12 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #define PC pc
 #define RETIRE_BR RETIRE
 #define RETIRE_FALL RETIRE
+#define RETIRE_TAKEN()                                                                 \
+  do {                                                                                 \
+    next = (uint32_t)e->soff;                                                          \
+    NONSEQ(next);                                                                      \
+    RETIRE(next, e->taken_cycles, false, VM_NOREG);                                    \
+  } while (0)
 #define LS_CYCLES() vm_fast_ls_cycles(lsp, lsrt, in)
   /* ... then, with the state in memory as exec_insn leaves it, the observers;
    * they may ask for attention, unhook, or move event_cycle. */
@@ -204,6 +236,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     return;
 #if FAST_BLOCK
   struct vm_blocks *bk = vm_blocks_get(vm);
+  const struct vm_block_op *link_from = NULL; /* a taken direct branch on its way to enter */
   if (VM_UNLIKELY(!bk)) { /* out of memory: instruction by instruction */
     run_plain(vm);
     return;
@@ -246,11 +279,14 @@ enter: {
   const struct vm_block *b = &bk->map[(pc >> 1) & (VM_BLOCK_MAP - 1)];
   if (VM_UNLIKELY(b->tag != (pc | 1))) {
     SYNC();
-    b = vm_block_build(vm, pc, handler);
+    b = vm_block_build(vm, pc, handler); /* may drop every block, link_from's too */
+  } else if (link_from) { /* the entries are ours (bk->op): link the branch to its target */
+    ((struct vm_block_op *)link_from)->link = b->op;
   }
+  link_from = NULL;
   /* the event may come before the last instruction starts (or be due now:
    * run_plain returns at once): then instruction by instruction up to it */
-  if (VM_UNLIKELY(cy + b->last_start >= ev)) {
+  if (VM_UNLIKELY(cy + b->op->last_start >= ev)) {
     SYNC();
     run_plain(vm);
     return;
@@ -405,21 +441,15 @@ st: {
   bcond_##C:                                                                           \
     if (!lflags_pass(&fl, (C)))                                                        \
       RETIRE_FALL(PC + in->len, 1, false, VM_NOREG);                                   \
-    next = (uint32_t)e->soff;                                                          \
-    NONSEQ(next);                                                                      \
-    RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
+    RETIRE_TAKEN();
   COND_LIST(BCOND_HANDLER)
 #undef BCOND_HANDLER
 b:
-  next = (uint32_t)e->soff;
-  NONSEQ(next);
-  RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
+  RETIRE_TAKEN();
 
 bl:
   c->r[14] = (PC + in->len) | 1;
-  next = (uint32_t)e->soff;
-  NONSEQ(next);
-  RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
+  RETIRE_TAKEN();
 
 bx: {
   uint32_t v = c->r[in->rm];
@@ -433,15 +463,11 @@ bx: {
 cbz:
   if (c->r[in->rn] != 0)
     RETIRE_FALL(PC + in->len, 1, false, VM_NOREG);
-  next = (uint32_t)e->soff;
-  NONSEQ(next);
-  RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
+  RETIRE_TAKEN();
 cbnz:
   if (c->r[in->rn] == 0)
     RETIRE_FALL(PC + in->len, 1, false, VM_NOREG);
-  next = (uint32_t)e->soff;
-  NONSEQ(next);
-  RETIRE_BR(next, e->taken_cycles, false, VM_NOREG);
+  RETIRE_TAKEN();
 
 ldm: {
   uint32_t list = in->imm, n = (uint32_t)__builtin_popcount(list);
@@ -560,6 +586,7 @@ movt:
 #undef RETIRE
 #undef RETIRE_BR
 #undef RETIRE_FALL
+#undef RETIRE_TAKEN
 #undef PC
 #undef LS_CYCLES
 #undef LS_FROM_PREV

@@ -186,9 +186,50 @@ static void test_wait_states(void)
   compare("exc_systick_m0plus", cm0_wait, NULL, 2000000);
 }
 
+/* A loop in SRAM that branches to itself, so its block is linked to itself;
+ * a debugger write into it must drop the block and its link. */
+static void test_code_written_between_runs(void)
+{
+  struct sonde_machine *m = NULL;
+  struct sonde_vm *vm = NULL;
+  REQUIRE(sonde_machine_builtin("cm3", &m) == 0);
+  REQUIRE(sonde_vm_new(m, &vm) == 0);
+  sonde_vm_set_output(vm, discard, NULL);
+  sonde_vm_reset(vm);
+  /* movs r0, #1 ; adds r3, r3, r0 ; b .-4 */
+  static const uint16_t loop[] = {0x2001, 0x181b, 0xe7fc};
+  const uint32_t base = 0x20000000;
+  CHECK_EQ_I(sonde_vm_write_mem(vm, base, loop, sizeof loop), 0);
+  CHECK_EQ_I(sonde_vm_write_reg(vm, SONDE_VM_REG_PC, base), 0);
+  CHECK_EQ_I(sonde_vm_write_reg(vm, SONDE_VM_REG_XPSR, 1u << 24), 0);
+  CHECK_EQ_I(sonde_vm_write_reg(vm, 3, 0), 0);
+  struct sonde_vm_stop stop;
+  struct sonde_vm_stats st;
+  sonde_vm_get_stats(vm, &st);
+  CHECK_EQ_I(sonde_vm_run(vm, st.cycles + 1000, &stop), 0);
+  uint32_t r0 = 0, r3 = 0, r3_before = 0;
+  sonde_vm_read_reg(vm, 0, &r0);
+  sonde_vm_read_reg(vm, 3, &r3_before);
+  CHECK_EQ_U(r0, 1);
+  CHECK(r3_before > 100);
+  static const uint16_t movs7 = 0x2007; /* movs r0, #7 */
+  CHECK_EQ_I(sonde_vm_write_mem(vm, base, &movs7, sizeof movs7), 0);
+  CHECK_EQ_I(sonde_vm_write_reg(vm, SONDE_VM_REG_PC, base), 0);
+  sonde_vm_get_stats(vm, &st);
+  CHECK_EQ_I(sonde_vm_run(vm, st.cycles + 1000, &stop), 0);
+  sonde_vm_read_reg(vm, 0, &r0);
+  sonde_vm_read_reg(vm, 3, &r3);
+  CHECK_EQ_U(r0, 7);
+  CHECK(r3 > r3_before + 7 * 100);
+  CHECK_EQ_U((r3 - r3_before) % 7, 0);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
 int main(void)
 {
   RUN(test_builtin_machines);
   RUN(test_wait_states);
+  RUN(test_code_written_between_runs);
   return check_summary();
 }
