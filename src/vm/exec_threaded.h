@@ -160,7 +160,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     link_from = BLOCK_OP(e);                                                           \
     goto enter;                                                                        \
   } while (0)
-#elif !FAST_HOOKED
+#else /* one instruction at a time */
 #define PC pc
 #define RETIRE_BR RETIRE
 #define RETIRE_FALL RETIRE
@@ -171,6 +171,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     RETIRE(next, e->taken_cycles, false, VM_NOREG);                                    \
   } while (0)
 #define LS_CYCLES() vm_fast_ls_cycles(lsp, lsrt, in)
+#if !FAST_HOOKED
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
     cy += (CYCLES);                                                                    \
@@ -185,16 +186,6 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     DISPATCH();                                                                        \
   } while (0)
 #else
-#define PC pc
-#define RETIRE_BR RETIRE
-#define RETIRE_FALL RETIRE
-#define RETIRE_TAKEN()                                                                 \
-  do {                                                                                 \
-    next = (uint32_t)e->soff;                                                          \
-    NONSEQ(next);                                                                      \
-    RETIRE(next, e->taken_cycles, false, VM_NOREG);                                    \
-  } while (0)
-#define LS_CYCLES() vm_fast_ls_cycles(lsp, lsrt, in)
   /* ... then, with the state in memory as exec_insn leaves it, the observers;
    * they may ask for attention, unhook, or move event_cycle. */
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
@@ -217,7 +208,8 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
       goto out;                                                                        \
     DISPATCH();                                                                        \
   } while (0)
-#endif
+#endif /* FAST_HOOKED */
+#endif /* FAST_BLOCK */
   /* A taken branch to NEXT (not an exception return), before its RETIRE: the
    * MTB executor writes its packet; AUTOHALT or AUTOSTOP then leave it at the
  * next boundary. */
