@@ -69,6 +69,11 @@ int sonde_vm_load_binary(struct sonde_vm *vm, const void *data, size_t len, uint
  * later reset, like AIRCR.SYSRESETREQ, retains SRAM as silicon does), resets
  * the core and system registers, loads SP and PC from the vector table. */
 int sonde_vm_reset(struct sonde_vm *vm);
+/* Whether unobserved runs may compile hot code for the host (x86-64 only;
+ * on by default unless SONDE_JIT=0 is in the environment). The results are
+ * the same either way, bit for bit and cycle for cycle; off, the VM
+ * interprets every instruction. */
+void sonde_vm_set_jit(struct sonde_vm *vm, bool on);
 
 /* Why sonde_vm_run() returned. */
 enum sonde_vm_stop_reason {

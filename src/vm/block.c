@@ -19,14 +19,19 @@
 #include <string.h>
 
 #include "fast.h"
+#include "jit.h"
 #include "vm_internal.h"
 
 struct vm_blocks *vm_blocks_get(struct sonde_vm *vm)
 {
   if (!vm->cpu.blocks) {
     vm->cpu.blocks = malloc(sizeof *vm->cpu.blocks);
-    if (vm->cpu.blocks)
+    if (vm->cpu.blocks) {
+      vm->cpu.blocks->jit = NULL;
       vm_blocks_flush(vm);
+      if (!vm->jit_off)
+        vm->cpu.blocks->jit = vm_jit_new(vm->cpu.blocks->map);
+    }
   }
   return vm->cpu.blocks;
 }
@@ -40,6 +45,7 @@ void vm_blocks_flush(struct sonde_vm *vm)
   bk->used = 0;
   bk->lo = UINT32_MAX;
   bk->hi = 0;
+  vm_jit_flush(bk->jit);
 }
 
 void vm_blocks_code_written(struct sonde_vm *vm, uint32_t addr, unsigned size)
@@ -51,6 +57,8 @@ void vm_blocks_code_written(struct sonde_vm *vm, uint32_t addr, unsigned size)
 
 void vm_blocks_free(struct sonde_vm *vm)
 {
+  if (vm->cpu.blocks)
+    vm_jit_free(vm->cpu.blocks->jit);
   free(vm->cpu.blocks);
   vm->cpu.blocks = NULL;
 }
@@ -106,7 +114,7 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
                                       const void *const *handler)
 {
   struct vm_blocks *bk = vm->cpu.blocks;
-  if (bk->used + VM_BLOCK_LEN + 1 > VM_BLOCK_OPS)
+  if (bk->used + VM_BLOCK_LEN + 1 > VM_BLOCK_OPS || vm_jit_full(bk->jit))
     vm_blocks_flush(vm);
   const unsigned w = max_wait(&vm->bus);
   struct vm_block *b = &bk->map[(pc >> 1) & (VM_BLOCK_MAP - 1)];
@@ -161,5 +169,11 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
   b->tag = pc | 1;
   b->op = &bk->op[first];
   bk->op[first].last_start = last_start;
+  /* compiled, the block's first entry enters its code (exec_threaded.h) */
+  const void *code = vm_jit_compile(vm, bk->jit, &bk->op[first]);
+  if (code) {
+    bk->op[first].jit = code;
+    bk->op[first].handler = handler[VM_FAST_JIT];
+  }
   return b;
 }

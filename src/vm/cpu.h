@@ -52,6 +52,8 @@ struct vm_block_op {
   /* In a block's first entry: the latest the block's last instruction may
    * start, in cycles after its first (wait states included). */
   uint32_t last_start;
+  /* In a block's first entry: its compiled code (jit.h), else NULL. */
+  const void *jit;
 };
 struct vm_block {
   uint32_t tag;                 /* start address | 1, 0 = empty */
@@ -61,6 +63,7 @@ struct vm_blocks {
   struct vm_block map[VM_BLOCK_MAP];
   uint32_t used;       /* entries of op in use */
   uint32_t lo, hi;     /* the code the blocks were built from: [lo, hi) */
+  struct vm_jit *jit;  /* the blocks' compiled code (jit.h); NULL: interpreted */
   struct vm_block_op op[VM_BLOCK_OPS];
 };
 

@@ -15,6 +15,7 @@
 #include "decode.h"
 #include "exec_ext.h"
 #include "fast.h"
+#include "jit.h"
 #include "timing.h"
 #include "vm_internal.h"
 
@@ -1043,15 +1044,12 @@ static uint8_t fast_classify(const struct vm_insn *in, bool splim)
   }
 }
 
-/* The APSR's N, Z, C and V as the fast executor keeps them, in locals and
- * unpacked: N is bit 31 of n, Z is set when z is 0, C is c (0 or 1) and V is
+/* The APSR's N, Z, C and V as the fast executor keeps them (struct
+ * vm_lflags, fast.h), in locals and unpacked: N is bit 31 of n, Z is set when z is 0, C is c (0 or 1) and V is
  * bit 31 of v. A flag-setting instruction stores its result into n and z and
  * its carry and overflow words as they fall out of the arithmetic; packing
  * them into APSR bits waits until the slow path or an exit needs the APSR
  * (lflags_pack), which most flag writes never reach. */
-struct vm_lflags {
-  uint32_t n, z, c, v;
-};
 
 VM_INLINE void lflags_unpack(struct vm_lflags *f, uint32_t apsr)
 {

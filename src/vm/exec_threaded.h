@@ -57,6 +57,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #undef LDST_LABELS
 #if FAST_BLOCK
     [VM_FAST_BLKEND] = &&blkend,
+    [VM_FAST_JIT] = &&jit,
 #endif
   };
 #undef DP_LABELS_I
@@ -291,6 +292,30 @@ blkend: /* a block ended at its length limit, before a fast instruction */
   ir += e->nth;
   LS_FROM_PREV();
   goto enter;
+jit: { /* a compiled block (jit.h): its code runs on from block to block */
+  struct vm_jit_state js;
+  js.cy = cy;
+  js.ev = ev;
+  js.ir = ir;
+  js.fl = fl;
+  js.lsp = lsp;
+  js.lsrt = lsrt;
+  const int how = vm_jit_run(bk->jit, &js, c, vm->bus.page, BLOCK_OP(e)->jit);
+  cy = js.cy;
+  ir = js.ir;
+  fl = js.fl;
+  if (how == VM_JIT_RESUME) { /* on with the handler of the entry it stopped before */
+    lsp = js.lsp;
+    lsrt = js.lsrt;
+    e = &js.op->d;
+    goto *handler[e->fast];
+  }
+  pc = js.pc;
+  lsp = false;
+  lsrt = VM_NOREG;
+  link_from = js.op;
+  goto enter;
+}
 #endif
 
 out:

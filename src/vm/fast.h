@@ -27,7 +27,16 @@ enum vm_fast {
   VM_FAST_LDST = VM_FAST_BCOND + 14,
   /* block.c: the entry after a block cut at its length limit */
   VM_FAST_BLKEND = VM_FAST_LDST + 24,
+  /* block.c: a block's first entry when the block is compiled (jit.h) */
+  VM_FAST_JIT,
 };
+/* The APSR's N, Z, C and V as the fast executor (and the JIT) keep them:
+ * N is bit 31 of n, Z is set when z is 0, C is c (0 or 1), V is bit 31 of v
+ * (exec.c: lflags_pack/lflags_unpack/lflags_pass). */
+struct vm_lflags {
+  uint32_t n, z, c, v;
+};
+
 enum { VM_LDST_OFF, VM_LDST_PRE, VM_LDST_POST };
 enum { VM_LDST_LDR_W, VM_LDST_LDR_H, VM_LDST_LDR_SH, VM_LDST_LDR_B, VM_LDST_LDR_SB,
        VM_LDST_STR_W, VM_LDST_STR_H, VM_LDST_STR_B };

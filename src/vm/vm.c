@@ -304,6 +304,14 @@ int sonde_vm_write_mem(struct sonde_vm *vm, uint32_t addr, const void *buf, size
   return 0;
 }
 
+void sonde_vm_set_jit(struct sonde_vm *vm, bool on)
+{
+  if (!vm || vm->jit_off == !on)
+    return;
+  vm->jit_off = !on;
+  vm_blocks_free(vm); /* built again, with or without code, when next run */
+}
+
 void sonde_vm_set_output(struct sonde_vm *vm, sonde_vm_write_fn write, void *ctx)
 {
   if (!vm)

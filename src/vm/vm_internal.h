@@ -43,6 +43,7 @@ struct sonde_vm {
   uint64_t event_cycle; /* earliest cycle something else needs service */
   uint64_t max_cycles;  /* limit of the current sonde_vm_run() */
   bool hooked;          /* any observation hook is set: use the traced path */
+  bool jit_off;         /* the block executor interprets (sonde_vm_set_jit) */
   struct sonde_vm_hooks hooks;
 
   struct vm_bus bus;

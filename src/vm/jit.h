@@ -1,0 +1,72 @@
+/* The block compiler of the virtual Cortex-M: host code for the blocks of
+ * the block executor (block.c, exec_threaded.h with FAST_BLOCK).
+ *
+ * A compiled block does exactly what the block executor's handlers do for
+ * its entries, cycle for cycle: the same registers, flags, memory and cycle
+ * count, in the same order. Whenever an instruction would leave the fast
+ * handlers' case (an unaligned address, memory that is not plain, an
+ * EXC_RETURN or interworking branch target, an instruction the compiler
+ * does not cover) the compiled code stops before it, with nothing of it
+ * done, and the block executor goes on from that entry with its own
+ * handler, which takes it to exec_insn if it must. So the compiler never
+ * decides an architectural corner case; it only runs the common ones faster.
+ *
+ * Taken branches go from compiled block to compiled block without leaving
+ * the host code when the target block's bound allows (the same check as
+ * the block executor's), so a hot loop runs in host code until the next
+ * event is near. Compiled code lives as long as the blocks it was made
+ * from: vm_blocks_flush drops both.
+ *
+ * x86-64 hosts only (jit_x64.c); elsewhere vm_jit_new returns NULL and the
+ * block executor interprets. SONDE_JIT=0 in the environment, or
+ * sonde_vm_set_jit(vm, false), turns it off. */
+#ifndef SONDE_VM_JIT_H
+#define SONDE_VM_JIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bus.h"
+#include "cpu.h"
+#include "fast.h"
+
+struct sonde_vm;
+struct vm_jit;
+
+/* What compiled code and the block executor hand each other. On entry: the
+ * block executor's locals (cy, ir: the instructions before the block, fl,
+ * the load/store pipelining state lsp/lsrt) and ev, the next event. */
+struct vm_jit_state {
+  uint64_t cy, ev, ir;
+  struct vm_lflags fl;
+  /* VM_JIT_RESUME: the entry to go on from with the block executor's
+   * handler (state as before it); VM_JIT_ENTER: the direct branch to link
+   * to the block at pc, or NULL. */
+  const struct vm_block_op *op;
+  uint32_t pc; /* VM_JIT_ENTER: where execution goes on */
+  uint8_t lsp, lsrt;
+};
+
+enum vm_jit_exit {
+  VM_JIT_RESUME = 0, /* go on at state.op with the block executor */
+  VM_JIT_ENTER = 1,  /* a branch retired: go on at state.pc (label enter) */
+};
+
+/* A code buffer for the blocks of a block cache (whose map indirect
+ * branches look their targets up in), or NULL: no JIT on this host,
+ * SONDE_JIT=0, or no memory. */
+struct vm_jit *vm_jit_new(const struct vm_block *map);
+void vm_jit_free(struct vm_jit *j);
+/* Drop all compiled code (with the blocks). */
+void vm_jit_flush(struct vm_jit *j);
+/* Whether the buffer may not hold another block: flush before building. */
+bool vm_jit_full(const struct vm_jit *j);
+/* Compile the block whose first entry is `first` (entries up to its closing
+ * one, as block.c leaves them); NULL when its first instruction is not
+ * covered or the buffer is full. */
+const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct vm_block_op *first);
+/* Run compiled code until it exits; returns enum vm_jit_exit. */
+int vm_jit_run(const struct vm_jit *j, struct vm_jit_state *s, struct vm_cpu *c,
+               const struct vm_page *pages, const void *code);
+
+#endif
