@@ -15,6 +15,9 @@ sonde_unit_test(test_vm_machine vm/test_machine.c LIBS sonde_vm)
 # CPU core (H-cpu): directed tests and the cycle model; differential tests
 # against Unicorn through tests/vm/unicorn_ref.c.
 sonde_unit_test(test_vm_cpu_diff vm/test_cpu_diff.c vm/unicorn_ref.c LIBS sonde_vm PkgConfig::UNICORN)
+# The block compiler (jit_x64.c) on random programs: against Unicorn, and
+# stop by stop against the interpreted blocks and the one-at-a-time executor.
+sonde_unit_test(test_vm_jit_diff vm/test_jit_diff.c vm/unicorn_ref.c LIBS sonde_vm PkgConfig::UNICORN)
 sonde_unit_test(test_vm_sys vm/test_sys.c LIBS sonde_vm)
 sonde_unit_test(test_vm_fp vm/test_fp.c vm/unicorn_ref.c LIBS sonde_vm PkgConfig::UNICORN)
 # Exception tests on firmware (firmware/tests/exc_*.c, firmware/exc.cmake).
