@@ -93,6 +93,8 @@ struct emit {
   uint8_t *p, *end;
   bool full;
   const struct vm_jit *j;
+  const struct vm_block_op *first; /* the block being compiled, at code `start` */
+  const uint8_t *start;
   struct stub stub[JIT_STUBS_MAX];
   unsigned nstub;
 };
@@ -252,8 +254,6 @@ static void setcc(struct emit *e, unsigned cc, unsigned r)
   b1(e, 0xc0 | (r & 7));
 }
 
-/* movzx r32, r8 (al, cl, dl) */
-static void movzx8_rr(struct emit *e, unsigned dst, unsigned src) { op_r(e, false, 0x0fb6, dst, src); }
 
 /* add r64, imm (nothing for 0) */
 static void add64_i(struct emit *e, unsigned r, uint32_t v)
@@ -383,13 +383,52 @@ static void emit_resume(struct emit *e, const struct vm_block_op *op, uint32_t p
   jmp_to(e, e->j->exit);
 }
 
-/* A direct branch op taken: retire it and go to its target block, through
- * its link when set and the target's bound allows (exec_threaded.h,
- * RETIRE_TAKEN), else back to the block executor to look it up and link. */
+/* Whether a block starting with op reads the load/store pipelining state
+ * left by what ran before it (its first entry is a load or store). */
+static bool reads_ls_state(const struct vm_block_op *op)
+{
+  const unsigned f = op->d.fast;
+  return f == VM_FAST_LD || f == VM_FAST_ST || (f >= VM_FAST_LDST && f < VM_FAST_LDST + 24);
+}
+
+/* A direct branch op taken: retire it and go to its target block. When the
+ * target is compiled already (or is this block), a direct jump after the
+ * bound check; else through op's link when set and the target's bound
+ * allows (exec_threaded.h, RETIRE_TAKEN), else back to the block executor
+ * to look the target up and link it. Blocks and code are dropped together,
+ * so a jump into another block's code stays valid as long as it exists. */
 static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pend)
 {
+  const uint32_t target = (uint32_t)op->d.soff;
+  const struct vm_block *tb = &e->j->map[(target >> 1) & (VM_BLOCK_MAP - 1)];
+  const struct vm_block_op *to = NULL;
+  const uint8_t *code = NULL;
+  if (target == e->first->d.tag) {
+    to = e->first, code = e->start;
+  } else if (tb->tag == (target | 1) && tb->op->jit) {
+    to = tb->op, code = tb->op->jit;
+  }
   add64_i(e, R12, pend + op->d.taken_cycles);
   add64_i(e, R14, op->d.nth + 1u);
+  if (to) {
+    op_m(e, true, 0x8d, RSI, R12, (int32_t)to->last_start); /* lea rsi, [r12 + last_start] */
+    alu_rr(e, true, ALU_CMP, RSI, R13);
+    uint8_t *bound = jcc_fwd(e, CC_AE);
+    if (reads_ls_state(to)) {
+      b1(e, 0x66); /* mov word [r15 + lsp], 0xff00 */
+      op_m(e, false, 0xc7, 0, R15, ST_LSP);
+      b1(e, 0x00);
+      b1(e, 0xff);
+    }
+    jmp_to(e, code);
+    patch(e, bound, e->p); /* the event is near: the block executor goes on */
+    mov64_ri(e, RDX, (uint64_t)(uintptr_t)op);
+    store64(e, R15, ST_OP, RDX);
+    store32_i(e, R15, ST_PC, target);
+    mov_ri(e, RAX, VM_JIT_ENTER);
+    jmp_to(e, e->j->exit);
+    return;
+  }
   mov64_ri(e, RDX, (uint64_t)(uintptr_t)op);
   load64(e, RAX, RDX, OP_LINK);
   test_rr(e, RAX, RAX);
@@ -719,12 +758,99 @@ static void emit_nz(struct emit *e)
   store32(e, R15, ST_FZ, RAX);
 }
 
+/* After an x86 add (add: true) or sub that computed an ARM result into eax:
+ * C into fl.c (x86 CF for an add, its inverse for a subtract), V as bit 31
+ * of fl.v (only that bit is ever read: its top byte is written), N and Z. */
+static void emit_arith_flags(struct emit *e, bool add)
+{
+  op_m(e, false, 0x0f90 + (add ? CC_B : CC_AE), 0, R15, ST_FC); /* setc/setnc byte [c] */
+  setcc(e, CC_O, RCX);
+  op_r(e, false, 0xc0, SH_SHL, RCX); /* shl cl, 7 */
+  b1(e, 7);
+  op_m(e, false, 0x88, RCX, R15, ST_FV + 3); /* mov [v + 3], cl */
+  emit_nz(e);
+}
+
+/* The common data-processing forms in fewer host instructions: an
+ * immediate or an unshifted register, ADD/SUB/CMP/CMN/RSB with or without
+ * flags, the logical ops without flags. False: emit_dp's general code. */
+static bool emit_dp_simple(struct emit *e, const struct vm_insn *in, unsigned kind, unsigned alu,
+                           bool s)
+{
+  const bool imm = kind == 0;
+  const uint32_t v = in->imm;
+  if (kind > 1)
+    return false;
+  /* x86 group-1 op for the ALU op, b (or ~b) as the second operand */
+  unsigned x86;
+  bool inv = false, writes = true, add = false;
+  switch (alu) {
+  case VM_ALU_ADD: x86 = ALU_ADD, add = true; break;
+  case VM_ALU_CMN: x86 = ALU_ADD, add = true, writes = false; break;
+  case VM_ALU_SUB: x86 = ALU_SUB; break;
+  case VM_ALU_CMP: x86 = ALU_SUB, writes = false; break;
+  case VM_ALU_RSB: x86 = ALU_SUB; break;
+  case VM_ALU_AND: x86 = ALU_AND; break;
+  case VM_ALU_ORR: x86 = ALU_OR; break;
+  case VM_ALU_EOR: x86 = ALU_XOR; break;
+  case VM_ALU_BIC: x86 = ALU_AND, inv = true; break;
+  case VM_ALU_ORN: x86 = ALU_OR, inv = true; break;
+  case VM_ALU_MOV: x86 = 0; break;
+  default: return false; /* ADC, SBC (64-bit sum), MVN, TST, TEQ */
+  }
+  const bool arith = alu == VM_ALU_ADD || alu == VM_ALU_CMN || alu == VM_ALU_SUB ||
+                     alu == VM_ALU_CMP || alu == VM_ALU_RSB;
+  if (s && !arith)
+    return false; /* the logical flags (carry) stay with emit_dp */
+  if (inv && !imm)
+    return false;
+  if (alu == VM_ALU_MOV) {
+    if (imm) {
+      store32_i(e, RBX, GR(in->rd), v);
+    } else {
+      load32(e, RAX, RBX, GR(in->rm));
+      store32(e, RBX, GR(in->rd), RAX);
+    }
+    return true;
+  }
+  if (alu == VM_ALU_RSB) { /* b - a */
+    if (imm)
+      mov_ri(e, RAX, v);
+    else
+      load32(e, RAX, RBX, GR(in->rm));
+    alu_rm(e, ALU_SUB, RAX, RBX, GR(in->rn));
+  } else if (!s && writes && imm && in->rd == in->rn) { /* op dword [rd], imm */
+    const uint32_t b = inv ? ~v : v;
+    if ((int32_t)b >= -128 && (int32_t)b <= 127) {
+      op_m(e, false, 0x83, x86, RBX, GR(in->rd));
+      b1(e, b & 0xff);
+    } else {
+      op_m(e, false, 0x81, x86, RBX, GR(in->rd));
+      b4(e, b);
+    }
+    return true;
+  } else {
+    load32(e, RAX, RBX, GR(in->rn));
+    if (imm)
+      alu_ri(e, false, x86, RAX, inv ? ~v : v);
+    else
+      alu_rm(e, x86, RAX, RBX, GR(in->rm));
+  }
+  if (s)
+    emit_arith_flags(e, add);
+  if (writes)
+    store32(e, RBX, GR(in->rd), RAX);
+  return true;
+}
+
 /* Data processing (exec.c fast_dp): kind 0 immediate, 1 register, 2
  * shifted register; alu = VM_ALU_*; s: set flags. */
 static bool emit_dp(struct emit *e, const struct vm_block_op *op, unsigned kind, unsigned alu,
                     bool s)
 {
   const struct vm_insn *in = &op->d.insn;
+  if (emit_dp_simple(e, in, kind, alu, s))
+    return true;
   const bool logical = alu <= VM_ALU_TEQ;
   /* the shifter's carry into r8d when it defines one (carry_set) */
   bool carry_set = false;
@@ -808,16 +934,8 @@ static bool emit_dp(struct emit *e, const struct vm_block_op *op, unsigned kind,
     } else {
       alu_rr(e, false, sub ? ALU_SUB : ALU_ADD, RAX, RCX);
     }
-    if (s) { /* x86 CF is ARM's C for an add and its inverse for a subtract; OF is V */
-      setcc(e, alu == VM_ALU_ADD || alu == VM_ALU_CMN ? CC_B : CC_AE, RDX);
-      setcc(e, CC_O, RCX);
-      emit_nz(e);
-      movzx8_rr(e, RDX, RDX);
-      store32(e, R15, ST_FC, RDX);
-      movzx8_rr(e, RCX, RCX);
-      shift_ri(e, false, SH_SHL, RCX, 31);
-      store32(e, R15, ST_FV, RCX);
-    }
+    if (s) /* x86 CF is ARM's C for an add and its inverse for a subtract; OF is V */
+      emit_arith_flags(e, alu == VM_ALU_ADD || alu == VM_ALU_CMN);
     break;
   }
   default: { /* ADC, SBC: AddWithCarry in 64 bits, as fast_dp */
@@ -1095,6 +1213,8 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
     return NULL;
   struct emit e = {.p = j->base + j->used, .end = j->base + j->used + JIT_BLOCK_MAX, .j = j};
   uint8_t *const start = e.p;
+  e.first = first;
+  e.start = start;
   const struct vm_timing *t = &vm->cpu.t;
   uint32_t pend = 0;
   const struct vm_block_op *op = first;
