@@ -170,9 +170,10 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
   b->op = &bk->op[first];
   bk->op[first].last_start = last_start;
   /* compiled, the block's first entry enters its code (exec_threaded.h) */
-  const void *code = vm_jit_compile(vm, bk->jit, &bk->op[first]);
+  const void *code = vm_jit_compile(vm, bk->jit, &bk->op[first], false);
   if (code) {
     bk->op[first].jit = code;
+    bk->op[first].jit_checked = vm_jit_compile(vm, bk->jit, &bk->op[first], true);
     bk->op[first].handler = handler[VM_FAST_JIT];
   }
   return b;

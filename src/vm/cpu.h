@@ -52,8 +52,9 @@ struct vm_block_op {
   /* In a block's first entry: the latest the block's last instruction may
    * start, in cycles after its first (wait states included). */
   uint32_t last_start;
-  /* In a block's first entry: its compiled code (jit.h), else NULL. */
-  const void *jit;
+  /* In a block's first entry: its compiled code (jit.h), else NULL, and
+   * the variant for when the next event may fall inside it. */
+  const void *jit, *jit_checked;
 };
 struct vm_block {
   uint32_t tag;                 /* start address | 1, 0 = empty */

@@ -230,6 +230,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #if FAST_BLOCK
   struct vm_blocks *bk = vm_blocks_get(vm);
   const struct vm_block_op *link_from = NULL; /* a taken direct branch on its way to enter */
+  const void *code;                           /* compiled code to run (label jit_run) */
   if (VM_UNLIKELY(!bk)) { /* out of memory: instruction by instruction */
     run_plain(vm);
     return;
@@ -278,13 +279,18 @@ enter: {
   }
   link_from = NULL;
   /* the event may come before the last instruction starts (or be due now:
-   * run_plain returns at once): then instruction by instruction up to it */
+   * run_plain returns at once): then instruction by instruction up to it,
+   * in the compiled block's checked variant where there is one */
+  e = &b->op->d;
   if (VM_UNLIKELY(cy + b->op->last_start >= ev)) {
+    if (b->op->jit_checked) {
+      code = b->op->jit_checked;
+      goto jit_run;
+    }
     SYNC();
     run_plain(vm);
     return;
   }
-  e = &b->op->d;
   goto *b->op->handler;
 }
 blkend: /* a block ended at its length limit, before a fast instruction */
@@ -292,7 +298,9 @@ blkend: /* a block ended at its length limit, before a fast instruction */
   ir += e->nth;
   LS_FROM_PREV();
   goto enter;
-jit: { /* a compiled block (jit.h): its code runs on from block to block */
+jit: /* a compiled block (jit.h): its code runs on from block to block */
+  code = BLOCK_OP(e)->jit;
+jit_run: {
   struct vm_jit_state js;
   js.cy = cy;
   js.ev = ev;
@@ -300,15 +308,24 @@ jit: { /* a compiled block (jit.h): its code runs on from block to block */
   js.fl = fl;
   js.lsp = lsp;
   js.lsrt = lsrt;
-  const int how = vm_jit_run(bk->jit, &js, c, vm->bus.page, BLOCK_OP(e)->jit);
+  const int how = vm_jit_run(bk->jit, &js, c, vm->bus.page, code);
   cy = js.cy;
   ir = js.ir;
   fl = js.fl;
-  if (how == VM_JIT_RESUME) { /* on with the handler of the entry it stopped before */
+  if (how != VM_JIT_ENTER) { /* it stopped before an entry, with nothing of it done */
     lsp = js.lsp;
     lsrt = js.lsrt;
     e = &js.op->d;
-    goto *handler[e->fast];
+    if (how == VM_JIT_RESUME) /* on with that entry's handler */
+      goto *handler[e->fast];
+    pc = e->tag; /* VM_JIT_PLAIN: on one instruction at a time */
+    ir += e->nth;
+    LS_FROM_PREV();
+    if (cy >= ev) /* the event is due: nothing to run before it */
+      goto out;
+    SYNC();
+    run_plain(vm);
+    return;
   }
   pc = js.pc;
   lsp = false;

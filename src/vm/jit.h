@@ -50,6 +50,7 @@ struct vm_jit_state {
 enum vm_jit_exit {
   VM_JIT_RESUME = 0, /* go on at state.op with the block executor */
   VM_JIT_ENTER = 1,  /* a branch retired: go on at state.pc (label enter) */
+  VM_JIT_PLAIN = 2,  /* go on at state.op one instruction at a time (run_plain) */
 };
 
 /* A code buffer for the blocks of a block cache (whose map indirect
@@ -63,8 +64,13 @@ void vm_jit_flush(struct vm_jit *j);
 bool vm_jit_full(const struct vm_jit *j);
 /* Compile the block whose first entry is `first` (entries up to its closing
  * one, as block.c leaves them); NULL when its first instruction is not
- * covered or the buffer is full. */
-const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct vm_block_op *first);
+ * covered or the buffer is full. `checked`: the variant for a block the
+ * next event may fall inside (its bound fails), which stops before the
+ * first instruction that would start at or after the event, as the
+ * one-at-a-time executor does, and leaves every case it does not cover to
+ * that executor (VM_JIT_PLAIN) instead of the block executor. */
+const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct vm_block_op *first,
+                           bool checked);
 /* Run compiled code until it exits; returns enum vm_jit_exit. */
 int vm_jit_run(const struct vm_jit *j, struct vm_jit_state *s, struct vm_cpu *c,
                const struct vm_page *pages, const void *code);

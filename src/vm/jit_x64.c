@@ -70,6 +70,7 @@ _Static_assert(offsetof(struct vm_jit_state, lsrt) == offsetof(struct vm_jit_sta
 #define OP_LINK ((int32_t)offsetof(struct vm_block_op, link))
 #define OP_LAST ((int32_t)offsetof(struct vm_block_op, last_start))
 #define OP_JIT ((int32_t)offsetof(struct vm_block_op, jit))
+#define OP_JITC ((int32_t)offsetof(struct vm_block_op, jit_checked))
 #define PG_HOST ((int32_t)offsetof(struct vm_page, host))
 #define PG_LO ((int32_t)offsetof(struct vm_page, lo))
 #define PG_RLIM ((int32_t)offsetof(struct vm_page, rlim))
@@ -95,6 +96,7 @@ struct emit {
   const struct vm_jit *j;
   const struct vm_block_op *first; /* the block being compiled, at code `start` */
   const uint8_t *start;
+  bool checked; /* the variant with an event check before each entry */
   struct stub stub[JIT_STUBS_MAX];
   unsigned nstub;
 };
@@ -292,6 +294,22 @@ static void jmp_to(struct emit *e, const uint8_t *to) { patch(e, jmp_fwd(e), to)
 
 /* ---- shared stubs ------------------------------------------------------------- */
 
+/* The block whose first entry is in register r may not run whole before
+ * the next event: jump into its checked variant when it has one (else fall
+ * through, to hand it to the block executor). */
+static void emit_try_checked(struct emit *e, unsigned r)
+{
+  load64(e, RCX, r, OP_JITC);
+  test_rr(e, RCX, RCX);
+  uint8_t *none = jcc_fwd(e, CC_E);
+  b1(e, 0x66); /* mov word [r15 + lsp], 0xff00: a branch leaves no load/store pipelined */
+  op_m(e, false, 0xc7, 0, R15, ST_LSP);
+  b1(e, 0x00);
+  b1(e, 0xff);
+  op_r(e, false, 0xff, 4, RCX); /* jmp rcx */
+  patch(e, none, e->p);
+}
+
 static void emit_stubs_common(struct emit *e, struct vm_jit *j)
 {
   /* entry: int (*)(state *rdi, cpu *rsi, pages *rdx, code *rcx) */
@@ -351,9 +369,12 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
   store64(e, R15, ST_OP, RAX);
   mov_ri(e, RAX, VM_JIT_RESUME);
   jmp_to(e, j->exit);
+  patch(e, bound, e->p);                        /* the event is near */
+  emit_try_checked(e, RAX);
+  uint8_t *to_enter = jmp_fwd(e);
   patch(e, miss, e->p);
   op_m(e, false, 0x89, RAX, R15, ST_PC);
-  patch(e, bound, e->p);                        /* enter at pc, nothing to link */
+  patch(e, to_enter, e->p);                     /* enter at pc, nothing to link */
   op_m(e, true, 0xc7, 0, R15, ST_OP);           /* mov qword [r15 + op], 0 */
   b4(e, 0);
   mov_ri(e, RAX, VM_JIT_ENTER);
@@ -373,13 +394,14 @@ static bool add_stub(struct emit *e, uint8_t *patch_at, const struct vm_block_op
   return true;
 }
 
-/* Resume at op with the block executor (nothing of op done). */
+/* Resume at op with the block executor (nothing of op done); in the
+ * checked variant, one instruction at a time. */
 static void emit_resume(struct emit *e, const struct vm_block_op *op, uint32_t pend)
 {
   add64_i(e, R12, pend);
   mov64_ri(e, RAX, (uint64_t)(uintptr_t)op);
   store64(e, R15, ST_OP, RAX);
-  mov_ri(e, RAX, VM_JIT_RESUME);
+  mov_ri(e, RAX, e->checked ? VM_JIT_PLAIN : VM_JIT_RESUME);
   jmp_to(e, e->j->exit);
 }
 
@@ -404,7 +426,7 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   const struct vm_block_op *to = NULL;
   const uint8_t *code = NULL;
   if (target == e->first->d.tag) {
-    to = e->first, code = e->start;
+    to = e->first, code = e->first->jit ? e->first->jit : e->start;
   } else if (tb->tag == (target | 1) && tb->op->jit) {
     to = tb->op, code = tb->op->jit;
   }
@@ -421,7 +443,9 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
       b1(e, 0xff);
     }
     jmp_to(e, code);
-    patch(e, bound, e->p); /* the event is near: the block executor goes on */
+    patch(e, bound, e->p); /* the event is near: the checked variant, or the block executor */
+    mov64_ri(e, RAX, (uint64_t)(uintptr_t)to);
+    emit_try_checked(e, RAX);
     mov64_ri(e, RDX, (uint64_t)(uintptr_t)op);
     store64(e, R15, ST_OP, RDX);
     store32_i(e, R15, ST_PC, target);
@@ -449,8 +473,9 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   store64(e, R15, ST_OP, RAX);
   mov_ri(e, RAX, VM_JIT_RESUME);
   jmp_to(e, e->j->exit);
-  patch(e, unlinked, e->p);
   patch(e, bound, e->p);
+  emit_try_checked(e, RAX);
+  patch(e, unlinked, e->p);
   store64(e, R15, ST_OP, RDX);
   store32_i(e, R15, ST_PC, (uint32_t)op->d.soff);
   mov_ri(e, RAX, VM_JIT_ENTER);
@@ -1207,7 +1232,8 @@ bool vm_jit_full(const struct vm_jit *j)
   return j && j->used + JIT_BLOCK_MAX > JIT_BUF_SIZE;
 }
 
-const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct vm_block_op *first)
+const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct vm_block_op *first,
+                           bool checked)
 {
   if (!j || vm_jit_full(j))
     return NULL;
@@ -1215,6 +1241,7 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
   uint8_t *const start = e.p;
   e.first = first;
   e.start = start;
+  e.checked = checked;
   const struct vm_timing *t = &vm->cpu.t;
   uint32_t pend = 0;
   const struct vm_block_op *op = first;
@@ -1224,6 +1251,11 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
     if (f == VM_FAST_SLOW || f == VM_FAST_BLKEND) { /* the entry after the block */
       emit_resume(&e, op, pend);
       break;
+    }
+    if (checked) { /* the one-at-a-time executor's check: cy < ev to start op */
+      op_m(&e, true, 0x8d, RAX, R12, (int32_t)pend); /* lea rax, [r12 + pend] */
+      alu_rr(&e, true, ALU_CMP, RAX, R13);
+      bail_if(&e, CC_AE, op, pend);
     }
     uint8_t *const at = e.p;
     const unsigned nstub = e.nstub;
@@ -1269,9 +1301,10 @@ bool vm_jit_full(const struct vm_jit *j)
   (void)j;
   return false;
 }
-const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct vm_block_op *first)
+const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct vm_block_op *first,
+                           bool checked)
 {
-  (void)vm, (void)j, (void)first;
+  (void)vm, (void)j, (void)first, (void)checked;
   return NULL;
 }
 int vm_jit_run(const struct vm_jit *j, struct vm_jit_state *s, struct vm_cpu *c,
