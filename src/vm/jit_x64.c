@@ -97,6 +97,7 @@ struct emit {
   const struct vm_block_op *first; /* the block being compiled, at code `start` */
   const uint8_t *start;
   bool checked; /* the variant with an event check before each entry */
+  uint8_t wr, ww; /* the most read/write wait states of any memory: 0, none to add */
   struct stub stub[JIT_STUBS_MAX];
   unsigned nstub;
 };
@@ -502,25 +503,37 @@ static void bail_if(struct emit *e, unsigned cc, const struct vm_block_op *op, u
 
 /* ---- instructions ------------------------------------------------------------- */
 
-/* rdx = the page of the address in eax, after checking [eax, eax + size)
- * is plain memory a core read (write) may use; else resume at op. */
-static void emit_page(struct emit *e, const struct vm_block_op *op, uint32_t pend, uint32_t size,
-                      bool write)
+/* rdx = the page of the address in eax (or of the constant `addr` when
+ * known), rsi + r10 its host byte, after checking [addr, addr + size) is
+ * plain memory a core read (write) may use; else resume at op. */
+static void emit_page_at(struct emit *e, const struct vm_block_op *op, uint32_t pend,
+                         uint32_t size, bool write, bool known, uint32_t addr)
 {
-  mov_rr(e, RDX, RAX);
-  shift_ri(e, false, SH_SHR, RDX, VM_PAGE_SHIFT);
-  shift_ri(e, true, SH_SHL, RDX, 5);
-  alu_rr(e, true, ALU_ADD, RDX, RBP);
-  mov_rr(e, RCX, RAX);
-  alu_ri(e, false, ALU_AND, RCX, PAGE_MASK);
+  if (known) {
+    op_m(e, true, 0x8d, RDX, RBP, (int32_t)((addr >> VM_PAGE_SHIFT) * 32)); /* lea rdx, [rbp + d] */
+    mov_ri(e, R10, addr & PAGE_MASK);
+    mov_ri(e, RCX, addr & PAGE_MASK);
+  } else {
+    mov_rr(e, RDX, RAX);
+    shift_ri(e, false, SH_SHR, RDX, VM_PAGE_SHIFT);
+    shift_ri(e, true, SH_SHL, RDX, 5);
+    alu_rr(e, true, ALU_ADD, RDX, RBP);
+    mov_rr(e, R10, RAX);
+    alu_ri(e, false, ALU_AND, R10, PAGE_MASK);
+    mov_rr(e, RCX, R10);
+  }
   op_m(e, false, 8 * ALU_SUB + 3, RCX, RDX, PG_LO); /* ecx = off - lo (zero-extended) */
   add64_i(e, RCX, size);
   load32(e, RSI, RDX, write ? PG_WLIM : PG_RLIM);
   alu_rr(e, true, ALU_CMP, RCX, RSI);
   bail_if(e, CC_A, op, pend);
   load64(e, RSI, RDX, PG_HOST);
-  mov_rr(e, RCX, RAX);
-  alu_ri(e, false, ALU_AND, RCX, PAGE_MASK); /* host byte at rsi + rcx */
+}
+
+static void emit_page(struct emit *e, const struct vm_block_op *op, uint32_t pend, uint32_t size,
+                      bool write)
+{
+  emit_page_at(e, op, pend, size, write, false, 0);
 }
 
 /* Alignment: resume at op unless eax is a multiple of size. */
@@ -564,32 +577,35 @@ static void emit_ls_cycles(struct emit *e, const struct vm_block_op *op, uint32_
   alu_rr(e, true, ALU_ADD, R12, R9);
 }
 
-/* r12 += the page's (rdx) read or write wait states */
+/* r12 += the page's (rdx) read or write wait states (none to add when no
+ * memory of the machine has any) */
 static void emit_wait(struct emit *e, bool write)
 {
+  if (!(write ? e->ww : e->wr))
+    return;
   op_m(e, false, 0x0fb6, RCX, RDX, write ? PG_WW : PG_WR);
   alu_rr(e, true, ALU_ADD, R12, RCX);
 }
 
-/* r8d = the value of size bytes at [rsi + rcx], extended */
+/* r8d = the value of size bytes at [rsi + r10], extended */
 static void emit_host_load(struct emit *e, uint32_t size, bool sign)
 {
   unsigned opc = size == 4 ? 0x8b : size == 2 ? (sign ? 0x0fbf : 0x0fb7) : (sign ? 0x0fbe : 0x0fb6);
-  rex(e, false, R8, RCX, RSI);
+  rex(e, false, R8, R10, RSI);
   if (opc > 0xff)
     b1(e, opc >> 8);
   b1(e, opc & 0xff);
-  mem_bi(e, R8, RSI, RCX);
+  mem_bi(e, R8, RSI, R10);
 }
 
-/* [rsi + rcx] = the low size bytes of r8d */
+/* [rsi + r10] = the low size bytes of r8d */
 static void emit_host_store(struct emit *e, uint32_t size)
 {
   if (size == 2)
     b1(e, 0x66);
-  rex(e, false, R8, RCX, RSI);
+  rex(e, false, R8, R10, RSI);
   b1(e, size == 1 ? 0x88 : 0x89);
-  mem_bi(e, R8, RSI, RCX);
+  mem_bi(e, R8, RSI, R10);
 }
 
 static const uint8_t ldst_size[8] = {4, 2, 2, 1, 1, 4, 2, 1};
@@ -638,6 +654,21 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
   if (size != 1 && size != 2 && size != 4)
     return false;
   const uint32_t pc = op->d.tag;
+  if (load && (in->flags & VM_F_LIT) && in->rm == VM_NOREG && !(in->flags & VM_F_W)) {
+    /* a literal: the address is known; its page is still checked */
+    const uint32_t base = (pc + 4) & ~3u;
+    const uint32_t off = (in->flags & VM_F_U) ? base + in->imm : base - in->imm;
+    const uint32_t addr = (in->flags & VM_F_P) ? off : base;
+    if (addr & (size - 1))
+      return false;
+    emit_page_at(e, op, *pend, size, false, true, addr);
+    emit_host_load(e, size, sign);
+    store32(e, RBX, GR(in->rd), R8);
+    emit_ls_cycles(e, op, *pend);
+    emit_wait(e, false);
+    *pend = 0;
+    return true;
+  }
   if (in->flags & VM_F_LIT)
     mov_ri(e, RAX, (pc + 4) & ~3u);
   else
@@ -682,11 +713,13 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
 static void emit_indirect(struct emit *e, const struct vm_block_op *op, const struct vm_timing *t,
                           uint32_t cycles)
 {
-  mov_rr(e, RDX, RAX);
-  shift_ri(e, false, SH_SHR, RDX, VM_PAGE_SHIFT);
-  shift_ri(e, true, SH_SHL, RDX, 5);
-  alu_rr(e, true, ALU_ADD, RDX, RBP);
-  emit_wait(e, false);
+  if (e->wr) {
+    mov_rr(e, RDX, RAX);
+    shift_ri(e, false, SH_SHR, RDX, VM_PAGE_SHIFT);
+    shift_ri(e, true, SH_SHL, RDX, 5);
+    alu_rr(e, true, ALU_ADD, RDX, RBP);
+    emit_wait(e, false);
+  }
   add64_i(e, R12, cycles + t->refill);
   add64_i(e, R14, op->d.nth + 1u);
   jmp_to(e, e->j->dispatch);
@@ -703,9 +736,9 @@ static bool emit_ldm(struct emit *e, const struct vm_block_op *op, uint32_t pend
     alu_ri(e, false, ALU_SUB, RAX, 4 * n);
   emit_align(e, op, pend, 4);
   emit_page(e, op, pend, 4 * n, false);
-  rex(e, true, RSI, RCX, RSI); /* lea rsi, [rsi + rcx] */
+  rex(e, true, RSI, R10, RSI); /* lea rsi, [rsi + r10] */
   b1(e, 0x8d);
-  mem_bi(e, RSI, RSI, RCX);
+  mem_bi(e, RSI, RSI, R10);
   if (list & 0x8000) { /* LoadWritePC: no interworking, no EXC_RETURN here */
     load32(e, R8, RSI, (int32_t)(4 * (n - 1)));
     rex(e, false, 0, 0, R8); /* test r8b, 1 */
@@ -728,10 +761,12 @@ static bool emit_ldm(struct emit *e, const struct vm_block_op *op, uint32_t pend
       store32(e, RBX, GR(r), R9);
     }
   /* cycles: 1 + n + n * wait_read */
-  op_m(e, false, 0x0fb6, RCX, RDX, PG_WR);
-  op_r(e, false, 0x6b, RCX, RCX); /* imul ecx, ecx, n */
-  b1(e, n);
-  alu_rr(e, true, ALU_ADD, R12, RCX);
+  if (e->wr) {
+    op_m(e, false, 0x0fb6, RCX, RDX, PG_WR);
+    op_r(e, false, 0x6b, RCX, RCX); /* imul ecx, ecx, n */
+    b1(e, n);
+    alu_rr(e, true, ALU_ADD, R12, RCX);
+  }
   if (list & 0x8000) {
     mov_rr(e, RAX, R8);
     alu_ri(e, false, ALU_AND, RAX, ~1u);
@@ -754,9 +789,9 @@ static bool emit_stm(struct emit *e, const struct vm_block_op *op, uint32_t pend
     alu_ri(e, false, ALU_SUB, RAX, 4 * n);
   emit_align(e, op, pend, 4);
   emit_page(e, op, pend, 4 * n, true);
-  rex(e, true, RSI, RCX, RSI); /* lea rsi, [rsi + rcx] */
+  rex(e, true, RSI, R10, RSI); /* lea rsi, [rsi + r10] */
   b1(e, 0x8d);
-  mem_bi(e, RSI, RSI, RCX);
+  mem_bi(e, RSI, RSI, R10);
   unsigned i = 0;
   for (unsigned r = 0; r < 15; r++)
     if (list & (1u << r)) {
@@ -768,10 +803,12 @@ static bool emit_stm(struct emit *e, const struct vm_block_op *op, uint32_t pend
     alu_ri(e, false, in->sub ? ALU_SUB : ALU_ADD, RDI, 4 * n);
     store32(e, RBX, GR(in->rn), RDI);
   }
-  op_m(e, false, 0x0fb6, RCX, RDX, PG_WW);
-  op_r(e, false, 0x6b, RCX, RCX);
-  b1(e, n);
-  alu_rr(e, true, ALU_ADD, R12, RCX);
+  if (e->ww) {
+    op_m(e, false, 0x0fb6, RCX, RDX, PG_WW);
+    op_r(e, false, 0x6b, RCX, RCX);
+    b1(e, n);
+    alu_rr(e, true, ALU_ADD, R12, RCX);
+  }
   add64_i(e, R12, pend + 1 + n);
   return true;
 }
@@ -1242,6 +1279,12 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
   e.first = first;
   e.start = start;
   e.checked = checked;
+  for (unsigned i = 0; i < vm->bus.nregions; i++) {
+    if (vm->bus.region[i].wait_read > e.wr)
+      e.wr = vm->bus.region[i].wait_read;
+    if (vm->bus.region[i].wait_write > e.ww)
+      e.ww = vm->bus.region[i].wait_write;
+  }
   const struct vm_timing *t = &vm->cpu.t;
   uint32_t pend = 0;
   const struct vm_block_op *op = first;
