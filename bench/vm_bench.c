@@ -5,8 +5,12 @@
  * Unicorn-based emulator must run to keep a cycle count. Unicorn has no NVIC
  * or SysTick, so on it the interrupt-heavy image runs without its interrupts
  * (main's instruction stream only); its MIPS is still per executed
- * instruction. The VM is also timed with a retire hook counting instructions
- * (its traced path, "hooked"). Figures only: timing never fails anything.
+ * instruction. The VM runs with its block compiler (the default, "VM
+ * MIPS"), without it ("interp": every instruction interpreted, as on a
+ * non-x86-64 host or with --no-jit) and with a retire hook counting
+ * instructions (its traced path, "hooked"); the three must agree on
+ * instructions, cycles and exceptions. Figures only: timing never fails
+ * anything.
  *
  *   bench_vm [firmware-dir] [repeats]     (make bench; docs/benchmarks.md) */
 #include <stdbool.h>
@@ -61,13 +65,15 @@ static void count_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles
 
 /* `hooked`: with a retire hook counting instructions (the traced path that
  * `sonde run --trace-pc` uses), like Unicorn's per-instruction hook. */
-static int run_vm(const uint8_t *elf, size_t len, const char *name, bool hooked, struct result *r)
+static int run_vm(const uint8_t *elf, size_t len, const char *name, bool hooked, bool jit,
+                  struct result *r)
 {
   struct sonde_machine *m;
   struct sonde_vm *vm;
   if (sonde_machine_builtin("cm3", &m) || sonde_vm_new(m, &vm))
     return -1;
   sonde_vm_set_output(vm, discard, NULL);
+  sonde_vm_set_jit(vm, jit);
   uint64_t retired = 0;
   if (hooked) {
     struct sonde_vm_hooks h = {.ctx = &retired, .retire = count_retire};
@@ -159,8 +165,9 @@ int main(int argc, char **argv)
   const char *dir = argc > 1 ? argv[1] : SONDE_FIRMWARE_DIR;
   int repeats = argc > 2 ? atoi(argv[2]) : 3;
   static const char *const images[] = {"bench_cpu", "bench_irq"};
-  printf("%-10s %12s %12s %10s %8s %8s | %12s %8s | %6s %6s\n", "firmware", "instructions",
-         "cycles", "exceptions", "VM MIPS", "hooked", "unicorn ins", "UC MIPS", "ratio", "hooked");
+  printf("%-10s %12s %12s %10s %8s %8s %8s | %12s %8s | %6s %6s %6s\n", "firmware",
+         "instructions", "cycles", "exceptions", "VM MIPS", "interp", "hooked", "unicorn ins",
+         "UC MIPS", "ratio", "interp", "hooked");
   int status = 0;
   for (unsigned k = 0; k < 2; k++) {
     char path[4096];
@@ -171,15 +178,21 @@ int main(int argc, char **argv)
       fprintf(stderr, "bench_vm: cannot read %s (build the firmware first)\n", path);
       return 1;
     }
-    struct result vm = {0}, vmh = {0}, uc = {0}, t;
+    struct result vm = {0}, vmi = {0}, vmh = {0}, uc = {0}, t;
     for (int i = 0; i < repeats; i++) { /* best of N: the least disturbed run */
-      if (run_vm(elf, len, path, false, &t) < 0) {
+      if (run_vm(elf, len, path, false, true, &t) < 0) {
         status = 1;
         break;
       }
       if (i == 0 || t.seconds < vm.seconds)
         vm = t;
-      if (run_vm(elf, len, path, true, &t) < 0) {
+      if (run_vm(elf, len, path, false, false, &t) < 0) {
+        status = 1;
+        break;
+      }
+      if (i == 0 || t.seconds < vmi.seconds)
+        vmi = t;
+      if (run_vm(elf, len, path, true, true, &t) < 0) {
         status = 1;
         break;
       }
@@ -194,10 +207,18 @@ int main(int argc, char **argv)
     }
     double vm_mips = vm.instructions / vm.seconds / 1e6, uc_mips = uc.instructions / uc.seconds / 1e6;
     double vmh_mips = vmh.instructions / vmh.seconds / 1e6;
-    printf("%-10s %12llu %12llu %10llu %8.1f %8.1f | %12llu %8.1f | %5.1fx %5.1fx\n", images[k],
-           (unsigned long long)vm.instructions, (unsigned long long)vm.cycles,
-           (unsigned long long)vm.exceptions, vm_mips, vmh_mips, (unsigned long long)uc.instructions,
-           uc_mips, vm_mips / uc_mips, vmh_mips / uc_mips);
+    double vmi_mips = vmi.instructions / vmi.seconds / 1e6;
+    printf("%-10s %12llu %12llu %10llu %8.1f %8.1f %8.1f | %12llu %8.1f | %5.1fx %5.1fx %5.1fx\n",
+           images[k], (unsigned long long)vm.instructions, (unsigned long long)vm.cycles,
+           (unsigned long long)vm.exceptions, vm_mips, vmi_mips, vmh_mips,
+           (unsigned long long)uc.instructions, uc_mips, vm_mips / uc_mips, vmi_mips / uc_mips,
+           vmh_mips / uc_mips);
+    if (vm.instructions != vmi.instructions || vm.cycles != vmi.cycles ||
+        vm.exceptions != vmi.exceptions || vm.instructions != vmh.instructions ||
+        vm.cycles != vmh.cycles || vm.exceptions != vmh.exceptions) {
+      fprintf(stderr, "bench_vm: %s: the three VM runs disagree\n", images[k]);
+      status = 1;
+    }
     free(elf);
   }
   return status;

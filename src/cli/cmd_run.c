@@ -337,7 +337,7 @@ int cmd_run(int argc, char **argv)
   struct run_power *power = NULL; /* cmd_run_power.c */
   struct run_swo_impair swo_imp = {0, 0, 1};
   uint64_t max_cycles = DEFAULT_MAX_CYCLES, base = 0;
-  bool stats = false, json = false, binary = false, trace_stacking = false;
+  bool stats = false, json = false, binary = false, trace_stacking = false, no_jit = false;
   const struct cli_opt opts[] = {
       OPT_GROUP("Target"),
       OPT_STRING('m', "machine", "<name|file>", &machine_name,
@@ -349,6 +349,9 @@ int cmd_run(int argc, char **argv)
       OPT_U64(0, "base", "<addr>", &base, "load address of a --binary image (default 0)"),
       OPT_STRING(0, "uart", "<file>", &uart_path,
                  "write the UART's output to <file> instead of stdout"),
+      OPT_FLAG(0, "no-jit", &no_jit,
+               "interpret every instruction: do not compile hot code for the host (same "
+               "results, slower; also SONDE_JIT=0)"),
       OPT_GROUP("Ground truth"),
       OPT_STRING(0, "trace-pc", "<file>", &trace_pc,
                  "write the PC trace: the instruction (or exception entry/return, sleep) "
@@ -445,6 +448,8 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
   ctx.vm = vm;
+  if (no_jit)
+    sonde_vm_set_jit(vm, false);
   rc = binary ? sonde_vm_load_binary(vm, image, image_len, (uint32_t)base)
               : sonde_vm_load_elf(vm, image, image_len, fw_path);
   if (rc < 0) {
