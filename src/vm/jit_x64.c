@@ -295,6 +295,16 @@ static void jmp_to(struct emit *e, const uint8_t *to) { patch(e, jmp_fwd(e), to)
 
 /* ---- shared stubs ------------------------------------------------------------- */
 
+/* mov word [r15 + lsp], 0xff00: after a branch no load/store is pipelined
+ * (state.lsp false, lsrt VM_NOREG), for a block that starts with one */
+static void emit_ls_clear(struct emit *e)
+{
+  b1(e, 0x66);
+  op_m(e, false, 0xc7, 0, R15, ST_LSP);
+  b1(e, 0x00);
+  b1(e, 0xff);
+}
+
 /* The block whose first entry is in register r may not run whole before
  * the next event: jump into its checked variant when it has one (else fall
  * through, to hand it to the block executor). */
@@ -303,12 +313,32 @@ static void emit_try_checked(struct emit *e, unsigned r)
   load64(e, RCX, r, OP_JITC);
   test_rr(e, RCX, RCX);
   uint8_t *none = jcc_fwd(e, CC_E);
-  b1(e, 0x66); /* mov word [r15 + lsp], 0xff00: a branch leaves no load/store pipelined */
-  op_m(e, false, 0xc7, 0, R15, ST_LSP);
-  b1(e, 0x00);
-  b1(e, 0xff);
+  emit_ls_clear(e);
   op_r(e, false, 0xff, 4, RCX); /* jmp rcx */
   patch(e, none, e->p);
+}
+
+/* rax = a block's first entry, reached by a branch. When its bound allows
+ * (cy + last_start < ev), go into its code, or resume there with the block
+ * executor when it has none; else into its checked variant; fall through
+ * when it has none. */
+static void emit_go_block(struct emit *e)
+{
+  load32(e, RSI, RAX, OP_LAST);
+  alu_rr(e, true, ALU_ADD, RSI, R12);
+  alu_rr(e, true, ALU_CMP, RSI, R13);
+  uint8_t *bound = jcc_fwd(e, CC_AE);
+  emit_ls_clear(e);
+  load64(e, RCX, RAX, OP_JIT);
+  test_rr(e, RCX, RCX);
+  uint8_t *interp = jcc_fwd(e, CC_E);
+  op_r(e, false, 0xff, 4, RCX); /* jmp rcx */
+  patch(e, interp, e->p);       /* resume at its first entry */
+  store64(e, R15, ST_OP, RAX);
+  mov_ri(e, RAX, VM_JIT_RESUME);
+  jmp_to(e, e->j->exit);
+  patch(e, bound, e->p);        /* the event is near */
+  emit_try_checked(e, RAX);
 }
 
 static void emit_stubs_common(struct emit *e, struct vm_jit *j)
@@ -353,25 +383,7 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
   uint8_t *miss = jcc_fwd(e, CC_NE);
   op_m(e, false, 0x89, RAX, R15, ST_PC);        /* mov [r15 + pc], eax (for a bound miss) */
   load64(e, RAX, RDX, (int32_t)offsetof(struct vm_block, op));
-  load32(e, RSI, RAX, OP_LAST);
-  alu_rr(e, true, ALU_ADD, RSI, R12);
-  alu_rr(e, true, ALU_CMP, RSI, R13);
-  uint8_t *bound = jcc_fwd(e, CC_AE);
-  /* mov word [r15 + lsp], 0xff00: a branch leaves no load/store pipelined */
-  b1(e, 0x66);
-  op_m(e, false, 0xc7, 0, R15, ST_LSP);
-  b1(e, 0x00);
-  b1(e, 0xff);
-  load64(e, RCX, RAX, OP_JIT);
-  test_rr(e, RCX, RCX);
-  uint8_t *interp = jcc_fwd(e, CC_E);
-  op_r(e, false, 0xff, 4, RCX);                 /* jmp rcx */
-  patch(e, interp, e->p);                       /* resume at its first entry */
-  store64(e, R15, ST_OP, RAX);
-  mov_ri(e, RAX, VM_JIT_RESUME);
-  jmp_to(e, j->exit);
-  patch(e, bound, e->p);                        /* the event is near */
-  emit_try_checked(e, RAX);
+  emit_go_block(e);
   uint8_t *to_enter = jmp_fwd(e);
   patch(e, miss, e->p);
   op_m(e, false, 0x89, RAX, R15, ST_PC);
@@ -437,12 +449,8 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
     op_m(e, true, 0x8d, RSI, R12, (int32_t)to->last_start); /* lea rsi, [r12 + last_start] */
     alu_rr(e, true, ALU_CMP, RSI, R13);
     uint8_t *bound = jcc_fwd(e, CC_AE);
-    if (reads_ls_state(to)) {
-      b1(e, 0x66); /* mov word [r15 + lsp], 0xff00 */
-      op_m(e, false, 0xc7, 0, R15, ST_LSP);
-      b1(e, 0x00);
-      b1(e, 0xff);
-    }
+    if (reads_ls_state(to))
+      emit_ls_clear(e);
     jmp_to(e, code);
     patch(e, bound, e->p); /* the event is near: the checked variant, or the block executor */
     mov64_ri(e, RAX, (uint64_t)(uintptr_t)to);
@@ -458,24 +466,7 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   load64(e, RAX, RDX, OP_LINK);
   test_rr(e, RAX, RAX);
   uint8_t *unlinked = jcc_fwd(e, CC_E);
-  load32(e, RSI, RAX, OP_LAST);
-  alu_rr(e, true, ALU_ADD, RSI, R12);
-  alu_rr(e, true, ALU_CMP, RSI, R13);
-  uint8_t *bound = jcc_fwd(e, CC_AE);
-  b1(e, 0x66); /* mov word [r15 + lsp], 0xff00 */
-  op_m(e, false, 0xc7, 0, R15, ST_LSP);
-  b1(e, 0x00);
-  b1(e, 0xff);
-  load64(e, RCX, RAX, OP_JIT);
-  test_rr(e, RCX, RCX);
-  uint8_t *interp = jcc_fwd(e, CC_E);
-  op_r(e, false, 0xff, 4, RCX); /* jmp rcx */
-  patch(e, interp, e->p);
-  store64(e, R15, ST_OP, RAX);
-  mov_ri(e, RAX, VM_JIT_RESUME);
-  jmp_to(e, e->j->exit);
-  patch(e, bound, e->p);
-  emit_try_checked(e, RAX);
+  emit_go_block(e);
   patch(e, unlinked, e->p);
   store64(e, R15, ST_OP, RDX);
   store32_i(e, R15, ST_PC, (uint32_t)op->d.soff);
@@ -725,20 +716,50 @@ static void emit_indirect(struct emit *e, const struct vm_block_op *op, const st
   jmp_to(e, e->j->dispatch);
 }
 
+/* LDM/STM: rsi = the host address of the n words at Rn (IA) or Rn - 4n
+ * (DB), checked for alignment and plain memory (else resume at op). */
+static void emit_multi_base(struct emit *e, const struct vm_block_op *op, uint32_t pend,
+                            uint32_t n, bool write)
+{
+  const struct vm_insn *in = &op->d.insn;
+  load32(e, RAX, RBX, GR(in->rn));
+  if (in->sub)
+    alu_ri(e, false, ALU_SUB, RAX, 4 * n);
+  emit_align(e, op, pend, 4);
+  emit_page(e, op, pend, 4 * n, write);
+  rex(e, true, RSI, R10, RSI); /* lea rsi, [rsi + r10] */
+  b1(e, 0x8d);
+  mem_bi(e, RSI, RSI, R10);
+}
+
+/* LDM/STM: Rn moves by 4n when written back; r12 += n times the page's
+ * (rdx) wait states. */
+static void emit_multi_wb(struct emit *e, const struct vm_insn *in, uint32_t n)
+{
+  if (in->flags & VM_F_W) {
+    load32(e, RDI, RBX, GR(in->rn));
+    alu_ri(e, false, in->sub ? ALU_SUB : ALU_ADD, RDI, 4 * n);
+    store32(e, RBX, GR(in->rn), RDI);
+  }
+}
+
+static void emit_multi_wait(struct emit *e, uint32_t n, bool write)
+{
+  if (write ? e->ww : e->wr) {
+    op_m(e, false, 0x0fb6, RCX, RDX, write ? PG_WW : PG_WR);
+    op_r(e, false, 0x6b, RCX, RCX); /* imul ecx, ecx, n */
+    b1(e, n);
+    alu_rr(e, true, ALU_ADD, R12, RCX);
+  }
+}
+
 /* LDM/POP (exec_threaded.h `ldm`) */
 static bool emit_ldm(struct emit *e, const struct vm_block_op *op, uint32_t pend,
                      const struct vm_timing *t)
 {
   const struct vm_insn *in = &op->d.insn;
   const uint32_t list = in->imm, n = (uint32_t)__builtin_popcount(list);
-  load32(e, RAX, RBX, GR(in->rn));
-  if (in->sub)
-    alu_ri(e, false, ALU_SUB, RAX, 4 * n);
-  emit_align(e, op, pend, 4);
-  emit_page(e, op, pend, 4 * n, false);
-  rex(e, true, RSI, R10, RSI); /* lea rsi, [rsi + r10] */
-  b1(e, 0x8d);
-  mem_bi(e, RSI, RSI, R10);
+  emit_multi_base(e, op, pend, n, false);
   if (list & 0x8000) { /* LoadWritePC: no interworking, no EXC_RETURN here */
     load32(e, R8, RSI, (int32_t)(4 * (n - 1)));
     rex(e, false, 0, 0, R8); /* test r8b, 1 */
@@ -749,24 +770,14 @@ static bool emit_ldm(struct emit *e, const struct vm_block_op *op, uint32_t pend
     alu_ri(e, false, ALU_CMP, R8, 0xf0000000u);
     bail_if(e, CC_AE, op, pend);
   }
-  if (in->flags & VM_F_W) {
-    load32(e, RDI, RBX, GR(in->rn));
-    alu_ri(e, false, in->sub ? ALU_SUB : ALU_ADD, RDI, 4 * n);
-    store32(e, RBX, GR(in->rn), RDI);
-  }
+  emit_multi_wb(e, in, n); /* before the loads: a loaded Rn wins */
   unsigned i = 0;
   for (unsigned r = 0; r < 15; r++)
     if (list & (1u << r)) {
       load32(e, R9, RSI, (int32_t)(4 * i++));
       store32(e, RBX, GR(r), R9);
     }
-  /* cycles: 1 + n + n * wait_read */
-  if (e->wr) {
-    op_m(e, false, 0x0fb6, RCX, RDX, PG_WR);
-    op_r(e, false, 0x6b, RCX, RCX); /* imul ecx, ecx, n */
-    b1(e, n);
-    alu_rr(e, true, ALU_ADD, R12, RCX);
-  }
+  emit_multi_wait(e, n, false); /* cycles: 1 + n + n * wait_read */
   if (list & 0x8000) {
     mov_rr(e, RAX, R8);
     alu_ri(e, false, ALU_AND, RAX, ~1u);
@@ -784,31 +795,15 @@ static bool emit_stm(struct emit *e, const struct vm_block_op *op, uint32_t pend
   const uint32_t list = in->imm, n = (uint32_t)__builtin_popcount(list);
   if (list & 0x8000)
     return false;
-  load32(e, RAX, RBX, GR(in->rn));
-  if (in->sub)
-    alu_ri(e, false, ALU_SUB, RAX, 4 * n);
-  emit_align(e, op, pend, 4);
-  emit_page(e, op, pend, 4 * n, true);
-  rex(e, true, RSI, R10, RSI); /* lea rsi, [rsi + r10] */
-  b1(e, 0x8d);
-  mem_bi(e, RSI, RSI, R10);
+  emit_multi_base(e, op, pend, n, true);
   unsigned i = 0;
   for (unsigned r = 0; r < 15; r++)
     if (list & (1u << r)) {
       load32(e, R9, RBX, GR(r));
       store32(e, RSI, (int32_t)(4 * i++), R9);
     }
-  if (in->flags & VM_F_W) {
-    load32(e, RDI, RBX, GR(in->rn));
-    alu_ri(e, false, in->sub ? ALU_SUB : ALU_ADD, RDI, 4 * n);
-    store32(e, RBX, GR(in->rn), RDI);
-  }
-  if (e->ww) {
-    op_m(e, false, 0x0fb6, RCX, RDX, PG_WW);
-    op_r(e, false, 0x6b, RCX, RCX);
-    b1(e, n);
-    alu_rr(e, true, ALU_ADD, R12, RCX);
-  }
+  emit_multi_wb(e, in, n); /* after the stores: they store the old Rn */
+  emit_multi_wait(e, n, true);
   add64_i(e, R12, pend + 1 + n);
   return true;
 }
