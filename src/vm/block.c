@@ -110,6 +110,27 @@ static uint32_t op_max_cycles(const struct vm_timing *t, const struct vm_icache_
   return 1; /* SBFX, UBFX, extends, ADR, MOVT */
 }
 
+/* Whether the IT at `a` (decoded d), n entries into a block, may stay in
+ * it with its instructions: they all fit and are of the kinds the compiler
+ * runs inside an IT block (fast.h vm_fast_in_it_block). The executors run
+ * the IT through exec_insn, which leaves the block there, so only compiled
+ * code (jit.h) ever goes past it. */
+static bool it_block_fits(struct sonde_vm *vm, const struct vm_icache_entry *d, uint32_t a,
+                          unsigned n)
+{
+  const unsigned len = vm_it_length(d->insn.imm);
+  if (n + 1 + len > VM_BLOCK_LEN)
+    return false;
+  a += d->insn.len;
+  for (unsigned i = 0; i < len; i++) {
+    const struct vm_icache_entry *x = vm_cpu_decoded(vm, a);
+    if (!x || !vm_fast_in_it_block(x->fast))
+      return false;
+    a += x->insn.len;
+  }
+  return true;
+}
+
 const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
                                       const void *const *handler)
 {
@@ -123,6 +144,7 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
   unsigned n = 0;
   uint8_t end = VM_FAST_BLKEND; /* what follows the block: see below */
   bool branch = false;
+  unsigned in_it = 0; /* instructions of an IT block still to come */
   for (;;) {
     if (n == VM_BLOCK_LEN)
       break;
@@ -130,6 +152,14 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
     if (!d || d->fast == VM_FAST_SLOW) { /* exec_insn runs it (or raises the fetch fault) */
       end = VM_FAST_SLOW;
       break;
+    }
+    if (in_it) {
+      in_it--;
+    } else if (d->fast == VM_FAST_IT && !it_block_fits(vm, d, a, n)) {
+      end = VM_FAST_SLOW; /* as any instruction exec_insn runs */
+      break;
+    } else if (d->fast == VM_FAST_IT) {
+      in_it = vm_it_length(d->insn.imm);
     }
     struct vm_block_op *bop = &bk->op[bk->used++];
     struct vm_icache_entry *op = &bop->d;

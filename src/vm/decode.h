@@ -105,6 +105,14 @@ struct vm_decode_features {
   bool v7m, dsp, fpu, v8m;
 };
 
+/* ITAdvance (A7.3.2): the ITSTATE after an instruction of an IT block. */
+static inline uint8_t vm_it_advance(uint8_t it)
+{
+  if ((it & 7) == 0)
+    return 0;
+  return (uint8_t)((it & 0xe0) | ((it << 1) & 0x1f));
+}
+
 /* True when hw1 starts a 32-bit encoding (A5.1). */
 static inline bool vm_thumb_is32(uint16_t hw1)
 {

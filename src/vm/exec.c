@@ -86,14 +86,6 @@ static inline bool cond_pass(unsigned cond, uint32_t apsr)
   return (cond & 1) ? !r : r;
 }
 
-/* ITAdvance, A7.3.2. */
-static inline uint8_t it_advance(uint8_t it)
-{
-  if ((it & 7) == 0)
-    return 0;
-  return (uint8_t)((it & 0xe0) | ((it << 1) & 0x1f));
-}
-
 static inline void it_store(struct vm_cpu *c, uint8_t it)
 {
   c->itstate = it;
@@ -417,10 +409,10 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
   const uint8_t it = c->itstate;
   if (VM_UNLIKELY(it)) {
     if (in->op != VM_OP_BKPT && !cond_pass(it >> 4, c->apsr)) {
-      it_store(c, it_advance(it));
+      it_store(c, vm_it_advance(it));
       goto retire;
     }
-    it_store(c, it_advance(it));
+    it_store(c, vm_it_advance(it));
   }
 
   uint32_t apsr = c->apsr;
@@ -1020,6 +1012,7 @@ static uint8_t fast_classify(const struct vm_insn *in, bool splim)
     if (in->rn == 15 || !in->imm)
       return VM_FAST_SLOW;
     return op == VM_OP_LDM ? VM_FAST_LDM : VM_FAST_STM;
+  case VM_OP_IT: return VM_FAST_IT; /* exec_insn's, but blocks may hold it (block.c) */
   default: break;
   }
   /* The remaining handlers write rd; the fast executor keeps the PC in a

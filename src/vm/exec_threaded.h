@@ -36,6 +36,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     ALU_LIST(DP_LABELS_I)
     ALU_LIST(DP_LABELS_R)
     ALU_LIST(DP_LABELS_S)
+    [VM_FAST_IT] = &&slow,
     [VM_FAST_LD] = &&ld, [VM_FAST_ST] = &&st, [VM_FAST_B] = &&b,
     [VM_FAST_BL] = &&bl, [VM_FAST_BX] = &&bx, [VM_FAST_CBZ] = &&cbz, [VM_FAST_CBNZ] = &&cbnz,
     [VM_FAST_LDM] = &&ldm, [VM_FAST_STM] = &&stm, [VM_FAST_MUL] = &&mul, [VM_FAST_MLA] = &&mla,

@@ -29,6 +29,9 @@ enum vm_fast {
   VM_FAST_BLKEND = VM_FAST_LDST + 24,
   /* block.c: a block's first entry when the block is compiled (jit.h) */
   VM_FAST_JIT,
+  /* IT: every executor runs it through exec_insn (label `slow`), but a
+   * block may go on past it and its instructions for the compiler (block.c) */
+  VM_FAST_IT,
 };
 /* The APSR's N, Z, C and V as the fast executor (and the JIT) keep them:
  * N is bit 31 of n, Z is set when z is 0, C is c (0 or 1), V is bit 31 of v
@@ -96,6 +99,24 @@ static inline bool vm_fast_branches(unsigned fast, const struct vm_insn *in)
 static inline bool vm_fast_ends_block(unsigned fast, const struct vm_insn *in)
 {
   return vm_fast_branches(fast, in) && !vm_fast_conditional(fast);
+}
+
+/* The number of instructions in the IT block an IT with imm (firstcond:mask)
+ * starts: 4 minus the trailing zeros of the mask. */
+static inline unsigned vm_it_length(uint32_t imm)
+{
+  return 4u - (unsigned)__builtin_ctz(imm & 0xf);
+}
+
+/* Whether an instruction inside an IT block may stay in a block for the
+ * compiler (jit.h): one cycle whether or not its condition passes, no
+ * memory access, no branch (data processing, extends, bit fields, ADR,
+ * MOVT). */
+static inline bool vm_fast_in_it_block(unsigned fast)
+{
+  return (fast >= VM_FAST_DP && fast < VM_FAST_LD) || fast == VM_FAST_SBFX ||
+         fast == VM_FAST_UBFX || fast == VM_FAST_EXT || fast == VM_FAST_ADR ||
+         fast == VM_FAST_MOVT;
 }
 
 #endif

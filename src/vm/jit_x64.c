@@ -1031,62 +1031,75 @@ static bool emit_dp(struct emit *e, const struct vm_block_op *op, unsigned kind,
   return true;
 }
 
-/* Jump to the taken stub of the conditional branch op when ARM condition
- * cond (0..13) passes on the flags in the state (exec.c lflags_pass). */
-static void emit_bcond(struct emit *e, const struct vm_block_op *op, uint32_t pend, unsigned cond)
+/* Jumps taken when ARM condition cond (0..13) passes on the flags in the
+ * state (exec.c lflags_pass): their rel32s in at[], how many in *n (1 or 2). */
+static void emit_cond_jumps(struct emit *e, unsigned cond, uint8_t *at[2], unsigned *n)
 {
   uint8_t *skip = NULL;
+  *n = 1;
   switch (cond) {
   case 0: case 1: /* EQ, NE: z == 0 */
     cmp_mi8(e, R15, ST_FZ, 0);
-    add_stub(e, jcc_fwd(e, cond == 0 ? CC_E : CC_NE), op, pend, true);
+    at[0] = jcc_fwd(e, cond == 0 ? CC_E : CC_NE);
     return;
   case 2: case 3: /* CS, CC */
     cmp_mi8(e, R15, ST_FC, 0);
-    add_stub(e, jcc_fwd(e, cond == 2 ? CC_NE : CC_E), op, pend, true);
+    at[0] = jcc_fwd(e, cond == 2 ? CC_NE : CC_E);
     return;
   case 4: case 5: /* MI, PL: n < 0 */
     cmp_mi8(e, R15, ST_FN, 0);
-    add_stub(e, jcc_fwd(e, cond == 4 ? CC_L : CC_GE), op, pend, true);
+    at[0] = jcc_fwd(e, cond == 4 ? CC_L : CC_GE);
     return;
   case 6: case 7: /* VS, VC */
     cmp_mi8(e, R15, ST_FV, 0);
-    add_stub(e, jcc_fwd(e, cond == 6 ? CC_L : CC_GE), op, pend, true);
+    at[0] = jcc_fwd(e, cond == 6 ? CC_L : CC_GE);
     return;
   case 8: /* HI: c && z != 0 */
     cmp_mi8(e, R15, ST_FC, 0);
     skip = jcc_fwd(e, CC_E);
     cmp_mi8(e, R15, ST_FZ, 0);
-    add_stub(e, jcc_fwd(e, CC_NE), op, pend, true);
+    at[0] = jcc_fwd(e, CC_NE);
     patch(e, skip, e->p);
     return;
   case 9: /* LS: !c || z == 0 */
     cmp_mi8(e, R15, ST_FC, 0);
-    add_stub(e, jcc_fwd(e, CC_E), op, pend, true);
+    at[0] = jcc_fwd(e, CC_E);
     cmp_mi8(e, R15, ST_FZ, 0);
-    add_stub(e, jcc_fwd(e, CC_E), op, pend, true);
+    at[1] = jcc_fwd(e, CC_E);
+    *n = 2;
     return;
   case 10: case 11: /* GE, LT: (n ^ v) >= 0 */
     load32(e, RAX, R15, ST_FN);
     alu_rm(e, ALU_XOR, RAX, R15, ST_FV);
-    add_stub(e, jcc_fwd(e, cond == 10 ? CC_NS : CC_S), op, pend, true);
+    at[0] = jcc_fwd(e, cond == 10 ? CC_NS : CC_S);
     return;
   case 12: /* GT: ge && z != 0 */
     load32(e, RAX, R15, ST_FN);
     alu_rm(e, ALU_XOR, RAX, R15, ST_FV);
     skip = jcc_fwd(e, CC_S);
     cmp_mi8(e, R15, ST_FZ, 0);
-    add_stub(e, jcc_fwd(e, CC_NE), op, pend, true);
+    at[0] = jcc_fwd(e, CC_NE);
     patch(e, skip, e->p);
     return;
   default: /* LE: !ge || z == 0 */
     load32(e, RAX, R15, ST_FN);
     alu_rm(e, ALU_XOR, RAX, R15, ST_FV);
-    add_stub(e, jcc_fwd(e, CC_S), op, pend, true);
+    at[0] = jcc_fwd(e, CC_S);
     cmp_mi8(e, R15, ST_FZ, 0);
-    add_stub(e, jcc_fwd(e, CC_E), op, pend, true);
+    at[1] = jcc_fwd(e, CC_E);
+    *n = 2;
     return;
   }
+}
+
+/* B<c>: to the taken stub of op when its condition passes. */
+static void emit_bcond(struct emit *e, const struct vm_block_op *op, uint32_t pend, unsigned cond)
+{
+  uint8_t *at[2];
+  unsigned n;
+  emit_cond_jumps(e, cond, at, &n);
+  for (unsigned i = 0; i < n; i++)
+    add_stub(e, at[i], op, pend, true);
 }
 
 /* One entry. Returns false when the compiler does not cover it (the block's
@@ -1220,6 +1233,46 @@ static bool emit_op(struct emit *e, const struct vm_block_op *op, const struct v
   }
 }
 
+/* An IT instruction and its block (block.c keeps only instructions of the
+ * kinds vm_fast_in_it_block allows, which cost one cycle whether or not
+ * their condition passes and never leave compiled code, so no ITSTATE is
+ * ever left behind). Each instruction runs when its condition passes on
+ * the flags as the ones before it left them; a 16-bit one sets no flags.
+ * False, with nothing emitted, for an IT block it does not cover. */
+static bool emit_it(struct emit *e, const struct vm_block_op *op, const struct vm_timing *t,
+                    uint32_t *pend)
+{
+  uint8_t it = (uint8_t)op->d.insn.imm;
+  const unsigned len = vm_it_length(it);
+  for (unsigned j = 0; j < len; j++)
+    if (!vm_fast_in_it_block(op[1 + j].d.fast))
+      return false;
+  if ((it >> 4) == 15)
+    return false; /* UNPREDICTABLE: exec_insn's */
+  *pend += 1; /* the IT */
+  for (unsigned j = 0; j < len; j++) {
+    const struct vm_block_op *g = &op[1 + j];
+    const unsigned cond = it >> 4, f = g->d.fast;
+    it = vm_it_advance(it);
+    uint8_t *skip[2];
+    unsigned nskip = 0;
+    if (cond != 14)
+      emit_cond_jumps(e, cond ^ 1, skip, &nskip); /* over it when the condition fails */
+    if (f >= VM_FAST_DP && f < VM_FAST_LD) {
+      const unsigned k = f - VM_FAST_DP;
+      emit_dp(e, g, k / 32, (k % 32) / 2, (g->d.insn.flags & VM_F_S) != 0);
+    } else {
+      uint32_t ignore = 0;
+      bool end;
+      emit_op(e, g, t, &ignore, &end);
+    }
+    for (unsigned i = 0; i < nskip; i++)
+      patch(e, skip[i], e->p);
+    *pend += 1;
+  }
+  return true;
+}
+
 /* ---- buffer ------------------------------------------------------------------- */
 
 struct vm_jit *vm_jit_new(const struct vm_block *map)
@@ -1289,6 +1342,14 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
     if (f == VM_FAST_SLOW || f == VM_FAST_BLKEND) { /* the entry after the block */
       emit_resume(&e, op, pend);
       break;
+    }
+    if (f == VM_FAST_IT) { /* with its block; the checked variant leaves it to run_plain */
+      if (checked || !emit_it(&e, op, t, &pend)) {
+        emit_resume(&e, op, pend);
+        break;
+      }
+      op += 1 + vm_it_length(op->d.insn.imm);
+      continue;
     }
     if (checked) { /* the one-at-a-time executor's check: cy < ev to start op */
       op_m(&e, true, 0x8d, RAX, R12, (int32_t)pend); /* lea rax, [r12 + pend] */

@@ -51,11 +51,11 @@ static unsigned below(unsigned n) { return rnd() % n; }
 
 /* ---- the program ---------------------------------------------------------------- */
 
-/* One item: 1 to 3 instructions' halfwords; `skip` > 0: a forward branch
+/* One item: 1 to 5 instructions' halfwords (an IT block is one item); `skip` > 0: a forward branch
  * over the next `skip` items, encoded once the layout is known. */
 struct item {
-  uint16_t hw[4];
-  unsigned n;    /* halfwords (up to three instructions) */
+  uint16_t hw[12];
+  unsigned n;    /* halfwords (up to five instructions) */
   unsigned skip; /* forward branch over this many items */
   unsigned kind; /* for skip: 0 B<c> (cond), 1 CBZ, 2 CBNZ */
   unsigned cond, rn;
@@ -321,15 +321,42 @@ static void gen_branch(struct prog *p)
   }
 }
 
+/* Merge items [from, p->n) into one (an IT block: a branch never lands inside) */
+static void merge_from(struct prog *p, unsigned from)
+{
+  struct item *to = &p->it[from];
+  for (unsigned i = from + 1; i < p->n; i++)
+    for (unsigned k = 0; k < p->it[i].n; k++)
+      to->hw[to->n++] = p->it[i].hw[k];
+  p->n = from + 1;
+}
+
+/* IT, ITT, ITE, ... with 1-4 instructions: mostly data processing (16-bit
+ * ones set no flags inside; 32-bit ones with S do), bit fields, MOVW/MOVT,
+ * sometimes one the compiler leaves to exec_insn (a load, MUL, UDIV...). */
 static void gen_it(struct prog *p)
 {
   if (p->v6m) {
     gen_dp16(p);
     return;
   }
-  h16(p, 0xbf08 | below(14) << 4); /* IT<c> with one instruction */
-  unsigned d = lo_dst();
-  join16(p, 0x1800 | lo_src() << 6 | lo_src() << 3 | d); /* ADD (no flags inside IT) */
+  const unsigned len = 1 + below(4), fc = below(15); /* AL (14): all "then" */
+  unsigned mask = 1u << (4 - len);
+  for (unsigned j = 1; j < len; j++) {
+    unsigned then = fc == 14 || below(2);
+    mask |= ((then ? fc : fc ^ 1) & 1) << (4 - j);
+  }
+  const unsigned from = p->n;
+  h16(p, 0xbf00 | fc << 4 | mask);
+  for (unsigned j = 0; j < len; j++) {
+    switch (below(8)) {
+    case 0: case 1: case 2: gen_dp16(p); break;
+    case 3: case 4: gen_dp32(p); break;
+    case 5: case 6: gen_misc32(p); break;
+    default: h16(p, 0x6800 | below(32) << 6 | 6u << 3 | lo_dst()); break; /* LDR */
+    }
+  }
+  merge_from(p, from);
 }
 
 static void gen_insn(struct prog *p)
