@@ -44,14 +44,19 @@ void vm_nvic_set_active(struct sonde_vm *vm, unsigned exc, bool active)
     s->nactive--;
 }
 
-unsigned vm_nvic_num_exc(const struct sonde_vm *vm)
+/* The lookups below are static inline so the scans of this file (the
+ * exception to take, the execution priority: several per exception taken)
+ * inline them; the exported vm_nvic_* versions wrap them. */
+
+static inline unsigned num_exc(const struct sonde_vm *vm)
 {
   return VM_EXC_IRQ0 + vm->sys.num_irqs;
 }
 
-/* The lookups below are static inline so the scans of this file (the
- * exception to take, the execution priority: several per exception taken)
- * inline them; the exported vm_nvic_* versions wrap them. */
+unsigned vm_nvic_num_exc(const struct sonde_vm *vm)
+{
+  return num_exc(vm);
+}
 
 /* Whether exception `exc` exists on this core and is enabled (may be taken). */
 static inline bool enabled(const struct sonde_vm *vm, unsigned exc)
@@ -70,7 +75,7 @@ static inline bool enabled(const struct sonde_vm *vm, unsigned exc)
   case VM_EXC_DEBUGMONITOR:
     return vm->has_v7m; /* pended by the debug blocks only with DEMCR.MON_EN */
   default:
-    if (exc >= VM_EXC_IRQ0 && exc < vm_nvic_num_exc(vm))
+    if (exc >= VM_EXC_IRQ0 && exc < num_exc(vm))
       return bit_get(s->nvic_enabled, exc);
     return false;
   }
@@ -123,12 +128,12 @@ uint8_t vm_nvic_prio_mask(const struct sonde_vm *vm)
 /* ARMv7-M ARM B1.5.4 ExecutionPriority(): the boosted priority of the active
  * exceptions and the mask registers. 256 is "no boost". `ignore_primask` is
  * for the WFI wake-up condition. */
-int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask)
+static inline int execution_priority(const struct sonde_vm *vm, bool ignore_primask)
 {
   const struct vm_sys *s = &vm->sys;
   int highest = 256;
   if (s->nactive) {
-    unsigned n = vm_nvic_num_exc(vm);
+    unsigned n = num_exc(vm);
     for (unsigned w = 0; w <= (n - 1) / 32; w++) {
       uint32_t bits = s->nvic_active[w];
       while (bits) {
@@ -151,6 +156,11 @@ int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask)
   return boost < highest ? boost : highest;
 }
 
+int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask)
+{
+  return execution_priority(vm, ignore_primask);
+}
+
 /* The pending, enabled exception that would be taken next: lowest group
  * priority, then lowest subpriority, then lowest number. Returns 0 if none;
  * its raw priority in *prio (1000 if none). Out of line: the cache below
@@ -159,7 +169,7 @@ static __attribute__((noinline)) unsigned scan_highest_pending(const struct sond
                                                                int *prio)
 {
   const struct vm_sys *s = &vm->sys;
-  unsigned n = vm_nvic_num_exc(vm), best = 0;
+  unsigned n = num_exc(vm), best = 0;
   int best_prio = 1000, best_group = 1000;
   for (unsigned w = 0; w <= (n - 1) / 32; w++) {
     uint32_t bits = s->nvic_pending[w];
@@ -209,6 +219,20 @@ unsigned vm_nvic_highest_pending(struct sonde_vm *vm, int *prio)
   return exc;
 }
 
+/* No exception is pending (as scan_highest_pending() reads the bits); then
+ * the cache says so. */
+static inline bool none_pending(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  unsigned words = (num_exc(vm) - 1) / 32 + 1;
+  for (unsigned w = 0; w < words; w++)
+    if (s->nvic_pending[w])
+      return false;
+  s->hp_exc = 0;
+  s->hp_prio = 1000;
+  return true;
+}
+
 /* Keep the cache exact across a change of one pending bit without a new scan
  * where that is cheap: a newly pending exception either beats the cached
  * choice or does not (the scan's order is group, priority, then number), and
@@ -220,10 +244,10 @@ static inline void note_pending(struct sonde_vm *vm, unsigned exc, bool pending)
     return;
   if (exc == s->hp_exc) {
     if (!pending)
-      s->hp_valid = false; /* the choice itself went: scan again when asked */
+      s->hp_valid = none_pending(vm); /* else the choice itself went: scan when asked */
     return;
   }
-  if (!pending || exc >= vm_nvic_num_exc(vm) || !enabled(vm, exc))
+  if (!pending || exc >= num_exc(vm) || !enabled(vm, exc))
     return;
   int p = priority(vm, exc), g = group(vm, p);
   int bg = s->hp_exc ? group(vm, s->hp_prio) : 1000;
@@ -272,7 +296,7 @@ unsigned vm_nvic_takeable(struct sonde_vm *vm)
     /* Halting debug masks PendSV, SysTick and IRQs: look for anything else. */
     return vm_nvic_takeable_masked(vm);
   }
-  if (group(vm, prio) < vm_nvic_execution_priority(vm, false))
+  if (group(vm, prio) < execution_priority(vm, false))
     return exc;
   return 0;
 }

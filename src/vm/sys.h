@@ -79,6 +79,13 @@ struct vm_sys {
   /* Timed events. */
   struct vm_sys_timer timers[VM_SYS_MAX_TIMERS];
   unsigned ntimers;
+  /* Cache of the timer fire_due() takes next (exception.c): the lowest due,
+   * UINT64_MAX if none is armed, and the lowest index with it. Only
+   * exception.c writes timers[].due; it keeps the cache exact or clears
+   * next_valid. Debug builds check it against a scan. */
+  bool next_valid;
+  unsigned next_timer;
+  uint64_t next_due;
   /* Sleep and reset. */
   bool sleep_wfe;            /* sleeping in WFE (else WFI) */
   bool sleep_on_exit;        /* asleep after an exception return (SCR.SLEEPONEXIT) */
