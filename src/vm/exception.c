@@ -182,6 +182,8 @@ static void fire_due(struct sonde_vm *vm, uint64_t upto)
 
 static inline void exc_update(struct sonde_vm *vm)
 {
+  if (vm->sys.defer_exc_update)
+    return; /* the service calls it again before anything reads the bit */
   if (vm->sys.reset_request || vm->cpu.sleeping || vm_nvic_takeable(vm))
     vm->attention |= VM_ATTN_EXCEPTION;
   else
@@ -482,8 +484,7 @@ static void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_retu
       return;
     }
   }
-  vm_nvic_set_pending(vm, exc, false);
-  vm_nvic_set_active(vm, exc, true);
+  vm_nvic_activate(vm, exc);
   vm_cpu_exception_taken(vm, exc, exc_return, vector); /* clears the exclusive monitor */
   s->exceptions_taken++;
   s->event_register = true;
@@ -503,8 +504,14 @@ static void exception_entry(struct sonde_vm *vm, unsigned exc)
   uint32_t lr = push_stack(vm, &extra, &st);
   uint64_t start = vm->cpu.cycles;
   uint64_t end = start + vm_exc_entry_cycles(vm) + extra;
-  /* Timed events during the stacking, then the highest pending exception. */
-  fire_due(vm, end - 1);
+  /* Timed events during the stacking, then the highest pending exception.
+   * With none due, no call: the service sets event_cycle and the attention
+   * bit after the entry. */
+  if (next_timer_due(&vm->sys) <= end - 1) {
+    vm->sys.defer_exc_update = true;
+    fire_due(vm, end - 1);
+    vm->sys.defer_exc_update = false;
+  }
   int prio;
   unsigned late = vm_nvic_highest_pending(vm, &prio);
   if (late && late != exc &&
@@ -654,10 +661,9 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
     exc_update(vm);
     return;
   }
-  vm_nvic_set_active(vm, exc, false);
+  vm_nvic_deactivate(vm, exc);
   if (exc != VM_EXC_NMI)
     c->faultmask = 0;
-  vm_nvic_repend_level(vm, exc);
   hook_exc(vm, SONDE_VM_EXC_EXIT, exc);
   clear_exclusive(vm);
   unsigned next = vm_nvic_takeable(vm);
@@ -830,7 +836,11 @@ bool vm_sys_service(struct sonde_vm *vm)
     vm_request_stop(vm, SONDE_VM_STOP_LOCKUP);
     return true;
   }
+  /* Awake and below the cycle limit, the service goes on to exc_update() at
+   * its end: the updates of the timers that fire are left to that one. */
+  s->defer_exc_update = !c->sleeping && c->cycles < vm->max_cycles;
   fire_due(vm, c->cycles);
+  s->defer_exc_update = false;
   while (c->sleeping) {
     if (wake_condition(vm)) {
       c->sleeping = false;

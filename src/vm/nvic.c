@@ -31,7 +31,7 @@ bool vm_nvic_is_active(const struct sonde_vm *vm, unsigned exc)
   return bit_get(vm->sys.nvic_active, exc);
 }
 
-void vm_nvic_set_active(struct sonde_vm *vm, unsigned exc, bool active)
+static inline void set_active(struct sonde_vm *vm, unsigned exc, bool active)
 {
   struct vm_sys *s = &vm->sys;
   bool was = bit_get(s->nvic_active, exc);
@@ -42,6 +42,11 @@ void vm_nvic_set_active(struct sonde_vm *vm, unsigned exc, bool active)
     s->nactive++;
   else
     s->nactive--;
+}
+
+void vm_nvic_set_active(struct sonde_vm *vm, unsigned exc, bool active)
+{
+  set_active(vm, exc, active);
 }
 
 /* The lookups below are static inline so the scans of this file (the
@@ -125,26 +130,33 @@ uint8_t vm_nvic_prio_mask(const struct sonde_vm *vm)
   return (uint8_t)(0xFFu << (8 - vm->sys.prio_bits));
 }
 
+/* The highest group priority of the active exceptions (256: none). Out of
+ * line, as its callers mostly have nothing active: they then need no saved
+ * registers. */
+static __attribute__((noinline)) int active_group(const struct sonde_vm *vm)
+{
+  const struct vm_sys *s = &vm->sys;
+  int highest = 256;
+  unsigned n = num_exc(vm);
+  for (unsigned w = 0; w <= (n - 1) / 32; w++) {
+    uint32_t bits = s->nvic_active[w];
+    while (bits) {
+      unsigned exc = w * 32 + (unsigned)__builtin_ctz(bits);
+      bits &= bits - 1;
+      int gp = group(vm, priority(vm, exc));
+      if (gp < highest)
+        highest = gp;
+    }
+  }
+  return highest;
+}
+
 /* ARMv7-M ARM B1.5.4 ExecutionPriority(): the boosted priority of the active
  * exceptions and the mask registers. 256 is "no boost". `ignore_primask` is
  * for the WFI wake-up condition. */
 static inline int execution_priority(const struct sonde_vm *vm, bool ignore_primask)
 {
-  const struct vm_sys *s = &vm->sys;
-  int highest = 256;
-  if (s->nactive) {
-    unsigned n = num_exc(vm);
-    for (unsigned w = 0; w <= (n - 1) / 32; w++) {
-      uint32_t bits = s->nvic_active[w];
-      while (bits) {
-        unsigned exc = w * 32 + (unsigned)__builtin_ctz(bits);
-        bits &= bits - 1;
-        int gp = group(vm, priority(vm, exc));
-        if (gp < highest)
-          highest = gp;
-      }
-    }
-  }
+  int highest = vm->sys.nactive ? active_group(vm) : 256;
   int boost = 256;
   const struct vm_cpu *c = &vm->cpu;
   if (vm->has_v7m && (c->basepri & 0xFF))
@@ -263,6 +275,13 @@ void vm_nvic_set_pending(struct sonde_vm *vm, unsigned exc, bool pending)
   note_pending(vm, exc, pending);
 }
 
+void vm_nvic_activate(struct sonde_vm *vm, unsigned exc)
+{
+  bit_put(vm->sys.nvic_pending, exc, false);
+  note_pending(vm, exc, false);
+  set_active(vm, exc, true);
+}
+
 /* With DHCSR.C_MASKINTS: the highest pending exception below PendSV
  * (faults, SVCall, DebugMonitor, NMI) that may preempt, or 0. */
 unsigned vm_nvic_takeable_masked(const struct sonde_vm *vm)
@@ -284,9 +303,8 @@ unsigned vm_nvic_takeable_masked(const struct sonde_vm *vm)
   return 0;
 }
 
-/* The exception to take now, or 0: the highest pending one if its group
- * priority is higher (lower number) than the execution priority. */
-unsigned vm_nvic_takeable(struct sonde_vm *vm)
+/* vm_nvic_takeable() with something pending (or the cache to fill). */
+static __attribute__((noinline)) unsigned takeable_pending(struct sonde_vm *vm)
 {
   int prio;
   unsigned exc = highest_pending(vm, &prio);
@@ -299,6 +317,20 @@ unsigned vm_nvic_takeable(struct sonde_vm *vm)
   if (group(vm, prio) < execution_priority(vm, false))
     return exc;
   return 0;
+}
+
+/* The exception to take now, or 0: the highest pending one if its group
+ * priority is higher (lower number) than the execution priority. Asked
+ * about five times per exception, mostly with nothing pending: that answer
+ * comes without saving registers. */
+unsigned vm_nvic_takeable(struct sonde_vm *vm)
+{
+  const struct vm_sys *s = &vm->sys;
+  if (VM_LIKELY(s->hp_valid) && !s->hp_exc) {
+    assert(!scan_highest_pending(vm, &(int){0})); /* as highest_pending() checks */
+    return 0;
+  }
+  return takeable_pending(vm);
 }
 
 /* ---- NVIC registers (offsets from 0xE000E000) ---------------------------- */
@@ -442,9 +474,10 @@ void vm_irq_set_level(struct sonde_vm *vm, unsigned irq, bool high)
     vm_exc_set_pending(vm, exc);
 }
 
-/* On deactivation of an IRQ whose line is still high: pend it again. */
-void vm_nvic_repend_level(struct sonde_vm *vm, unsigned exc)
+void vm_nvic_deactivate(struct sonde_vm *vm, unsigned exc)
 {
+  set_active(vm, exc, false);
+  /* An IRQ whose line is still high pends again. */
   if (exc >= VM_EXC_IRQ0 && bit_get(vm->sys.irq_level, exc)) {
     bit_put(vm->sys.nvic_pending, exc, true);
     note_pending(vm, exc, true);

@@ -74,6 +74,7 @@ struct vm_sys {
   uint32_t syst_cvr;        /* counter value while disabled */
   int syst_timer;           /* index in timers[] */
   bool event_register;      /* WFE/SEV event register */
+  bool defer_exc_update;    /* timers fire in a service that ends with vm_exc_update() */
   uint64_t exceptions_taken;
   uint64_t sleep_cycles;
   /* Timed events. */
