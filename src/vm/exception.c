@@ -106,18 +106,31 @@ int vm_sys_timer_add(struct sonde_vm *vm, vm_timer_fn fire, void *ctx)
   return (int)s->ntimers++;
 }
 
+_Static_assert(VM_SYS_MAX_TIMERS <= 32, "vm_sys.armed has a bit per timer");
+
 static void scan_timers(struct vm_sys *s)
 {
   uint64_t e = UINT64_MAX;
   unsigned next = 0;
-  for (unsigned i = 0; i < s->ntimers; i++)
+  for (uint32_t m = s->armed; m; m &= m - 1) {
+    unsigned i = (unsigned)__builtin_ctz(m);
     if (s->timers[i].due < e) {
       e = s->timers[i].due;
       next = i;
     }
+  }
   s->next_due = e;
   s->next_timer = next;
   s->next_valid = true;
+}
+
+static inline void set_due(struct vm_sys *s, unsigned id, uint64_t due)
+{
+  s->timers[id].due = due;
+  if (due != UINT64_MAX)
+    s->armed |= 1u << id;
+  else
+    s->armed &= ~(1u << id);
 }
 
 /* The earliest due of all timers (UINT64_MAX: none armed), from the cache. */
@@ -129,6 +142,8 @@ static uint64_t next_timer_due(struct vm_sys *s)
   { /* a write of timers[].due that forgot the cache shows up here */
     unsigned next = s->next_timer;
     uint64_t due = s->next_due;
+    for (unsigned i = 0; i < s->ntimers; i++)
+      assert(((s->armed >> i) & 1) == (s->timers[i].due != UINT64_MAX));
     scan_timers(s);
     assert(due == s->next_due && (due == UINT64_MAX || next == s->next_timer));
   }
@@ -152,7 +167,7 @@ void vm_sys_timer_set(struct sonde_vm *vm, int id, uint64_t due)
   struct vm_sys *s = &vm->sys;
   if (id < 0 || (unsigned)id >= s->ntimers)
     return;
-  s->timers[id].due = due;
+  set_due(s, (unsigned)id, due);
   if (s->next_valid) {
     if (due < s->next_due || (due == s->next_due && (unsigned)id < s->next_timer)) {
       s->next_due = due;
@@ -171,7 +186,7 @@ static void fire_due(struct sonde_vm *vm, uint64_t upto)
   struct vm_sys *s = &vm->sys;
   while (next_timer_due(s) <= upto && s->next_due != UINT64_MAX) {
     struct vm_sys_timer *t = &s->timers[s->next_timer];
-    t->due = UINT64_MAX;
+    set_due(s, s->next_timer, UINT64_MAX);
     s->next_valid = false;
     t->fire(vm, t->ctx);
   }
@@ -788,6 +803,7 @@ static void sys_reset(struct sonde_vm *vm, bool power_on, bool local)
   if (!local) {
     for (unsigned i = 0; i < s->ntimers; i++)
       s->timers[i].due = UINT64_MAX;
+    s->armed = 0;
     s->next_valid = false;
     vm_periph_reset_all(vm);
   }

@@ -83,10 +83,12 @@ struct vm_sys {
   /* Cache of the timer fire_due() takes next (exception.c): the lowest due,
    * UINT64_MAX if none is armed, and the lowest index with it. Only
    * exception.c writes timers[].due; it keeps the cache exact or clears
-   * next_valid. Debug builds check it against a scan. */
+   * next_valid, and keeps `armed` (bit i: timers[i].due != UINT64_MAX), so a
+   * new scan reads only the armed ones. Debug builds check both. */
   bool next_valid;
   unsigned next_timer;
   uint64_t next_due;
+  uint32_t armed;
   /* Sleep and reset. */
   bool sleep_wfe;            /* sleeping in WFE (else WFI) */
   bool sleep_on_exit;        /* asleep after an exception return (SCR.SLEEPONEXIT) */
