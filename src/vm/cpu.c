@@ -4,10 +4,12 @@
 #include "vm_internal.h"
 
 #define EPSR_T (1u << 24)
+#define CONTROL_SPSEL 2u
+#define CONTROL_FPCA 4u
 
 static bool sp_process_active(const struct vm_cpu *c)
 {
-  return c->ipsr == 0 && (c->control & 2);
+  return c->ipsr == 0 && (c->control & CONTROL_SPSEL);
 }
 
 void vm_cpu_reset(struct sonde_vm *vm)
@@ -34,36 +36,58 @@ void vm_cpu_reset(struct sonde_vm *vm)
   vm_cpu_flush_decode_cache(vm);
 }
 
-uint32_t vm_cpu_get_xpsr(const struct sonde_vm *vm)
+/* The accessors below are static inline so that the exception entry and
+ * return of this file (one call each) inline them; the exported vm_cpu_*
+ * versions wrap them (this code is built position-independent, so the
+ * exported ones are not inlined even here). */
+
+static inline uint32_t get_xpsr(const struct vm_cpu *c)
 {
-  const struct vm_cpu *c = &vm->cpu;
   uint32_t it = c->itstate;
   return (c->apsr & 0xf80f0000u) | (c->ipsr & 0x1ffu) | (c->epsr & EPSR_T) |
          ((it & 3u) << 25) | ((it >> 2) << 10);
 }
 
-void vm_cpu_set_xpsr(struct sonde_vm *vm, uint32_t xpsr)
+uint32_t vm_cpu_get_xpsr(const struct sonde_vm *vm)
 {
-  struct vm_cpu *c = &vm->cpu;
+  return get_xpsr(&vm->cpu);
+}
+
+/* Swap the banked SP in when the active one changed. */
+static inline void switch_sp(struct vm_cpu *c, bool was)
+{
+  if (was != sp_process_active(c)) {
+    uint32_t t = c->r[13];
+    c->r[13] = c->sp_inactive;
+    c->sp_inactive = t;
+  }
+}
+
+static inline void set_ipsr(struct vm_cpu *c, uint32_t ipsr)
+{
+  bool was = sp_process_active(c);
+  c->ipsr = ipsr & 0x1ffu;
+  switch_sp(c, was);
+}
+
+static inline void set_xpsr(const struct sonde_vm *vm, struct vm_cpu *c, uint32_t xpsr)
+{
   c->apsr = xpsr & (vm->has_dsp ? 0xf80f0000u : 0xf8000000u);
-  vm_cpu_set_ipsr(vm, xpsr & 0x1ffu);
+  set_ipsr(c, xpsr & 0x1ffu);
   uint8_t it = (uint8_t)(((xpsr >> 25) & 3u) | (((xpsr >> 10) & 0x3fu) << 2));
   c->itstate = it;
   c->epsr = (xpsr & EPSR_T) | (xpsr & 0x0600fc00u);
   c->ls_pipe = false;
 }
 
+void vm_cpu_set_xpsr(struct sonde_vm *vm, uint32_t xpsr)
+{
+  set_xpsr(vm, &vm->cpu, xpsr);
+}
+
 void vm_cpu_set_ipsr(struct sonde_vm *vm, uint32_t ipsr)
 {
-  struct vm_cpu *c = &vm->cpu;
-  bool was = sp_process_active(c);
-  c->ipsr = ipsr & 0x1ffu;
-  bool now = sp_process_active(c);
-  if (was != now) {
-    uint32_t t = c->r[13];
-    c->r[13] = c->sp_inactive;
-    c->sp_inactive = t;
-  }
+  set_ipsr(&vm->cpu, ipsr);
 }
 
 uint32_t vm_cpu_get_sp(const struct sonde_vm *vm, bool process)
@@ -72,37 +96,76 @@ uint32_t vm_cpu_get_sp(const struct sonde_vm *vm, bool process)
   return sp_process_active(c) == process ? c->r[13] : c->sp_inactive;
 }
 
-void vm_cpu_set_sp(struct sonde_vm *vm, bool process, uint32_t value)
+static inline void set_sp(struct vm_cpu *c, bool process, uint32_t value)
 {
-  struct vm_cpu *c = &vm->cpu;
   if (sp_process_active(c) == process)
     c->r[13] = value;
   else
     c->sp_inactive = value;
 }
 
-void vm_cpu_set_control(struct sonde_vm *vm, uint32_t control)
+void vm_cpu_set_sp(struct sonde_vm *vm, bool process, uint32_t value)
 {
-  struct vm_cpu *c = &vm->cpu;
-  bool was = sp_process_active(c);
-  c->control = control;
-  bool now = sp_process_active(c);
-  if (was != now) {
-    uint32_t t = c->r[13];
-    c->r[13] = c->sp_inactive;
-    c->sp_inactive = t;
-  }
+  set_sp(&vm->cpu, process, value);
 }
 
-void vm_cpu_branch(struct sonde_vm *vm, uint32_t addr)
+static inline void set_control(struct vm_cpu *c, uint32_t control)
 {
-  struct vm_cpu *c = &vm->cpu;
+  bool was = sp_process_active(c);
+  c->control = control;
+  switch_sp(c, was);
+}
+
+void vm_cpu_set_control(struct sonde_vm *vm, uint32_t control)
+{
+  set_control(&vm->cpu, control);
+}
+
+static inline void branch(struct vm_cpu *c, uint32_t addr)
+{
   if (addr & 1)
     c->epsr |= EPSR_T;
   else
     c->epsr &= ~EPSR_T;
   c->r[15] = addr & ~1u;
   c->ls_pipe = false;
+}
+
+void vm_cpu_branch(struct sonde_vm *vm, uint32_t addr)
+{
+  branch(&vm->cpu, addr);
+}
+
+void vm_cpu_exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return,
+                            uint32_t vector)
+{
+  struct vm_cpu *c = &vm->cpu;
+  /* SPSEL first: in Thread mode that moves the active SP to MSP, which
+   * Handler mode then keeps. */
+  set_control(c, c->control & ~(CONTROL_SPSEL | CONTROL_FPCA));
+  set_ipsr(c, exc);
+  set_xpsr(vm, c, get_xpsr(c) & ~0x0600FC00u); /* IT state cleared */
+  c->r[14] = exc_return;
+  branch(c, vector);
+  c->excl_valid = false;
+}
+
+void vm_cpu_exception_return(struct sonde_vm *vm, uint32_t ipsr, uint32_t control, bool psp,
+                             uint32_t sp, const uint32_t frame[8])
+{
+  struct vm_cpu *c = &vm->cpu;
+  /* Mode and stack first, then the registers of the frame. */
+  set_ipsr(c, ipsr);
+  set_control(c, control);
+  set_sp(c, psp, sp);
+  c->r[0] = frame[0];
+  c->r[1] = frame[1];
+  c->r[2] = frame[2];
+  c->r[3] = frame[3];
+  c->r[12] = frame[4];
+  c->r[14] = frame[5];
+  set_xpsr(vm, c, (frame[7] & ~(1u << 9) & ~0x1FFu) | c->ipsr);
+  branch(c, (frame[6] & ~1u) | ((frame[7] >> 24) & 1));
 }
 
 void vm_cpu_clear_exclusive(struct sonde_vm *vm)

@@ -14,6 +14,8 @@
  * calls vm_sys_service() exactly at the first boundary at or after it;
  * vm->attention has VM_ATTN_EXCEPTION set whenever an exception can be taken
  * now, the core sleeps, or a reset is requested. */
+#include <assert.h>
+
 #include "nvic.h"
 #include "periph.h"
 #include "vm_internal.h"
@@ -78,13 +80,14 @@ static void clear_exclusive(struct sonde_vm *vm)
   vm_cpu_clear_exclusive(vm);
 }
 
-static void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
+static inline void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
 {
-  if (vm->hooked && vm->hooks.exception)
+  if (VM_UNLIKELY(vm->hooked) && vm->hooks.exception)
     vm->hooks.exception(vm->hooks.ctx, vm->cpu.cycles, ev, exc);
-  if (vm->dbg)
+  /* The DWT ignores exceptions without TRCENA: no call then. */
+  if (vm->dbg && VM_UNLIKELY(vm->dbg->demcr & VM_DEMCR_TRCENA))
     vm_dbg_exception(vm, ev, exc); /* exception trace, EXCCNT (dbg_dwt.c) */
-  if (vm->mtb_observe)
+  if (VM_UNLIKELY(vm->mtb_observe))
     vm_mtb_exception(vm, ev, exc); /* MTB entry/return packets (dbg_mtb.c) */
 }
 
@@ -99,66 +102,117 @@ int vm_sys_timer_add(struct sonde_vm *vm, vm_timer_fn fire, void *ctx)
   t->due = UINT64_MAX;
   t->fire = fire;
   t->ctx = ctx;
+  s->next_valid = false;
   return (int)s->ntimers++;
+}
+
+_Static_assert(VM_SYS_MAX_TIMERS <= 32, "vm_sys.armed has a bit per timer");
+
+static void scan_timers(struct vm_sys *s)
+{
+  uint64_t e = UINT64_MAX;
+  unsigned next = 0;
+  for (uint32_t m = s->armed; m; m &= m - 1) {
+    unsigned i = (unsigned)__builtin_ctz(m);
+    if (s->timers[i].due < e) {
+      e = s->timers[i].due;
+      next = i;
+    }
+  }
+  s->next_due = e;
+  s->next_timer = next;
+  s->next_valid = true;
+}
+
+static inline void set_due(struct vm_sys *s, unsigned id, uint64_t due)
+{
+  s->timers[id].due = due;
+  if (due != UINT64_MAX)
+    s->armed |= 1u << id;
+  else
+    s->armed &= ~(1u << id);
+}
+
+/* The earliest due of all timers (UINT64_MAX: none armed), from the cache. */
+static uint64_t next_timer_due(struct vm_sys *s)
+{
+  if (!s->next_valid)
+    scan_timers(s);
+#ifndef NDEBUG
+  { /* a write of timers[].due that forgot the cache shows up here */
+    unsigned next = s->next_timer;
+    uint64_t due = s->next_due;
+    for (unsigned i = 0; i < s->ntimers; i++)
+      assert(((s->armed >> i) & 1) == (s->timers[i].due != UINT64_MAX));
+    scan_timers(s);
+    assert(due == s->next_due && (due == UINT64_MAX || next == s->next_timer));
+  }
+#endif
+  return s->next_due;
+}
+
+static inline void update_event(struct sonde_vm *vm)
+{
+  uint64_t e = next_timer_due(&vm->sys);
+  vm->event_cycle = e < vm->max_cycles ? e : vm->max_cycles;
 }
 
 void vm_sys_update_event(struct sonde_vm *vm)
 {
-  uint64_t e = vm->max_cycles;
-  for (unsigned i = 0; i < vm->sys.ntimers; i++)
-    if (vm->sys.timers[i].due < e)
-      e = vm->sys.timers[i].due;
-  vm->event_cycle = e;
+  update_event(vm);
 }
 
 void vm_sys_timer_set(struct sonde_vm *vm, int id, uint64_t due)
 {
-  if (id < 0 || (unsigned)id >= vm->sys.ntimers)
+  struct vm_sys *s = &vm->sys;
+  if (id < 0 || (unsigned)id >= s->ntimers)
     return;
-  vm->sys.timers[id].due = due;
-  vm_sys_update_event(vm);
+  set_due(s, (unsigned)id, due);
+  if (s->next_valid) {
+    if (due < s->next_due || (due == s->next_due && (unsigned)id < s->next_timer)) {
+      s->next_due = due;
+      s->next_timer = (unsigned)id;
+    } else if ((unsigned)id == s->next_timer && due > s->next_due) {
+      s->next_valid = false; /* the earliest went later: scan when asked */
+    }
+  }
+  update_event(vm);
 }
 
-static uint64_t next_timer_due(const struct sonde_vm *vm)
-{
-  uint64_t e = UINT64_MAX;
-  for (unsigned i = 0; i < vm->sys.ntimers; i++)
-    if (vm->sys.timers[i].due < e)
-      e = vm->sys.timers[i].due;
-  return e;
-}
-
-/* Fire every timed event due at or before `upto`, earliest first. */
+/* Fire every timed event due at or before `upto`, earliest first (the lower
+ * index first at the same cycle). */
 static void fire_due(struct sonde_vm *vm, uint64_t upto)
 {
-  for (;;) {
-    struct vm_sys_timer *best = NULL;
-    for (unsigned i = 0; i < vm->sys.ntimers; i++) {
-      struct vm_sys_timer *t = &vm->sys.timers[i];
-      if (t->due <= upto && (!best || t->due < best->due))
-        best = t;
-    }
-    if (!best)
-      break;
-    best->due = UINT64_MAX;
-    best->fire(vm, best->ctx);
+  struct vm_sys *s = &vm->sys;
+  while (next_timer_due(s) <= upto && s->next_due != UINT64_MAX) {
+    struct vm_sys_timer *t = &s->timers[s->next_timer];
+    set_due(s, s->next_timer, UINT64_MAX);
+    s->next_valid = false;
+    t->fire(vm, t->ctx);
   }
-  vm_sys_update_event(vm);
+  update_event(vm);
 }
 
 /* ---- attention ------------------------------------------------------------- */
 
-void vm_exc_update(struct sonde_vm *vm)
+static inline void exc_update(struct sonde_vm *vm)
 {
+  if (vm->sys.defer_exc_update)
+    return; /* the service calls it again before anything reads the bit */
   if (vm->sys.reset_request || vm->cpu.sleeping || vm_nvic_takeable(vm))
     vm->attention |= VM_ATTN_EXCEPTION;
   else
     vm->attention &= ~(uint32_t)VM_ATTN_EXCEPTION;
 }
 
+void vm_exc_update(struct sonde_vm *vm)
+{
+  exc_update(vm);
+}
+
 void vm_exc_mask_changed(struct sonde_vm *vm)
 {
-  vm_exc_update(vm);
+  exc_update(vm);
 }
 
 int vm_exc_execution_priority(const struct sonde_vm *vm)
@@ -199,7 +253,7 @@ static void raise_fault(struct sonde_vm *vm, unsigned exc, uint32_t hfsr_bits)
     }
   }
   vm_nvic_set_pending(vm, exc, true);
-  vm_exc_update(vm);
+  exc_update(vm);
 }
 
 void vm_fault(struct sonde_vm *vm, enum vm_fault fault, uint32_t addr)
@@ -260,7 +314,7 @@ void vm_svc(struct sonde_vm *vm)
     return;
   }
   vm_nvic_set_pending(vm, VM_EXC_SVCALL, true);
-  vm_exc_update(vm);
+  exc_update(vm);
 }
 
 /* ---- stacking -------------------------------------------------------------- */
@@ -274,6 +328,15 @@ struct stacker {
   unsigned n;
   uint32_t addr[STACK_WORDS], value[STACK_WORDS];
 };
+
+/* The words are written before they are read (up to n): zeroing them, 200
+ * bytes per exception, is left out. */
+static void stacker_init(struct stacker *st, struct sonde_vm *vm)
+{
+  st->vm = vm;
+  st->error = false;
+  st->n = 0;
+}
 
 static void note_word(struct stacker *st, uint32_t addr, uint32_t v)
 {
@@ -418,7 +481,6 @@ static uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra, struct stacker 
 /* ExceptionTaken(): jump to the handler of `exc` with LR = exc_return. */
 static void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
 {
-  struct vm_cpu *c = &vm->cpu;
   struct vm_sys *s = &vm->sys;
   uint32_t vector = 0;
   if (vm_bus_read(vm, &vm->bus, s->vtor + 4 * exc, 4, &vector) != VM_BUS_OK) {
@@ -437,18 +499,10 @@ static void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_retu
       return;
     }
   }
-  vm_nvic_set_pending(vm, exc, false);
-  vm_nvic_set_active(vm, exc, true);
-  /* SPSEL first: in Thread mode that moves the active SP to MSP, which
-   * Handler mode then keeps. */
-  vm_cpu_set_control(vm, c->control & ~(CONTROL_SPSEL | CONTROL_FPCA));
-  vm_cpu_set_ipsr(vm, exc);
-  vm_cpu_set_xpsr(vm, vm_cpu_get_xpsr(vm) & ~0x0600FC00u); /* IT state cleared */
-  c->r[14] = exc_return;
-  vm_cpu_branch(vm, vector);
+  vm_nvic_activate(vm, exc);
+  vm_cpu_exception_taken(vm, exc, exc_return, vector); /* clears the exclusive monitor */
   s->exceptions_taken++;
   s->event_register = true;
-  clear_exclusive(vm);
 }
 
 /* Entry into `exc` from the current context, with late arrival: an exception
@@ -460,12 +514,19 @@ static void exception_entry(struct sonde_vm *vm, unsigned exc)
   uint64_t stalls = bus->stall_cycles;
   uint32_t extra = 0;
   uint32_t ret_pc = vm->cpu.r[15];
-  struct stacker st = {.vm = vm};
+  struct stacker st;
+  stacker_init(&st, vm);
   uint32_t lr = push_stack(vm, &extra, &st);
   uint64_t start = vm->cpu.cycles;
   uint64_t end = start + vm_exc_entry_cycles(vm) + extra;
-  /* Timed events during the stacking, then the highest pending exception. */
-  fire_due(vm, end - 1);
+  /* Timed events during the stacking, then the highest pending exception.
+   * With none due, no call: the service sets event_cycle and the attention
+   * bit after the entry. */
+  if (next_timer_due(&vm->sys) <= end - 1) {
+    vm->sys.defer_exc_update = true;
+    fire_due(vm, end - 1);
+    vm->sys.defer_exc_update = false;
+  }
   int prio;
   unsigned late = vm_nvic_highest_pending(vm, &prio);
   if (late && late != exc &&
@@ -506,7 +567,8 @@ static void pop_stack(struct sonde_vm *vm, uint32_t exc_return)
   bool fp = !(exc_return & 0x10);
   uint32_t extra = 0;
   uint32_t frame = vm_cpu_get_sp(vm, psp);
-  struct stacker st = {.vm = vm};
+  struct stacker st;
+  stacker_init(&st, vm);
   uint32_t r[8];
   const uint8_t *host = basic_frame(bus, frame, false);
   if (host) {
@@ -531,23 +593,12 @@ static void pop_stack(struct sonde_vm *vm, uint32_t exc_return)
   uint32_t framesize = fp ? 0x68 : 0x20;
   bool force8 = fp || (s->ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
   uint32_t newsp = frame + framesize + ((force8 && (r[7] & (1u << 9))) ? 4 : 0);
-  /* Mode and stack first, then the registers of the frame. */
-  vm_cpu_set_ipsr(vm, thread ? 0 : (r[7] & 0x1FF));
   uint32_t control = c->control & ~(CONTROL_SPSEL | CONTROL_FPCA);
   if (psp)
     control |= CONTROL_SPSEL;
   if (fp && vm->has_fpu)
     control |= CONTROL_FPCA;
-  vm_cpu_set_control(vm, control);
-  vm_cpu_set_sp(vm, psp, newsp);
-  c->r[0] = r[0];
-  c->r[1] = r[1];
-  c->r[2] = r[2];
-  c->r[3] = r[3];
-  c->r[12] = r[4];
-  c->r[14] = r[5];
-  vm_cpu_set_xpsr(vm, (r[7] & ~(1u << 9) & ~0x1FFu) | c->ipsr);
-  vm_cpu_branch(vm, (r[6] & ~1u) | ((r[7] >> 24) & 1));
+  vm_cpu_exception_return(vm, thread ? 0 : (r[7] & 0x1FF), control, psp, newsp, r);
   if (st.error)
     stack_error(vm, CFSR_UNSTKERR);
   uint64_t ret_start = c->cycles;
@@ -622,13 +673,12 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
   if (!exc_return_valid(vm, exc_return) || !vm_nvic_is_active(vm, exc) ||
       ((exc_return & 8) && s->nactive > 1 && !vm->has_v8m && !(s->ccr & CCR_NONBASETHRDENA))) {
     return_integrity_fault(vm, exc, exc_return);
-    vm_exc_update(vm);
+    exc_update(vm);
     return;
   }
-  vm_nvic_set_active(vm, exc, false);
+  vm_nvic_deactivate(vm, exc);
   if (exc != VM_EXC_NMI)
     c->faultmask = 0;
-  vm_nvic_repend_level(vm, exc);
   hook_exc(vm, SONDE_VM_EXC_EXIT, exc);
   clear_exclusive(vm);
   unsigned next = vm_nvic_takeable(vm);
@@ -644,7 +694,7 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
   } else {
     pop_stack(vm, exc_return);
   }
-  vm_exc_update(vm);
+  exc_update(vm);
 }
 
 /* ---- sleep --------------------------------------------------------------- */
@@ -696,7 +746,8 @@ bool vm_fp_prepare(struct sonde_vm *vm)
   }
   if (s->fpccr & FPCCR_LSPACT) {
     /* Deferred save of the interrupted context's s0-s15 and FPSCR. */
-    struct stacker st = {.vm = vm};
+    struct stacker st;
+    stacker_init(&st, vm);
     for (unsigned i = 0; i < 16; i++)
       push_word(&st, s->fpcar + 4 * i, c->s[i]);
     push_word(&st, s->fpcar + 0x40, c->fpscr);
@@ -752,6 +803,8 @@ static void sys_reset(struct sonde_vm *vm, bool power_on, bool local)
   if (!local) {
     for (unsigned i = 0; i < s->ntimers; i++)
       s->timers[i].due = UINT64_MAX;
+    s->armed = 0;
+    s->next_valid = false;
     vm_periph_reset_all(vm);
   }
   vm_systick_reset(vm); /* disarms its own timer */
@@ -767,7 +820,7 @@ static void sys_reset(struct sonde_vm *vm, bool power_on, bool local)
   vm_cpu_set_sp(vm, false, sp & ~3u);
   c->r[14] = 0xFFFFFFFFu;
   vm_cpu_branch(vm, pc);
-  vm_sys_update_event(vm);
+  update_event(vm);
   vm->attention &= ~(uint32_t)VM_ATTN_EXCEPTION;
 }
 
@@ -799,13 +852,17 @@ bool vm_sys_service(struct sonde_vm *vm)
     vm_request_stop(vm, SONDE_VM_STOP_LOCKUP);
     return true;
   }
+  /* Awake and below the cycle limit, the service goes on to exc_update() at
+   * its end: the updates of the timers that fire are left to that one. */
+  s->defer_exc_update = !c->sleeping && c->cycles < vm->max_cycles;
   fire_due(vm, c->cycles);
+  s->defer_exc_update = false;
   while (c->sleeping) {
     if (wake_condition(vm)) {
       c->sleeping = false;
       break;
     }
-    uint64_t next = next_timer_due(vm);
+    uint64_t next = next_timer_due(s);
     if (c->cycles >= vm->max_cycles) {
       vm_request_stop(vm, SONDE_VM_STOP_CYCLE_LIMIT);
       return true;
@@ -840,8 +897,8 @@ bool vm_sys_service(struct sonde_vm *vm)
     if (exc)
       exception_entry(vm, exc);
   }
-  vm_sys_update_event(vm);
-  vm_exc_update(vm);
+  update_event(vm);
+  exc_update(vm);
   if (vm_dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
     return true;
   return (vm->attention & VM_ATTN_STOP) != 0;

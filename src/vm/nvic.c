@@ -31,7 +31,7 @@ bool vm_nvic_is_active(const struct sonde_vm *vm, unsigned exc)
   return bit_get(vm->sys.nvic_active, exc);
 }
 
-void vm_nvic_set_active(struct sonde_vm *vm, unsigned exc, bool active)
+static inline void set_active(struct sonde_vm *vm, unsigned exc, bool active)
 {
   struct vm_sys *s = &vm->sys;
   bool was = bit_get(s->nvic_active, exc);
@@ -44,14 +44,24 @@ void vm_nvic_set_active(struct sonde_vm *vm, unsigned exc, bool active)
     s->nactive--;
 }
 
-unsigned vm_nvic_num_exc(const struct sonde_vm *vm)
+void vm_nvic_set_active(struct sonde_vm *vm, unsigned exc, bool active)
 {
-  return VM_EXC_IRQ0 + vm->sys.num_irqs;
+  set_active(vm, exc, active);
 }
 
 /* The lookups below are static inline so the scans of this file (the
  * exception to take, the execution priority: several per exception taken)
  * inline them; the exported vm_nvic_* versions wrap them. */
+
+static inline unsigned num_exc(const struct sonde_vm *vm)
+{
+  return VM_EXC_IRQ0 + vm->sys.num_irqs;
+}
+
+unsigned vm_nvic_num_exc(const struct sonde_vm *vm)
+{
+  return num_exc(vm);
+}
 
 /* Whether exception `exc` exists on this core and is enabled (may be taken). */
 static inline bool enabled(const struct sonde_vm *vm, unsigned exc)
@@ -70,7 +80,7 @@ static inline bool enabled(const struct sonde_vm *vm, unsigned exc)
   case VM_EXC_DEBUGMONITOR:
     return vm->has_v7m; /* pended by the debug blocks only with DEMCR.MON_EN */
   default:
-    if (exc >= VM_EXC_IRQ0 && exc < vm_nvic_num_exc(vm))
+    if (exc >= VM_EXC_IRQ0 && exc < num_exc(vm))
       return bit_get(s->nvic_enabled, exc);
     return false;
   }
@@ -120,26 +130,33 @@ uint8_t vm_nvic_prio_mask(const struct sonde_vm *vm)
   return (uint8_t)(0xFFu << (8 - vm->sys.prio_bits));
 }
 
-/* ARMv7-M ARM B1.5.4 ExecutionPriority(): the boosted priority of the active
- * exceptions and the mask registers. 256 is "no boost". `ignore_primask` is
- * for the WFI wake-up condition. */
-int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask)
+/* The highest group priority of the active exceptions (256: none). Out of
+ * line, as its callers mostly have nothing active: they then need no saved
+ * registers. */
+static __attribute__((noinline)) int active_group(const struct sonde_vm *vm)
 {
   const struct vm_sys *s = &vm->sys;
   int highest = 256;
-  if (s->nactive) {
-    unsigned n = vm_nvic_num_exc(vm);
-    for (unsigned w = 0; w <= (n - 1) / 32; w++) {
-      uint32_t bits = s->nvic_active[w];
-      while (bits) {
-        unsigned exc = w * 32 + (unsigned)__builtin_ctz(bits);
-        bits &= bits - 1;
-        int gp = group(vm, priority(vm, exc));
-        if (gp < highest)
-          highest = gp;
-      }
+  unsigned n = num_exc(vm);
+  for (unsigned w = 0; w <= (n - 1) / 32; w++) {
+    uint32_t bits = s->nvic_active[w];
+    while (bits) {
+      unsigned exc = w * 32 + (unsigned)__builtin_ctz(bits);
+      bits &= bits - 1;
+      int gp = group(vm, priority(vm, exc));
+      if (gp < highest)
+        highest = gp;
     }
   }
+  return highest;
+}
+
+/* ARMv7-M ARM B1.5.4 ExecutionPriority(): the boosted priority of the active
+ * exceptions and the mask registers. 256 is "no boost". `ignore_primask` is
+ * for the WFI wake-up condition. */
+static inline int execution_priority(const struct sonde_vm *vm, bool ignore_primask)
+{
+  int highest = vm->sys.nactive ? active_group(vm) : 256;
   int boost = 256;
   const struct vm_cpu *c = &vm->cpu;
   if (vm->has_v7m && (c->basepri & 0xFF))
@@ -151,6 +168,11 @@ int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask)
   return boost < highest ? boost : highest;
 }
 
+int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask)
+{
+  return execution_priority(vm, ignore_primask);
+}
+
 /* The pending, enabled exception that would be taken next: lowest group
  * priority, then lowest subpriority, then lowest number. Returns 0 if none;
  * its raw priority in *prio (1000 if none). Out of line: the cache below
@@ -159,7 +181,7 @@ static __attribute__((noinline)) unsigned scan_highest_pending(const struct sond
                                                                int *prio)
 {
   const struct vm_sys *s = &vm->sys;
-  unsigned n = vm_nvic_num_exc(vm), best = 0;
+  unsigned n = num_exc(vm), best = 0;
   int best_prio = 1000, best_group = 1000;
   for (unsigned w = 0; w <= (n - 1) / 32; w++) {
     uint32_t bits = s->nvic_pending[w];
@@ -209,6 +231,20 @@ unsigned vm_nvic_highest_pending(struct sonde_vm *vm, int *prio)
   return exc;
 }
 
+/* No exception is pending (as scan_highest_pending() reads the bits); then
+ * the cache says so. */
+static inline bool none_pending(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  unsigned words = (num_exc(vm) - 1) / 32 + 1;
+  for (unsigned w = 0; w < words; w++)
+    if (s->nvic_pending[w])
+      return false;
+  s->hp_exc = 0;
+  s->hp_prio = 1000;
+  return true;
+}
+
 /* Keep the cache exact across a change of one pending bit without a new scan
  * where that is cheap: a newly pending exception either beats the cached
  * choice or does not (the scan's order is group, priority, then number), and
@@ -220,10 +256,10 @@ static inline void note_pending(struct sonde_vm *vm, unsigned exc, bool pending)
     return;
   if (exc == s->hp_exc) {
     if (!pending)
-      s->hp_valid = false; /* the choice itself went: scan again when asked */
+      s->hp_valid = none_pending(vm); /* else the choice itself went: scan when asked */
     return;
   }
-  if (!pending || exc >= vm_nvic_num_exc(vm) || !enabled(vm, exc))
+  if (!pending || exc >= num_exc(vm) || !enabled(vm, exc))
     return;
   int p = priority(vm, exc), g = group(vm, p);
   int bg = s->hp_exc ? group(vm, s->hp_prio) : 1000;
@@ -237,6 +273,13 @@ void vm_nvic_set_pending(struct sonde_vm *vm, unsigned exc, bool pending)
 {
   bit_put(vm->sys.nvic_pending, exc, pending);
   note_pending(vm, exc, pending);
+}
+
+void vm_nvic_activate(struct sonde_vm *vm, unsigned exc)
+{
+  bit_put(vm->sys.nvic_pending, exc, false);
+  note_pending(vm, exc, false);
+  set_active(vm, exc, true);
 }
 
 /* With DHCSR.C_MASKINTS: the highest pending exception below PendSV
@@ -260,9 +303,8 @@ unsigned vm_nvic_takeable_masked(const struct sonde_vm *vm)
   return 0;
 }
 
-/* The exception to take now, or 0: the highest pending one if its group
- * priority is higher (lower number) than the execution priority. */
-unsigned vm_nvic_takeable(struct sonde_vm *vm)
+/* vm_nvic_takeable() with something pending (or the cache to fill). */
+static __attribute__((noinline)) unsigned takeable_pending(struct sonde_vm *vm)
 {
   int prio;
   unsigned exc = highest_pending(vm, &prio);
@@ -272,9 +314,23 @@ unsigned vm_nvic_takeable(struct sonde_vm *vm)
     /* Halting debug masks PendSV, SysTick and IRQs: look for anything else. */
     return vm_nvic_takeable_masked(vm);
   }
-  if (group(vm, prio) < vm_nvic_execution_priority(vm, false))
+  if (group(vm, prio) < execution_priority(vm, false))
     return exc;
   return 0;
+}
+
+/* The exception to take now, or 0: the highest pending one if its group
+ * priority is higher (lower number) than the execution priority. Asked
+ * about five times per exception, mostly with nothing pending: that answer
+ * comes without saving registers. */
+unsigned vm_nvic_takeable(struct sonde_vm *vm)
+{
+  const struct vm_sys *s = &vm->sys;
+  if (VM_LIKELY(s->hp_valid) && !s->hp_exc) {
+    assert(!scan_highest_pending(vm, &(int){0})); /* as highest_pending() checks */
+    return 0;
+  }
+  return takeable_pending(vm);
 }
 
 /* ---- NVIC registers (offsets from 0xE000E000) ---------------------------- */
@@ -418,9 +474,10 @@ void vm_irq_set_level(struct sonde_vm *vm, unsigned irq, bool high)
     vm_exc_set_pending(vm, exc);
 }
 
-/* On deactivation of an IRQ whose line is still high: pend it again. */
-void vm_nvic_repend_level(struct sonde_vm *vm, unsigned exc)
+void vm_nvic_deactivate(struct sonde_vm *vm, unsigned exc)
 {
+  set_active(vm, exc, false);
+  /* An IRQ whose line is still high pends again. */
   if (exc >= VM_EXC_IRQ0 && bit_get(vm->sys.irq_level, exc)) {
     bit_put(vm->sys.nvic_pending, exc, true);
     note_pending(vm, exc, true);

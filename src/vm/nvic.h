@@ -22,7 +22,11 @@ int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask);
 unsigned vm_nvic_highest_pending(struct sonde_vm *vm, int *prio);
 unsigned vm_nvic_takeable(struct sonde_vm *vm);
 unsigned vm_nvic_takeable_masked(const struct sonde_vm *vm);
-void vm_nvic_repend_level(struct sonde_vm *vm, unsigned exc);
+/* Exception entry: `exc` stops pending and becomes active. */
+void vm_nvic_activate(struct sonde_vm *vm, unsigned exc);
+/* Exception return: `exc` is no longer active; an IRQ whose level-sensitive
+ * line is still high pends again. */
+void vm_nvic_deactivate(struct sonde_vm *vm, unsigned exc);
 /* NVIC registers at 0xE000E000 + off; false if `off` is not an NVIC register. */
 bool vm_nvic_reg_read(struct sonde_vm *vm, uint32_t off, uint32_t *value);
 bool vm_nvic_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t value, uint32_t mask);

@@ -74,11 +74,21 @@ struct vm_sys {
   uint32_t syst_cvr;        /* counter value while disabled */
   int syst_timer;           /* index in timers[] */
   bool event_register;      /* WFE/SEV event register */
+  bool defer_exc_update;    /* timers fire in a service that ends with vm_exc_update() */
   uint64_t exceptions_taken;
   uint64_t sleep_cycles;
   /* Timed events. */
   struct vm_sys_timer timers[VM_SYS_MAX_TIMERS];
   unsigned ntimers;
+  /* Cache of the timer fire_due() takes next (exception.c): the lowest due,
+   * UINT64_MAX if none is armed, and the lowest index with it. Only
+   * exception.c writes timers[].due; it keeps the cache exact or clears
+   * next_valid, and keeps `armed` (bit i: timers[i].due != UINT64_MAX), so a
+   * new scan reads only the armed ones. Debug builds check both. */
+  bool next_valid;
+  unsigned next_timer;
+  uint64_t next_due;
+  uint32_t armed;
   /* Sleep and reset. */
   bool sleep_wfe;            /* sleeping in WFE (else WFI) */
   bool sleep_on_exit;        /* asleep after an exception return (SCR.SLEEPONEXIT) */
