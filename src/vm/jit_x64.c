@@ -42,6 +42,8 @@ enum { CC_O = 0, CC_NO, CC_B, CC_AE, CC_E, CC_NE, CC_BE, CC_A, CC_S, CC_NS,
 enum { ALU_ADD = 0, ALU_OR = 1, ALU_AND = 4, ALU_SUB = 5, ALU_XOR = 6, ALU_CMP = 7 };
 /* group-2 shifts (/digit) */
 enum { SH_ROL = 0, SH_ROR = 1, SH_SHL = 4, SH_SHR = 5, SH_SAR = 7 };
+/* the flags, as a liveness set: N and Z (written together), C, V */
+enum { FL_NZ = 1, FL_C = 2, FL_V = 4, FL_ALL = 7 };
 
 struct vm_jit {
   uint8_t *base;
@@ -98,6 +100,7 @@ struct emit {
   const uint8_t *start;
   bool checked; /* the variant with an event check before each entry */
   uint8_t wr, ww; /* the most read/write wait states of any memory: 0, none to add */
+  unsigned live;  /* FL_*: the flags live after the entry being compiled */
   struct stub stub[JIT_STUBS_MAX];
   unsigned nstub;
 };
@@ -811,6 +814,8 @@ static bool emit_stm(struct emit *e, const struct vm_block_op *op, uint32_t pend
 /* Store the flag words: n = z = eax, and c = edx, v = ecx when given. */
 static void emit_nz(struct emit *e)
 {
+  if (!(e->live & FL_NZ))
+    return;
   store32(e, R15, ST_FN, RAX);
   store32(e, R15, ST_FZ, RAX);
 }
@@ -820,11 +825,14 @@ static void emit_nz(struct emit *e)
  * of fl.v (only that bit is ever read: its top byte is written), N and Z. */
 static void emit_arith_flags(struct emit *e, bool add)
 {
-  op_m(e, false, 0x0f90 + (add ? CC_B : CC_AE), 0, R15, ST_FC); /* setc/setnc byte [c] */
-  setcc(e, CC_O, RCX);
-  op_r(e, false, 0xc0, SH_SHL, RCX); /* shl cl, 7 */
-  b1(e, 7);
-  op_m(e, false, 0x88, RCX, R15, ST_FV + 3); /* mov [v + 3], cl */
+  if (e->live & FL_C)
+    op_m(e, false, 0x0f90 + (add ? CC_B : CC_AE), 0, R15, ST_FC); /* setc/setnc byte [c] */
+  if (e->live & FL_V) {
+    setcc(e, CC_O, RCX);
+    op_r(e, false, 0xc0, SH_SHL, RCX); /* shl cl, 7 */
+    b1(e, 7);
+    op_m(e, false, 0x88, RCX, R15, ST_FV + 3); /* mov [v + 3], cl */
+  }
   emit_nz(e);
 }
 
@@ -1005,23 +1013,29 @@ static bool emit_dp(struct emit *e, const struct vm_block_op *op, unsigned kind,
     alu_rr(e, true, ALU_ADD, RAX, RCX);
     alu_rr(e, true, ALU_ADD, RAX, RDX);
     if (s) {
-      mov64_rr(e, R11, RAX);
-      shift_ri(e, true, SH_SHR, R11, 32);
-      mov_rr(e, R8, R9); /* v = ~(a ^ b) & (a ^ res) */
-      alu_rr(e, false, ALU_XOR, R8, R10);
-      not_r(e, R8);
-      alu_rr(e, false, ALU_XOR, R9, RAX);
-      alu_rr(e, false, ALU_AND, R8, R9);
       emit_nz(e);
-      store32(e, R15, ST_FC, R11);
-      store32(e, R15, ST_FV, R8);
+      if (e->live & FL_C) {
+        mov64_rr(e, R11, RAX);
+        shift_ri(e, true, SH_SHR, R11, 32);
+        store32(e, R15, ST_FC, R11);
+      }
+      if (e->live & FL_V) {
+        mov_rr(e, R8, R9); /* v = ~(a ^ b) & (a ^ res) */
+        alu_rr(e, false, ALU_XOR, R8, R10);
+        not_r(e, R8);
+        alu_rr(e, false, ALU_XOR, R9, RAX);
+        alu_rr(e, false, ALU_AND, R8, R9);
+        store32(e, R15, ST_FV, R8);
+      }
     }
     break;
   }
   }
   if (s && logical) {
     emit_nz(e);
-    if (carry_set)
+    if (!(e->live & FL_C))
+      ; /* overwritten before anything reads it */
+    else if (carry_set)
       store32(e, R15, ST_FC, R8);
     else if (carry_const <= 1 && kind == 0)
       store32_i(e, R15, ST_FC, carry_const);
@@ -1250,6 +1264,7 @@ static bool emit_it(struct emit *e, const struct vm_block_op *op, const struct v
   if ((it >> 4) == 15)
     return false; /* UNPREDICTABLE: exec_insn's */
   *pend += 1; /* the IT */
+  e->live = FL_ALL; /* the instructions run or not: nothing they write is sure */
   for (unsigned j = 0; j < len; j++) {
     const struct vm_block_op *g = &op[1 + j];
     const unsigned cond = it >> 4, f = g->d.fast;
@@ -1271,6 +1286,80 @@ static bool emit_it(struct emit *e, const struct vm_block_op *op, const struct v
     *pend += 1;
   }
   return true;
+}
+
+/* What an entry does to the flags in compiled code: the ones it surely
+ * writes and the ones it reads. Every entry compiled code may leave at or
+ * inside (memory accesses, branches, IT blocks, what it cannot compile and
+ * resumes at) reads them all: the block executor sees them there. */
+static void flag_use(const struct vm_block_op *op, unsigned *wr, unsigned *rd)
+{
+  const struct vm_insn *in = &op->d.insn;
+  const unsigned f = op->d.fast;
+  *wr = 0;
+  *rd = 0;
+  if (f >= VM_FAST_DP && f < VM_FAST_LD) { /* as emit_dp */
+    const unsigned k = f - VM_FAST_DP, kind = k / 32, alu = (k % 32) / 2;
+    const bool shifted = kind == 2 && (in->sh_n != 0 || in->sh_type == VM_SH_RRX);
+    if (k & 1) {
+      *wr = FL_NZ;
+      if (alu > VM_ALU_TEQ)
+        *wr |= FL_C | FL_V;
+      else if ((kind == 0 && (in->flags & VM_F_IMMC)) || shifted)
+        *wr |= FL_C;
+    }
+    if (alu == VM_ALU_ADC || alu == VM_ALU_SBC || (kind == 2 && in->sh_type == VM_SH_RRX))
+      *rd = FL_C;
+    return;
+  }
+  switch (f) {
+  case VM_FAST_MUL:
+    if (in->flags & (VM_F_S | VM_F_S_NOTIT))
+      *wr = FL_NZ;
+    return;
+  case VM_FAST_SBFX: case VM_FAST_UBFX: /* the forms emit_op compiles */
+    if (in->sh_n < 32 && in->imm && (in->imm >= 32 || in->sh_n + in->imm <= 32))
+      return;
+    *rd = FL_ALL;
+    return;
+  case VM_FAST_MLA: case VM_FAST_MLS: case VM_FAST_EXT: case VM_FAST_ADR: case VM_FAST_MOVT:
+    return;
+  default:
+    *rd = FL_ALL;
+    return;
+  }
+}
+
+/* live[i]: the flags some later reader needs after entry i of the block at
+ * first (a backward pass over the entries vm_jit_compile goes through), so
+ * that flags written again before anything reads them are not stored. */
+static void flags_live(const struct vm_block_op *first, unsigned live[VM_BLOCK_LEN + 1])
+{
+  unsigned at[VM_BLOCK_LEN + 1], n = 0;
+  for (unsigned i = 0; i <= VM_BLOCK_LEN; i++)
+    live[i] = FL_ALL;
+  for (unsigned i = 0; i < VM_BLOCK_LEN;) {
+    const struct vm_block_op *op = &first[i];
+    const unsigned f = op->d.fast;
+    if (f == VM_FAST_SLOW || f == VM_FAST_BLKEND)
+      break;
+    at[n++] = i;
+    if (f == VM_FAST_IT) {
+      i += 1 + vm_it_length(op->d.insn.imm);
+      continue;
+    }
+    if (vm_fast_ends_block(f, &op->d.insn))
+      break;
+    i++;
+  }
+  unsigned after = FL_ALL; /* every exit reads them all */
+  while (n--) {
+    const struct vm_block_op *op = &first[at[n]];
+    live[at[n]] = after;
+    unsigned wr, rd;
+    flag_use(op, &wr, &rd);
+    after = (after & ~wr) | rd;
+  }
 }
 
 /* ---- buffer ------------------------------------------------------------------- */
@@ -1335,6 +1424,8 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
   }
   const struct vm_timing *t = &vm->cpu.t;
   uint32_t pend = 0;
+  unsigned live[VM_BLOCK_LEN + 1];
+  flags_live(first, live);
   const struct vm_block_op *op = first;
   for (;;) {
     const unsigned f = op->d.fast;
@@ -1358,6 +1449,7 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
     }
     uint8_t *const at = e.p;
     const unsigned nstub = e.nstub;
+    e.live = checked ? FL_ALL : live[op - first]; /* the checked variant may stop anywhere */
     if (!emit_op(&e, op, t, &pend, &end)) {
       if (op == first)
         return NULL;
