@@ -27,21 +27,13 @@
 #include <sys/mman.h>
 
 #include "bus.h"
+#include "jit_x64_asm.h"
 #include "vm_internal.h"
 
 #define JIT_BUF_SIZE (16u << 20) /* enough for every entry of a full block cache */
 #define JIT_BLOCK_MAX (24u << 10) /* the most one block can take (32 LDMs and stubs) */
 #define JIT_STUBS_MAX 160u         /* exits out of line per block */
 
-/* host registers */
-enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15 };
-/* condition codes */
-enum { CC_O = 0, CC_NO, CC_B, CC_AE, CC_E, CC_NE, CC_BE, CC_A, CC_S, CC_NS,
-       CC_L = 12, CC_GE, CC_LE, CC_G };
-/* group-1 ALU opcodes (op r/m, reg) and their /digit with an immediate */
-enum { ALU_ADD = 0, ALU_OR = 1, ALU_AND = 4, ALU_SUB = 5, ALU_XOR = 6, ALU_CMP = 7 };
-/* group-2 shifts (/digit) */
-enum { SH_ROL = 0, SH_ROR = 1, SH_SHL = 4, SH_SHR = 5, SH_SAR = 7 };
 /* the flags, as a liveness set: N and Z (written together), C, V */
 enum { FL_NZ = 1, FL_C = 2, FL_V = 4, FL_ALL = 7 };
 
@@ -86,215 +78,23 @@ _Static_assert(offsetof(struct vm_jit_state, lsrt) == offsetof(struct vm_jit_sta
 
 /* An exit out of line: a jump to patch, and what the stub must do. */
 struct stub {
-  uint8_t *patch;                 /* the rel32 to point at the stub */
-  const struct vm_block_op *op;   /* the entry to resume at, or the branch taken */
-  uint32_t pend;                  /* cycles owed at the jump */
-  bool taken;                     /* a direct branch taken, else a resume */
+  uint8_t *patch; /* the rel32 to point at the stub */
+  const struct vm_block_op *op; /* the entry to resume at, or the branch taken */
+  uint32_t pend; /* cycles owed at the jump */
+  bool taken; /* a direct branch taken, else a resume */
 };
 
 struct emit {
-  uint8_t *p, *end;
-  bool full;
+  struct jit_asm a; /* the code being written (jit_x64_asm.h) */
   const struct vm_jit *j;
   const struct vm_block_op *first; /* the block being compiled, at code `start` */
   const uint8_t *start;
   bool checked; /* the variant with an event check before each entry */
   uint8_t wr, ww; /* the most read/write wait states of any memory: 0, none to add */
-  unsigned live;  /* FL_*: the flags live after the entry being compiled */
+  unsigned live; /* FL_*: the flags live after the entry being compiled */
   struct stub stub[JIT_STUBS_MAX];
   unsigned nstub;
 };
-
-static void b1(struct emit *e, unsigned v)
-{
-  if (e->p < e->end)
-    *e->p++ = (uint8_t)v;
-  else
-    e->full = true;
-}
-
-static void b4(struct emit *e, uint32_t v)
-{
-  for (int i = 0; i < 4; i++)
-    b1(e, (v >> (8 * i)) & 0xff);
-}
-
-static void b8(struct emit *e, uint64_t v)
-{
-  b4(e, (uint32_t)v);
-  b4(e, (uint32_t)(v >> 32));
-}
-
-/* REX with W and the high bits of reg, index and base; left out when empty */
-static void rex(struct emit *e, bool w, unsigned reg, unsigned index, unsigned base)
-{
-  unsigned r = 0x40 | (w ? 8 : 0) | ((reg >> 3) & 1) << 2 | ((index >> 3) & 1) << 1 |
-               ((base >> 3) & 1);
-  if (r != 0x40)
-    b1(e, r);
-}
-
-/* ModRM (+SIB, displacement) for [base + disp] */
-static void mem(struct emit *e, unsigned reg, unsigned base, int32_t disp)
-{
-  unsigned mod = (disp == 0 && (base & 7) != RBP) ? 0 : (disp >= -128 && disp <= 127) ? 1 : 2;
-  b1(e, mod << 6 | (reg & 7) << 3 | (base & 7));
-  if ((base & 7) == RSP)
-    b1(e, 0x24);
-  if (mod == 1)
-    b1(e, (uint8_t)disp);
-  else if (mod == 2)
-    b4(e, (uint32_t)disp);
-}
-
-/* ModRM + SIB for [base + index] (index is not rsp) */
-static void mem_bi(struct emit *e, unsigned reg, unsigned base, unsigned index)
-{
-  if ((base & 7) == RBP) {
-    b1(e, 0x44 | (reg & 7) << 3);
-    b1(e, (index & 7) << 3 | (base & 7));
-    b1(e, 0);
-  } else {
-    b1(e, 0x04 | (reg & 7) << 3);
-    b1(e, (index & 7) << 3 | (base & 7));
-  }
-}
-
-/* op reg, [base + disp] (or op [base + disp], reg: by the opcode) */
-static void op_m(struct emit *e, bool w, unsigned opc, unsigned reg, unsigned base, int32_t disp)
-{
-  rex(e, w, reg, 0, base);
-  if (opc > 0xff)
-    b1(e, opc >> 8);
-  b1(e, opc & 0xff);
-  mem(e, reg, base, disp);
-}
-
-/* op rm, reg (register form) */
-static void op_r(struct emit *e, bool w, unsigned opc, unsigned reg, unsigned rm)
-{
-  rex(e, w, reg, 0, rm);
-  if (opc > 0xff)
-    b1(e, opc >> 8);
-  b1(e, opc & 0xff);
-  b1(e, 0xc0 | (reg & 7) << 3 | (rm & 7));
-}
-
-static void load32(struct emit *e, unsigned r, unsigned base, int32_t d) { op_m(e, false, 0x8b, r, base, d); }
-static void store32(struct emit *e, unsigned base, int32_t d, unsigned r) { op_m(e, false, 0x89, r, base, d); }
-static void load64(struct emit *e, unsigned r, unsigned base, int32_t d) { op_m(e, true, 0x8b, r, base, d); }
-static void store64(struct emit *e, unsigned base, int32_t d, unsigned r) { op_m(e, true, 0x89, r, base, d); }
-static void mov_rr(struct emit *e, unsigned dst, unsigned src) { op_r(e, false, 0x89, src, dst); }
-static void mov64_rr(struct emit *e, unsigned dst, unsigned src) { op_r(e, true, 0x89, src, dst); }
-
-static void mov_ri(struct emit *e, unsigned r, uint32_t v)
-{
-  if (v == 0) { /* xor r, r */
-    op_r(e, false, 0x31, r, r);
-    return;
-  }
-  rex(e, false, 0, 0, r);
-  b1(e, 0xb8 + (r & 7));
-  b4(e, v);
-}
-
-static void mov64_ri(struct emit *e, unsigned r, uint64_t v)
-{
-  rex(e, true, 0, 0, r);
-  b1(e, 0xb8 + (r & 7));
-  b8(e, v);
-}
-
-/* mov dword [base + d], imm32 */
-static void store32_i(struct emit *e, unsigned base, int32_t d, uint32_t v)
-{
-  op_m(e, false, 0xc7, 0, base, d);
-  b4(e, v);
-}
-
-/* ALU r, r (32 or 64 bits): opcode base = 8 * group-1 op + 1 */
-static void alu_rr(struct emit *e, bool w, unsigned alu, unsigned dst, unsigned src)
-{
-  op_r(e, w, 8 * alu + 1, src, dst);
-}
-
-/* ALU r, imm32 */
-static void alu_ri(struct emit *e, bool w, unsigned alu, unsigned r, uint32_t imm)
-{
-  if ((int32_t)imm >= -128 && (int32_t)imm <= 127) {
-    op_r(e, w, 0x83, alu, r);
-    b1(e, imm & 0xff);
-  } else {
-    op_r(e, w, 0x81, alu, r);
-    b4(e, imm);
-  }
-}
-
-/* ALU r, [base + d] */
-static void alu_rm(struct emit *e, unsigned alu, unsigned r, unsigned base, int32_t d)
-{
-  op_m(e, false, 8 * alu + 3, r, base, d);
-}
-
-/* cmp dword [base + d], imm8 */
-static void cmp_mi8(struct emit *e, unsigned base, int32_t d, int8_t imm)
-{
-  op_m(e, false, 0x83, ALU_CMP, base, d);
-  b1(e, (uint8_t)imm);
-}
-
-static void shift_ri(struct emit *e, bool w, unsigned sh, unsigned r, unsigned n)
-{
-  op_r(e, w, 0xc1, sh, r);
-  b1(e, n);
-}
-
-static void not_r(struct emit *e, unsigned r) { op_r(e, false, 0xf7, 2, r); }
-static void test_rr(struct emit *e, unsigned a, unsigned b) { op_r(e, false, 0x85, b, a); }
-
-/* setcc r8 (al, cl, dl or bl only: no REX) */
-static void setcc(struct emit *e, unsigned cc, unsigned r)
-{
-  b1(e, 0x0f);
-  b1(e, 0x90 + cc);
-  b1(e, 0xc0 | (r & 7));
-}
-
-
-/* add r64, imm (nothing for 0) */
-static void add64_i(struct emit *e, unsigned r, uint32_t v)
-{
-  if (v)
-    alu_ri(e, true, ALU_ADD, r, v);
-}
-
-/* jcc rel32 / jmp rel32 to be patched, or to a known place */
-static uint8_t *jcc_fwd(struct emit *e, unsigned cc)
-{
-  b1(e, 0x0f);
-  b1(e, 0x80 + cc);
-  uint8_t *at = e->p;
-  b4(e, 0);
-  return at;
-}
-
-static uint8_t *jmp_fwd(struct emit *e)
-{
-  b1(e, 0xe9);
-  uint8_t *at = e->p;
-  b4(e, 0);
-  return at;
-}
-
-static void patch(struct emit *e, uint8_t *at, const uint8_t *to)
-{
-  if (e->full || !at || at + 4 > e->end)
-    return;
-  int32_t rel = (int32_t)(to - (at + 4));
-  memcpy(at, &rel, 4);
-}
-
-static void jmp_to(struct emit *e, const uint8_t *to) { patch(e, jmp_fwd(e), to); }
 
 /* ---- shared stubs ------------------------------------------------------------- */
 
@@ -302,10 +102,10 @@ static void jmp_to(struct emit *e, const uint8_t *to) { patch(e, jmp_fwd(e), to)
  * (state.lsp false, lsrt VM_NOREG), for a block that starts with one */
 static void emit_ls_clear(struct emit *e)
 {
-  b1(e, 0x66);
-  op_m(e, false, 0xc7, 0, R15, ST_LSP);
-  b1(e, 0x00);
-  b1(e, 0xff);
+  b1(&e->a, 0x66);
+  op_m(&e->a, false, 0xc7, 0, R15, ST_LSP);
+  b1(&e->a, 0x00);
+  b1(&e->a, 0xff);
 }
 
 /* The block whose first entry is in register r may not run whole before
@@ -313,12 +113,12 @@ static void emit_ls_clear(struct emit *e)
  * through, to hand it to the block executor). */
 static void emit_try_checked(struct emit *e, unsigned r)
 {
-  load64(e, RCX, r, OP_JITC);
-  test_rr(e, RCX, RCX);
-  uint8_t *none = jcc_fwd(e, CC_E);
+  load64(&e->a, RCX, r, OP_JITC);
+  test_rr(&e->a, RCX, RCX);
+  uint8_t *none = jcc_fwd(&e->a, CC_E);
   emit_ls_clear(e);
-  op_r(e, false, 0xff, 4, RCX); /* jmp rcx */
-  patch(e, none, e->p);
+  op_r(&e->a, false, 0xff, 4, RCX); /* jmp rcx */
+  patch(&e->a, none, e->a.p);
 }
 
 /* rax = a block's first entry, reached by a branch. When its bound allows
@@ -327,74 +127,74 @@ static void emit_try_checked(struct emit *e, unsigned r)
  * when it has none. */
 static void emit_go_block(struct emit *e)
 {
-  load32(e, RSI, RAX, OP_LAST);
-  alu_rr(e, true, ALU_ADD, RSI, R12);
-  alu_rr(e, true, ALU_CMP, RSI, R13);
-  uint8_t *bound = jcc_fwd(e, CC_AE);
+  load32(&e->a, RSI, RAX, OP_LAST);
+  alu_rr(&e->a, true, ALU_ADD, RSI, R12);
+  alu_rr(&e->a, true, ALU_CMP, RSI, R13);
+  uint8_t *bound = jcc_fwd(&e->a, CC_AE);
   emit_ls_clear(e);
-  load64(e, RCX, RAX, OP_JIT);
-  test_rr(e, RCX, RCX);
-  uint8_t *interp = jcc_fwd(e, CC_E);
-  op_r(e, false, 0xff, 4, RCX); /* jmp rcx */
-  patch(e, interp, e->p);       /* resume at its first entry */
-  store64(e, R15, ST_OP, RAX);
-  mov_ri(e, RAX, VM_JIT_RESUME);
-  jmp_to(e, e->j->exit);
-  patch(e, bound, e->p);        /* the event is near */
+  load64(&e->a, RCX, RAX, OP_JIT);
+  test_rr(&e->a, RCX, RCX);
+  uint8_t *interp = jcc_fwd(&e->a, CC_E);
+  op_r(&e->a, false, 0xff, 4, RCX); /* jmp rcx */
+  patch(&e->a, interp, e->a.p); /* resume at its first entry */
+  store64(&e->a, R15, ST_OP, RAX);
+  mov_ri(&e->a, RAX, VM_JIT_RESUME);
+  jmp_to(&e->a, e->j->exit);
+  patch(&e->a, bound, e->a.p); /* the event is near */
   emit_try_checked(e, RAX);
 }
 
 static void emit_stubs_common(struct emit *e, struct vm_jit *j)
 {
   /* entry: int (*)(state *rdi, cpu *rsi, pages *rdx, code *rcx) */
-  j->entry = e->p;
+  j->entry = e->a.p;
   static const unsigned saved[] = {RBX, RBP, R12, R13, R14, R15};
   for (unsigned i = 0; i < 6; i++) {
-    rex(e, false, 0, 0, saved[i]);
-    b1(e, 0x50 + (saved[i] & 7));
+    rex(&e->a, false, 0, 0, saved[i]);
+    b1(&e->a, 0x50 + (saved[i] & 7));
   }
-  alu_ri(e, true, ALU_SUB, RSP, 8); /* keep rsp 16-byte aligned */
-  mov64_rr(e, R15, RDI);
-  mov64_rr(e, RBX, RSI);
-  mov64_rr(e, RBP, RDX);
-  load64(e, R12, R15, ST_CY);
-  load64(e, R13, R15, ST_EV);
-  load64(e, R14, R15, ST_IR);
-  op_r(e, false, 0xff, 4, RCX); /* jmp rcx */
+  alu_ri(&e->a, true, ALU_SUB, RSP, 8); /* keep rsp 16-byte aligned */
+  mov64_rr(&e->a, R15, RDI);
+  mov64_rr(&e->a, RBX, RSI);
+  mov64_rr(&e->a, RBP, RDX);
+  load64(&e->a, R12, R15, ST_CY);
+  load64(&e->a, R13, R15, ST_EV);
+  load64(&e->a, R14, R15, ST_IR);
+  op_r(&e->a, false, 0xff, 4, RCX); /* jmp rcx */
 
   /* exit: eax holds the exit code */
-  j->exit = e->p;
-  store64(e, R15, ST_CY, R12);
-  store64(e, R15, ST_IR, R14);
-  alu_ri(e, true, ALU_ADD, RSP, 8);
+  j->exit = e->a.p;
+  store64(&e->a, R15, ST_CY, R12);
+  store64(&e->a, R15, ST_IR, R14);
+  alu_ri(&e->a, true, ALU_ADD, RSP, 8);
   for (int i = 5; i >= 0; i--) {
-    rex(e, false, 0, 0, saved[i]);
-    b1(e, 0x58 + (saved[i] & 7));
+    rex(&e->a, false, 0, 0, saved[i]);
+    b1(&e->a, 0x58 + (saved[i] & 7));
   }
-  b1(e, 0xc3);
+  b1(&e->a, 0xc3);
 
   /* dispatch: eax = the target of a retired indirect branch (cy, ir done) */
-  j->dispatch = e->p;
-  mov_rr(e, RCX, RAX);
-  shift_ri(e, false, SH_SHR, RCX, 1);
-  alu_ri(e, false, ALU_AND, RCX, VM_BLOCK_MAP - 1);
-  shift_ri(e, true, SH_SHL, RCX, 4);
-  mov64_ri(e, RDX, (uint64_t)(uintptr_t)j->map);
-  alu_rr(e, true, ALU_ADD, RDX, RCX);
-  op_m(e, false, 0x8d, RSI, RAX, 1);            /* lea esi, [rax + 1] */
-  op_m(e, false, 0x39, RSI, RDX, 0);            /* cmp [rdx], esi */
-  uint8_t *miss = jcc_fwd(e, CC_NE);
-  op_m(e, false, 0x89, RAX, R15, ST_PC);        /* mov [r15 + pc], eax (for a bound miss) */
-  load64(e, RAX, RDX, (int32_t)offsetof(struct vm_block, op));
+  j->dispatch = e->a.p;
+  mov_rr(&e->a, RCX, RAX);
+  shift_ri(&e->a, false, SH_SHR, RCX, 1);
+  alu_ri(&e->a, false, ALU_AND, RCX, VM_BLOCK_MAP - 1);
+  shift_ri(&e->a, true, SH_SHL, RCX, 4);
+  mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)j->map);
+  alu_rr(&e->a, true, ALU_ADD, RDX, RCX);
+  op_m(&e->a, false, 0x8d, RSI, RAX, 1); /* lea esi, [rax + 1] */
+  op_m(&e->a, false, 0x39, RSI, RDX, 0); /* cmp [rdx], esi */
+  uint8_t *miss = jcc_fwd(&e->a, CC_NE);
+  op_m(&e->a, false, 0x89, RAX, R15, ST_PC); /* mov [r15 + pc], eax (for a bound miss) */
+  load64(&e->a, RAX, RDX, (int32_t)offsetof(struct vm_block, op));
   emit_go_block(e);
-  uint8_t *to_enter = jmp_fwd(e);
-  patch(e, miss, e->p);
-  op_m(e, false, 0x89, RAX, R15, ST_PC);
-  patch(e, to_enter, e->p);                     /* enter at pc, nothing to link */
-  op_m(e, true, 0xc7, 0, R15, ST_OP);           /* mov qword [r15 + op], 0 */
-  b4(e, 0);
-  mov_ri(e, RAX, VM_JIT_ENTER);
-  jmp_to(e, j->exit);
+  uint8_t *to_enter = jmp_fwd(&e->a);
+  patch(&e->a, miss, e->a.p);
+  op_m(&e->a, false, 0x89, RAX, R15, ST_PC);
+  patch(&e->a, to_enter, e->a.p); /* enter at pc, nothing to link */
+  op_m(&e->a, true, 0xc7, 0, R15, ST_OP); /* mov qword [r15 + op], 0 */
+  b4(&e->a, 0);
+  mov_ri(&e->a, RAX, VM_JIT_ENTER);
+  jmp_to(&e->a, j->exit);
 }
 
 /* ---- out-of-line exits -------------------------------------------------------- */
@@ -403,7 +203,7 @@ static bool add_stub(struct emit *e, uint8_t *patch_at, const struct vm_block_op
                      uint32_t pend, bool taken)
 {
   if (e->nstub == JIT_STUBS_MAX) {
-    e->full = true;
+    e->a.full = true;
     return false;
   }
   e->stub[e->nstub++] = (struct stub){patch_at, op, pend, taken};
@@ -414,11 +214,11 @@ static bool add_stub(struct emit *e, uint8_t *patch_at, const struct vm_block_op
  * checked variant, one instruction at a time. */
 static void emit_resume(struct emit *e, const struct vm_block_op *op, uint32_t pend)
 {
-  add64_i(e, R12, pend);
-  mov64_ri(e, RAX, (uint64_t)(uintptr_t)op);
-  store64(e, R15, ST_OP, RAX);
-  mov_ri(e, RAX, e->checked ? VM_JIT_PLAIN : VM_JIT_RESUME);
-  jmp_to(e, e->j->exit);
+  add64_i(&e->a, R12, pend);
+  mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)op);
+  store64(&e->a, R15, ST_OP, RAX);
+  mov_ri(&e->a, RAX, e->checked ? VM_JIT_PLAIN : VM_JIT_RESUME);
+  jmp_to(&e->a, e->j->exit);
 }
 
 /* Whether a block starting with op reads the load/store pipelining state
@@ -446,42 +246,42 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   } else if (tb->tag == (target | 1) && tb->op->jit) {
     to = tb->op, code = tb->op->jit;
   }
-  add64_i(e, R12, pend + op->d.taken_cycles);
-  add64_i(e, R14, op->d.nth + 1u);
+  add64_i(&e->a, R12, pend + op->d.taken_cycles);
+  add64_i(&e->a, R14, op->d.nth + 1u);
   if (to) {
-    op_m(e, true, 0x8d, RSI, R12, (int32_t)to->last_start); /* lea rsi, [r12 + last_start] */
-    alu_rr(e, true, ALU_CMP, RSI, R13);
-    uint8_t *bound = jcc_fwd(e, CC_AE);
+    op_m(&e->a, true, 0x8d, RSI, R12, (int32_t)to->last_start); /* lea rsi, [r12 + last_start] */
+    alu_rr(&e->a, true, ALU_CMP, RSI, R13);
+    uint8_t *bound = jcc_fwd(&e->a, CC_AE);
     if (reads_ls_state(to))
       emit_ls_clear(e);
-    jmp_to(e, code);
-    patch(e, bound, e->p); /* the event is near: the checked variant, or the block executor */
-    mov64_ri(e, RAX, (uint64_t)(uintptr_t)to);
+    jmp_to(&e->a, code);
+    patch(&e->a, bound, e->a.p); /* the event is near: the checked variant, or the block executor */
+    mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)to);
     emit_try_checked(e, RAX);
-    mov64_ri(e, RDX, (uint64_t)(uintptr_t)op);
-    store64(e, R15, ST_OP, RDX);
-    store32_i(e, R15, ST_PC, target);
-    mov_ri(e, RAX, VM_JIT_ENTER);
-    jmp_to(e, e->j->exit);
+    mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)op);
+    store64(&e->a, R15, ST_OP, RDX);
+    store32_i(&e->a, R15, ST_PC, target);
+    mov_ri(&e->a, RAX, VM_JIT_ENTER);
+    jmp_to(&e->a, e->j->exit);
     return;
   }
-  mov64_ri(e, RDX, (uint64_t)(uintptr_t)op);
-  load64(e, RAX, RDX, OP_LINK);
-  test_rr(e, RAX, RAX);
-  uint8_t *unlinked = jcc_fwd(e, CC_E);
+  mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)op);
+  load64(&e->a, RAX, RDX, OP_LINK);
+  test_rr(&e->a, RAX, RAX);
+  uint8_t *unlinked = jcc_fwd(&e->a, CC_E);
   emit_go_block(e);
-  patch(e, unlinked, e->p);
-  store64(e, R15, ST_OP, RDX);
-  store32_i(e, R15, ST_PC, (uint32_t)op->d.soff);
-  mov_ri(e, RAX, VM_JIT_ENTER);
-  jmp_to(e, e->j->exit);
+  patch(&e->a, unlinked, e->a.p);
+  store64(&e->a, R15, ST_OP, RDX);
+  store32_i(&e->a, R15, ST_PC, (uint32_t)op->d.soff);
+  mov_ri(&e->a, RAX, VM_JIT_ENTER);
+  jmp_to(&e->a, e->j->exit);
 }
 
 static void emit_stubs(struct emit *e)
 {
   for (unsigned i = 0; i < e->nstub; i++) {
     const struct stub *s = &e->stub[i];
-    patch(e, s->patch, e->p);
+    patch(&e->a, s->patch, e->a.p);
     if (s->taken)
       emit_taken(e, s->op, s->pend);
     else
@@ -492,7 +292,7 @@ static void emit_stubs(struct emit *e)
 /* A jump to "resume at op" taken when the flags say cc. */
 static void bail_if(struct emit *e, unsigned cc, const struct vm_block_op *op, uint32_t pend)
 {
-  add_stub(e, jcc_fwd(e, cc), op, pend, false);
+  add_stub(e, jcc_fwd(&e->a, cc), op, pend, false);
 }
 
 /* ---- instructions ------------------------------------------------------------- */
@@ -504,24 +304,24 @@ static void emit_page_at(struct emit *e, const struct vm_block_op *op, uint32_t 
                          uint32_t size, bool write, bool known, uint32_t addr)
 {
   if (known) {
-    op_m(e, true, 0x8d, RDX, RBP, (int32_t)((addr >> VM_PAGE_SHIFT) * 32)); /* lea rdx, [rbp + d] */
-    mov_ri(e, R10, addr & PAGE_MASK);
-    mov_ri(e, RCX, addr & PAGE_MASK);
+    op_m(&e->a, true, 0x8d, RDX, RBP, (int32_t)((addr >> VM_PAGE_SHIFT) * 32)); /* lea rdx, [rbp + d] */
+    mov_ri(&e->a, R10, addr & PAGE_MASK);
+    mov_ri(&e->a, RCX, addr & PAGE_MASK);
   } else {
-    mov_rr(e, RDX, RAX);
-    shift_ri(e, false, SH_SHR, RDX, VM_PAGE_SHIFT);
-    shift_ri(e, true, SH_SHL, RDX, 5);
-    alu_rr(e, true, ALU_ADD, RDX, RBP);
-    mov_rr(e, R10, RAX);
-    alu_ri(e, false, ALU_AND, R10, PAGE_MASK);
-    mov_rr(e, RCX, R10);
+    mov_rr(&e->a, RDX, RAX);
+    shift_ri(&e->a, false, SH_SHR, RDX, VM_PAGE_SHIFT);
+    shift_ri(&e->a, true, SH_SHL, RDX, 5);
+    alu_rr(&e->a, true, ALU_ADD, RDX, RBP);
+    mov_rr(&e->a, R10, RAX);
+    alu_ri(&e->a, false, ALU_AND, R10, PAGE_MASK);
+    mov_rr(&e->a, RCX, R10);
   }
-  op_m(e, false, 8 * ALU_SUB + 3, RCX, RDX, PG_LO); /* ecx = off - lo (zero-extended) */
-  add64_i(e, RCX, size);
-  load32(e, RSI, RDX, write ? PG_WLIM : PG_RLIM);
-  alu_rr(e, true, ALU_CMP, RCX, RSI);
+  op_m(&e->a, false, 8 * ALU_SUB + 3, RCX, RDX, PG_LO); /* ecx = off - lo (zero-extended) */
+  add64_i(&e->a, RCX, size);
+  load32(&e->a, RSI, RDX, write ? PG_WLIM : PG_RLIM);
+  alu_rr(&e->a, true, ALU_CMP, RCX, RSI);
   bail_if(e, CC_A, op, pend);
-  load64(e, RSI, RDX, PG_HOST);
+  load64(&e->a, RSI, RDX, PG_HOST);
 }
 
 static void emit_page(struct emit *e, const struct vm_block_op *op, uint32_t pend, uint32_t size,
@@ -534,8 +334,8 @@ static void emit_page(struct emit *e, const struct vm_block_op *op, uint32_t pen
 static void emit_align(struct emit *e, const struct vm_block_op *op, uint32_t pend, uint32_t size)
 {
   if (size > 1) {
-    b1(e, 0xa8); /* test al, imm8 */
-    b1(e, size - 1);
+    b1(&e->a, 0xa8); /* test al, imm8 */
+    b1(&e->a, size - 1);
     bail_if(e, CC_NE, op, pend);
   }
 }
@@ -547,28 +347,28 @@ static void emit_ls_cycles(struct emit *e, const struct vm_block_op *op, uint32_
 {
   const struct vm_insn *in = &op->d.insn;
   if (in->ls_cycles) {
-    add64_i(e, R12, pend + in->ls_cycles);
+    add64_i(&e->a, R12, pend + in->ls_cycles);
     return;
   }
-  add64_i(e, R12, pend);
+  add64_i(&e->a, R12, pend);
   /* 1 when lsp && (lsrt == NOREG || (lsrt != rn && lsrt != rm)), else 2 */
-  mov_ri(e, R9, 2);
-  op_m(e, false, 0x0fb6, R10, R15, ST_LSP); /* movzx r10d, byte [lsp] */
-  test_rr(e, R10, R10);
-  uint8_t *two1 = jcc_fwd(e, CC_E);
-  op_m(e, false, 0x0fb6, R10, R15, ST_LSRT);
-  alu_ri(e, false, ALU_CMP, R10, VM_NOREG);
-  uint8_t *one = jcc_fwd(e, CC_E);
-  alu_ri(e, false, ALU_CMP, R10, in->rn);
-  uint8_t *two2 = jcc_fwd(e, CC_E);
-  alu_ri(e, false, ALU_CMP, R10, in->rm);
-  uint8_t *two3 = jcc_fwd(e, CC_E);
-  patch(e, one, e->p);
-  mov_ri(e, R9, 1);
-  patch(e, two1, e->p);
-  patch(e, two2, e->p);
-  patch(e, two3, e->p);
-  alu_rr(e, true, ALU_ADD, R12, R9);
+  mov_ri(&e->a, R9, 2);
+  op_m(&e->a, false, 0x0fb6, R10, R15, ST_LSP); /* movzx r10d, byte [lsp] */
+  test_rr(&e->a, R10, R10);
+  uint8_t *two1 = jcc_fwd(&e->a, CC_E);
+  op_m(&e->a, false, 0x0fb6, R10, R15, ST_LSRT);
+  alu_ri(&e->a, false, ALU_CMP, R10, VM_NOREG);
+  uint8_t *one = jcc_fwd(&e->a, CC_E);
+  alu_ri(&e->a, false, ALU_CMP, R10, in->rn);
+  uint8_t *two2 = jcc_fwd(&e->a, CC_E);
+  alu_ri(&e->a, false, ALU_CMP, R10, in->rm);
+  uint8_t *two3 = jcc_fwd(&e->a, CC_E);
+  patch(&e->a, one, e->a.p);
+  mov_ri(&e->a, R9, 1);
+  patch(&e->a, two1, e->a.p);
+  patch(&e->a, two2, e->a.p);
+  patch(&e->a, two3, e->a.p);
+  alu_rr(&e->a, true, ALU_ADD, R12, R9);
 }
 
 /* r12 += the page's (rdx) read or write wait states (none to add when no
@@ -577,29 +377,29 @@ static void emit_wait(struct emit *e, bool write)
 {
   if (!(write ? e->ww : e->wr))
     return;
-  op_m(e, false, 0x0fb6, RCX, RDX, write ? PG_WW : PG_WR);
-  alu_rr(e, true, ALU_ADD, R12, RCX);
+  op_m(&e->a, false, 0x0fb6, RCX, RDX, write ? PG_WW : PG_WR);
+  alu_rr(&e->a, true, ALU_ADD, R12, RCX);
 }
 
 /* r8d = the value of size bytes at [rsi + r10], extended */
 static void emit_host_load(struct emit *e, uint32_t size, bool sign)
 {
   unsigned opc = size == 4 ? 0x8b : size == 2 ? (sign ? 0x0fbf : 0x0fb7) : (sign ? 0x0fbe : 0x0fb6);
-  rex(e, false, R8, R10, RSI);
+  rex(&e->a, false, R8, R10, RSI);
   if (opc > 0xff)
-    b1(e, opc >> 8);
-  b1(e, opc & 0xff);
-  mem_bi(e, R8, RSI, R10);
+    b1(&e->a, opc >> 8);
+  b1(&e->a, opc & 0xff);
+  mem_bi(&e->a, R8, RSI, R10);
 }
 
 /* [rsi + r10] = the low size bytes of r8d */
 static void emit_host_store(struct emit *e, uint32_t size)
 {
   if (size == 2)
-    b1(e, 0x66);
-  rex(e, false, R8, R10, RSI);
-  b1(e, size == 1 ? 0x88 : 0x89);
-  mem_bi(e, R8, RSI, R10);
+    b1(&e->a, 0x66);
+  rex(&e->a, false, R8, R10, RSI);
+  b1(&e->a, size == 1 ? 0x88 : 0x89);
+  mem_bi(&e->a, R8, RSI, R10);
 }
 
 static const uint8_t ldst_size[8] = {4, 2, 2, 1, 1, 4, 2, 1};
@@ -613,26 +413,26 @@ static bool emit_ldst_imm(struct emit *e, const struct vm_block_op *op, uint32_t
   const bool load = form < VM_LDST_STR_W, sign = form == VM_LDST_LDR_SH || form == VM_LDST_LDR_SB;
   if (!load && in->rd == 15)
     return false;
-  load32(e, RAX, RBX, GR(in->rn));
+  load32(&e->a, RAX, RBX, GR(in->rn));
   if (mode != VM_LDST_POST && soff)
-    alu_ri(e, false, ALU_ADD, RAX, soff);
+    alu_ri(&e->a, false, ALU_ADD, RAX, soff);
   emit_align(e, op, *pend, size);
   emit_page(e, op, *pend, size, !load);
   if (load) {
     emit_host_load(e, size, sign);
   } else {
-    load32(e, R8, RBX, GR(in->rd));
+    load32(&e->a, R8, RBX, GR(in->rd));
     emit_host_store(e, size);
   }
   if (mode == VM_LDST_PRE) {
-    store32(e, RBX, GR(in->rn), RAX);
+    store32(&e->a, RBX, GR(in->rn), RAX);
   } else if (mode == VM_LDST_POST) {
     if (soff)
-      alu_ri(e, false, ALU_ADD, RAX, soff);
-    store32(e, RBX, GR(in->rn), RAX);
+      alu_ri(&e->a, false, ALU_ADD, RAX, soff);
+    store32(&e->a, RBX, GR(in->rn), RAX);
   }
   if (load)
-    store32(e, RBX, GR(in->rd), R8);
+    store32(&e->a, RBX, GR(in->rd), R8);
   emit_ls_cycles(e, op, *pend);
   emit_wait(e, !load);
   *pend = 0;
@@ -657,44 +457,44 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
       return false;
     emit_page_at(e, op, *pend, size, false, true, addr);
     emit_host_load(e, size, sign);
-    store32(e, RBX, GR(in->rd), R8);
+    store32(&e->a, RBX, GR(in->rd), R8);
     emit_ls_cycles(e, op, *pend);
     emit_wait(e, false);
     *pend = 0;
     return true;
   }
   if (in->flags & VM_F_LIT)
-    mov_ri(e, RAX, (pc + 4) & ~3u);
+    mov_ri(&e->a, RAX, (pc + 4) & ~3u);
   else
-    load32(e, RAX, RBX, GR(in->rn));
+    load32(&e->a, RAX, RBX, GR(in->rn));
   if (in->rm != VM_NOREG) {
-    load32(e, RCX, RBX, GR(in->rm));
+    load32(&e->a, RCX, RBX, GR(in->rm));
     if (in->sh_n)
-      shift_ri(e, false, SH_SHL, RCX, in->sh_n & 31);
+      shift_ri(&e->a, false, SH_SHL, RCX, in->sh_n & 31);
     if (in->sh_n >= 32)
       return false;
   } else {
-    mov_ri(e, RCX, in->imm);
+    mov_ri(&e->a, RCX, in->imm);
   }
-  mov_rr(e, RDI, RAX); /* edi = offaddr */
-  alu_rr(e, false, (in->flags & VM_F_U) ? ALU_ADD : ALU_SUB, RDI, RCX);
+  mov_rr(&e->a, RDI, RAX); /* edi = offaddr */
+  alu_rr(&e->a, false, (in->flags & VM_F_U) ? ALU_ADD : ALU_SUB, RDI, RCX);
   if (in->flags & VM_F_P)
-    mov_rr(e, RAX, RDI);
+    mov_rr(&e->a, RAX, RDI);
   emit_align(e, op, *pend, size);
   emit_page(e, op, *pend, size, !load);
   if (load) {
     emit_host_load(e, size, sign);
     if (in->flags & VM_F_W)
-      store32(e, RBX, GR(in->rn), RDI);
-    store32(e, RBX, GR(in->rd), R8);
+      store32(&e->a, RBX, GR(in->rn), RDI);
+    store32(&e->a, RBX, GR(in->rd), R8);
   } else {
     if (in->rd == 15)
-      mov_ri(e, R8, pc);
+      mov_ri(&e->a, R8, pc);
     else
-      load32(e, R8, RBX, GR(in->rd));
+      load32(&e->a, R8, RBX, GR(in->rd));
     emit_host_store(e, size);
     if (in->flags & VM_F_W)
-      store32(e, RBX, GR(in->rn), RDI);
+      store32(&e->a, RBX, GR(in->rn), RDI);
   }
   emit_ls_cycles(e, op, *pend);
   emit_wait(e, !load);
@@ -708,15 +508,15 @@ static void emit_indirect(struct emit *e, const struct vm_block_op *op, const st
                           uint32_t cycles)
 {
   if (e->wr) {
-    mov_rr(e, RDX, RAX);
-    shift_ri(e, false, SH_SHR, RDX, VM_PAGE_SHIFT);
-    shift_ri(e, true, SH_SHL, RDX, 5);
-    alu_rr(e, true, ALU_ADD, RDX, RBP);
+    mov_rr(&e->a, RDX, RAX);
+    shift_ri(&e->a, false, SH_SHR, RDX, VM_PAGE_SHIFT);
+    shift_ri(&e->a, true, SH_SHL, RDX, 5);
+    alu_rr(&e->a, true, ALU_ADD, RDX, RBP);
     emit_wait(e, false);
   }
-  add64_i(e, R12, cycles + t->refill);
-  add64_i(e, R14, op->d.nth + 1u);
-  jmp_to(e, e->j->dispatch);
+  add64_i(&e->a, R12, cycles + t->refill);
+  add64_i(&e->a, R14, op->d.nth + 1u);
+  jmp_to(&e->a, e->j->dispatch);
 }
 
 /* LDM/STM: rsi = the host address of the n words at Rn (IA) or Rn - 4n
@@ -725,14 +525,14 @@ static void emit_multi_base(struct emit *e, const struct vm_block_op *op, uint32
                             uint32_t n, bool write)
 {
   const struct vm_insn *in = &op->d.insn;
-  load32(e, RAX, RBX, GR(in->rn));
+  load32(&e->a, RAX, RBX, GR(in->rn));
   if (in->sub)
-    alu_ri(e, false, ALU_SUB, RAX, 4 * n);
+    alu_ri(&e->a, false, ALU_SUB, RAX, 4 * n);
   emit_align(e, op, pend, 4);
   emit_page(e, op, pend, 4 * n, write);
-  rex(e, true, RSI, R10, RSI); /* lea rsi, [rsi + r10] */
-  b1(e, 0x8d);
-  mem_bi(e, RSI, RSI, R10);
+  rex(&e->a, true, RSI, R10, RSI); /* lea rsi, [rsi + r10] */
+  b1(&e->a, 0x8d);
+  mem_bi(&e->a, RSI, RSI, R10);
 }
 
 /* LDM/STM: Rn moves by 4n when written back; r12 += n times the page's
@@ -740,19 +540,19 @@ static void emit_multi_base(struct emit *e, const struct vm_block_op *op, uint32
 static void emit_multi_wb(struct emit *e, const struct vm_insn *in, uint32_t n)
 {
   if (in->flags & VM_F_W) {
-    load32(e, RDI, RBX, GR(in->rn));
-    alu_ri(e, false, in->sub ? ALU_SUB : ALU_ADD, RDI, 4 * n);
-    store32(e, RBX, GR(in->rn), RDI);
+    load32(&e->a, RDI, RBX, GR(in->rn));
+    alu_ri(&e->a, false, in->sub ? ALU_SUB : ALU_ADD, RDI, 4 * n);
+    store32(&e->a, RBX, GR(in->rn), RDI);
   }
 }
 
 static void emit_multi_wait(struct emit *e, uint32_t n, bool write)
 {
   if (write ? e->ww : e->wr) {
-    op_m(e, false, 0x0fb6, RCX, RDX, write ? PG_WW : PG_WR);
-    op_r(e, false, 0x6b, RCX, RCX); /* imul ecx, ecx, n */
-    b1(e, n);
-    alu_rr(e, true, ALU_ADD, R12, RCX);
+    op_m(&e->a, false, 0x0fb6, RCX, RDX, write ? PG_WW : PG_WR);
+    op_r(&e->a, false, 0x6b, RCX, RCX); /* imul ecx, ecx, n */
+    b1(&e->a, n);
+    alu_rr(&e->a, true, ALU_ADD, R12, RCX);
   }
 }
 
@@ -764,29 +564,29 @@ static bool emit_ldm(struct emit *e, const struct vm_block_op *op, uint32_t pend
   const uint32_t list = in->imm, n = (uint32_t)__builtin_popcount(list);
   emit_multi_base(e, op, pend, n, false);
   if (list & 0x8000) { /* LoadWritePC: no interworking, no EXC_RETURN here */
-    load32(e, R8, RSI, (int32_t)(4 * (n - 1)));
-    rex(e, false, 0, 0, R8); /* test r8b, 1 */
-    b1(e, 0xf6);
-    b1(e, 0xc0 | (R8 & 7));
-    b1(e, 1);
+    load32(&e->a, R8, RSI, (int32_t)(4 * (n - 1)));
+    rex(&e->a, false, 0, 0, R8); /* test r8b, 1 */
+    b1(&e->a, 0xf6);
+    b1(&e->a, 0xc0 | (R8 & 7));
+    b1(&e->a, 1);
     bail_if(e, CC_E, op, pend);
-    alu_ri(e, false, ALU_CMP, R8, 0xf0000000u);
+    alu_ri(&e->a, false, ALU_CMP, R8, 0xf0000000u);
     bail_if(e, CC_AE, op, pend);
   }
   emit_multi_wb(e, in, n); /* before the loads: a loaded Rn wins */
   unsigned i = 0;
   for (unsigned r = 0; r < 15; r++)
     if (list & (1u << r)) {
-      load32(e, R9, RSI, (int32_t)(4 * i++));
-      store32(e, RBX, GR(r), R9);
+      load32(&e->a, R9, RSI, (int32_t)(4 * i++));
+      store32(&e->a, RBX, GR(r), R9);
     }
   emit_multi_wait(e, n, false); /* cycles: 1 + n + n * wait_read */
   if (list & 0x8000) {
-    mov_rr(e, RAX, R8);
-    alu_ri(e, false, ALU_AND, RAX, ~1u);
+    mov_rr(&e->a, RAX, R8);
+    alu_ri(&e->a, false, ALU_AND, RAX, ~1u);
     emit_indirect(e, op, t, pend + 1 + n);
   } else {
-    add64_i(e, R12, pend + 1 + n);
+    add64_i(&e->a, R12, pend + 1 + n);
   }
   return true;
 }
@@ -802,12 +602,12 @@ static bool emit_stm(struct emit *e, const struct vm_block_op *op, uint32_t pend
   unsigned i = 0;
   for (unsigned r = 0; r < 15; r++)
     if (list & (1u << r)) {
-      load32(e, R9, RBX, GR(r));
-      store32(e, RSI, (int32_t)(4 * i++), R9);
+      load32(&e->a, R9, RBX, GR(r));
+      store32(&e->a, RSI, (int32_t)(4 * i++), R9);
     }
   emit_multi_wb(e, in, n); /* after the stores: they store the old Rn */
   emit_multi_wait(e, n, true);
-  add64_i(e, R12, pend + 1 + n);
+  add64_i(&e->a, R12, pend + 1 + n);
   return true;
 }
 
@@ -816,8 +616,8 @@ static void emit_nz(struct emit *e)
 {
   if (!(e->live & FL_NZ))
     return;
-  store32(e, R15, ST_FN, RAX);
-  store32(e, R15, ST_FZ, RAX);
+  store32(&e->a, R15, ST_FN, RAX);
+  store32(&e->a, R15, ST_FZ, RAX);
 }
 
 /* After an x86 add (add: true) or sub that computed an ARM result into eax:
@@ -826,12 +626,12 @@ static void emit_nz(struct emit *e)
 static void emit_arith_flags(struct emit *e, bool add)
 {
   if (e->live & FL_C)
-    op_m(e, false, 0x0f90 + (add ? CC_B : CC_AE), 0, R15, ST_FC); /* setc/setnc byte [c] */
+    op_m(&e->a, false, 0x0f90 + (add ? CC_B : CC_AE), 0, R15, ST_FC); /* setc/setnc byte [c] */
   if (e->live & FL_V) {
-    setcc(e, CC_O, RCX);
-    op_r(e, false, 0xc0, SH_SHL, RCX); /* shl cl, 7 */
-    b1(e, 7);
-    op_m(e, false, 0x88, RCX, R15, ST_FV + 3); /* mov [v + 3], cl */
+    setcc(&e->a, CC_O, RCX);
+    op_r(&e->a, false, 0xc0, SH_SHL, RCX); /* shl cl, 7 */
+    b1(&e->a, 7);
+    op_m(&e->a, false, 0x88, RCX, R15, ST_FV + 3); /* mov [v + 3], cl */
   }
   emit_nz(e);
 }
@@ -871,40 +671,40 @@ static bool emit_dp_simple(struct emit *e, const struct vm_insn *in, unsigned ki
     return false;
   if (alu == VM_ALU_MOV) {
     if (imm) {
-      store32_i(e, RBX, GR(in->rd), v);
+      store32_i(&e->a, RBX, GR(in->rd), v);
     } else {
-      load32(e, RAX, RBX, GR(in->rm));
-      store32(e, RBX, GR(in->rd), RAX);
+      load32(&e->a, RAX, RBX, GR(in->rm));
+      store32(&e->a, RBX, GR(in->rd), RAX);
     }
     return true;
   }
   if (alu == VM_ALU_RSB) { /* b - a */
     if (imm)
-      mov_ri(e, RAX, v);
+      mov_ri(&e->a, RAX, v);
     else
-      load32(e, RAX, RBX, GR(in->rm));
-    alu_rm(e, ALU_SUB, RAX, RBX, GR(in->rn));
+      load32(&e->a, RAX, RBX, GR(in->rm));
+    alu_rm(&e->a, ALU_SUB, RAX, RBX, GR(in->rn));
   } else if (!s && writes && imm && in->rd == in->rn) { /* op dword [rd], imm */
     const uint32_t b = inv ? ~v : v;
     if ((int32_t)b >= -128 && (int32_t)b <= 127) {
-      op_m(e, false, 0x83, x86, RBX, GR(in->rd));
-      b1(e, b & 0xff);
+      op_m(&e->a, false, 0x83, x86, RBX, GR(in->rd));
+      b1(&e->a, b & 0xff);
     } else {
-      op_m(e, false, 0x81, x86, RBX, GR(in->rd));
-      b4(e, b);
+      op_m(&e->a, false, 0x81, x86, RBX, GR(in->rd));
+      b4(&e->a, b);
     }
     return true;
   } else {
-    load32(e, RAX, RBX, GR(in->rn));
+    load32(&e->a, RAX, RBX, GR(in->rn));
     if (imm)
-      alu_ri(e, false, x86, RAX, inv ? ~v : v);
+      alu_ri(&e->a, false, x86, RAX, inv ? ~v : v);
     else
-      alu_rm(e, x86, RAX, RBX, GR(in->rm));
+      alu_rm(&e->a, x86, RAX, RBX, GR(in->rm));
   }
   if (s)
     emit_arith_flags(e, add);
   if (writes)
-    store32(e, RBX, GR(in->rd), RAX);
+    store32(&e->a, RBX, GR(in->rd), RAX);
   return true;
 }
 
@@ -921,83 +721,83 @@ static bool emit_dp(struct emit *e, const struct vm_block_op *op, unsigned kind,
   bool carry_set = false;
   uint32_t carry_const = 2; /* 0/1: a constant carry (immediate, or a shift's) */
   if (kind == 0) {
-    mov_ri(e, RCX, in->imm);
+    mov_ri(&e->a, RCX, in->imm);
     if (in->flags & VM_F_IMMC)
       carry_const = (in->flags & VM_F_IMMC_1) ? 1 : 0;
   } else {
-    load32(e, RCX, RBX, GR(in->rm));
+    load32(&e->a, RCX, RBX, GR(in->rm));
     if (kind == 2) {
       const unsigned n = in->sh_n, type = in->sh_type;
       const bool want = s && logical;
       if (n == 0 && type != VM_SH_RRX) {
         /* the value as it is, the carry unchanged */
       } else if (type == VM_SH_RRX) {
-        load32(e, R9, R15, ST_FC);
+        load32(&e->a, R9, R15, ST_FC);
         if (want) {
-          mov_rr(e, R8, RCX);
-          alu_ri(e, false, ALU_AND, R8, 1);
+          mov_rr(&e->a, R8, RCX);
+          alu_ri(&e->a, false, ALU_AND, R8, 1);
           carry_set = true;
         }
-        shift_ri(e, false, SH_SHL, R9, 31);
-        shift_ri(e, false, SH_SHR, RCX, 1);
-        alu_rr(e, false, ALU_OR, RCX, R9);
+        shift_ri(&e->a, false, SH_SHL, R9, 31);
+        shift_ri(&e->a, false, SH_SHR, RCX, 1);
+        alu_rr(&e->a, false, ALU_OR, RCX, R9);
       } else if (type == VM_SH_ROR) {
         if (n & 31)
-          shift_ri(e, false, SH_ROR, RCX, n & 31);
+          shift_ri(&e->a, false, SH_ROR, RCX, n & 31);
         if (want) {
-          mov_rr(e, R8, RCX);
-          shift_ri(e, false, SH_SHR, R8, 31);
+          mov_rr(&e->a, R8, RCX);
+          shift_ri(&e->a, false, SH_SHR, R8, 31);
           carry_set = true;
         }
       } else if (n < 32) {
         if (want) { /* the last bit shifted out */
-          mov_rr(e, R8, RCX);
-          shift_ri(e, false, SH_SHR, R8, type == VM_SH_LSL ? 32 - n : n - 1);
-          alu_ri(e, false, ALU_AND, R8, 1);
+          mov_rr(&e->a, R8, RCX);
+          shift_ri(&e->a, false, SH_SHR, R8, type == VM_SH_LSL ? 32 - n : n - 1);
+          alu_ri(&e->a, false, ALU_AND, R8, 1);
           carry_set = true;
         }
-        shift_ri(e, false, type == VM_SH_LSL ? SH_SHL : type == VM_SH_LSR ? SH_SHR : SH_SAR, RCX, n);
+        shift_ri(&e->a, false, type == VM_SH_LSL ? SH_SHL : type == VM_SH_LSR ? SH_SHR : SH_SAR, RCX, n);
       } else if (type == VM_SH_ASR) { /* n >= 32 */
-        shift_ri(e, false, SH_SAR, RCX, 31);
+        shift_ri(&e->a, false, SH_SAR, RCX, 31);
         if (want) {
-          mov_rr(e, R8, RCX);
-          alu_ri(e, false, ALU_AND, R8, 1);
+          mov_rr(&e->a, R8, RCX);
+          alu_ri(&e->a, false, ALU_AND, R8, 1);
           carry_set = true;
         }
       } else { /* LSL/LSR by 32 or more: 0, carry the last bit out (n == 32) or 0 */
         if (want) {
-          mov_rr(e, R8, RCX);
+          mov_rr(&e->a, R8, RCX);
           if (n == 32 && type == VM_SH_LSR)
-            shift_ri(e, false, SH_SHR, R8, 31);
+            shift_ri(&e->a, false, SH_SHR, R8, 31);
           else if (n == 32)
-            alu_ri(e, false, ALU_AND, R8, 1);
+            alu_ri(&e->a, false, ALU_AND, R8, 1);
           else
-            mov_ri(e, R8, 0);
+            mov_ri(&e->a, R8, 0);
           carry_set = true;
         }
-        mov_ri(e, RCX, 0);
+        mov_ri(&e->a, RCX, 0);
       }
     }
   }
   if (alu != VM_ALU_MOV && alu != VM_ALU_MVN)
-    load32(e, RAX, RBX, GR(in->rn));
+    load32(&e->a, RAX, RBX, GR(in->rn));
   const bool writes = alu != VM_ALU_TST && alu != VM_ALU_TEQ && alu != VM_ALU_CMP &&
                       alu != VM_ALU_CMN;
   switch (alu) {
-  case VM_ALU_AND: case VM_ALU_TST: alu_rr(e, false, ALU_AND, RAX, RCX); break;
-  case VM_ALU_EOR: case VM_ALU_TEQ: alu_rr(e, false, ALU_XOR, RAX, RCX); break;
-  case VM_ALU_ORR: alu_rr(e, false, ALU_OR, RAX, RCX); break;
-  case VM_ALU_ORN: not_r(e, RCX); alu_rr(e, false, ALU_OR, RAX, RCX); break;
-  case VM_ALU_BIC: not_r(e, RCX); alu_rr(e, false, ALU_AND, RAX, RCX); break;
-  case VM_ALU_MOV: mov_rr(e, RAX, RCX); break;
-  case VM_ALU_MVN: mov_rr(e, RAX, RCX); not_r(e, RAX); break;
+  case VM_ALU_AND: case VM_ALU_TST: alu_rr(&e->a, false, ALU_AND, RAX, RCX); break;
+  case VM_ALU_EOR: case VM_ALU_TEQ: alu_rr(&e->a, false, ALU_XOR, RAX, RCX); break;
+  case VM_ALU_ORR: alu_rr(&e->a, false, ALU_OR, RAX, RCX); break;
+  case VM_ALU_ORN: not_r(&e->a, RCX); alu_rr(&e->a, false, ALU_OR, RAX, RCX); break;
+  case VM_ALU_BIC: not_r(&e->a, RCX); alu_rr(&e->a, false, ALU_AND, RAX, RCX); break;
+  case VM_ALU_MOV: mov_rr(&e->a, RAX, RCX); break;
+  case VM_ALU_MVN: mov_rr(&e->a, RAX, RCX); not_r(&e->a, RAX); break;
   case VM_ALU_ADD: case VM_ALU_CMN: case VM_ALU_SUB: case VM_ALU_CMP: case VM_ALU_RSB: {
     const bool sub = alu == VM_ALU_SUB || alu == VM_ALU_CMP;
     if (alu == VM_ALU_RSB) { /* b - a, into eax */
-      alu_rr(e, false, ALU_SUB, RCX, RAX);
-      mov_rr(e, RAX, RCX); /* mov leaves the flags */
+      alu_rr(&e->a, false, ALU_SUB, RCX, RAX);
+      mov_rr(&e->a, RAX, RCX); /* mov leaves the flags */
     } else {
-      alu_rr(e, false, sub ? ALU_SUB : ALU_ADD, RAX, RCX);
+      alu_rr(&e->a, false, sub ? ALU_SUB : ALU_ADD, RAX, RCX);
     }
     if (s) /* x86 CF is ARM's C for an add and its inverse for a subtract; OF is V */
       emit_arith_flags(e, alu == VM_ALU_ADD || alu == VM_ALU_CMN);
@@ -1005,27 +805,27 @@ static bool emit_dp(struct emit *e, const struct vm_block_op *op, unsigned kind,
   }
   default: { /* ADC, SBC: AddWithCarry in 64 bits, as fast_dp */
     if (alu == VM_ALU_SBC)
-      not_r(e, RCX);
-    mov_rr(e, R9, RAX);  /* a */
-    mov_rr(e, R10, RCX); /* b */
-    load32(e, RDX, R15, ST_FC);
-    mov_rr(e, RAX, RAX); /* zero-extend a (mov clears the upper half) */
-    alu_rr(e, true, ALU_ADD, RAX, RCX);
-    alu_rr(e, true, ALU_ADD, RAX, RDX);
+      not_r(&e->a, RCX);
+    mov_rr(&e->a, R9, RAX); /* a */
+    mov_rr(&e->a, R10, RCX); /* b */
+    load32(&e->a, RDX, R15, ST_FC);
+    mov_rr(&e->a, RAX, RAX); /* zero-extend a (mov clears the upper half) */
+    alu_rr(&e->a, true, ALU_ADD, RAX, RCX);
+    alu_rr(&e->a, true, ALU_ADD, RAX, RDX);
     if (s) {
       emit_nz(e);
       if (e->live & FL_C) {
-        mov64_rr(e, R11, RAX);
-        shift_ri(e, true, SH_SHR, R11, 32);
-        store32(e, R15, ST_FC, R11);
+        mov64_rr(&e->a, R11, RAX);
+        shift_ri(&e->a, true, SH_SHR, R11, 32);
+        store32(&e->a, R15, ST_FC, R11);
       }
       if (e->live & FL_V) {
-        mov_rr(e, R8, R9); /* v = ~(a ^ b) & (a ^ res) */
-        alu_rr(e, false, ALU_XOR, R8, R10);
-        not_r(e, R8);
-        alu_rr(e, false, ALU_XOR, R9, RAX);
-        alu_rr(e, false, ALU_AND, R8, R9);
-        store32(e, R15, ST_FV, R8);
+        mov_rr(&e->a, R8, R9); /* v = ~(a ^ b) & (a ^ res) */
+        alu_rr(&e->a, false, ALU_XOR, R8, R10);
+        not_r(&e->a, R8);
+        alu_rr(&e->a, false, ALU_XOR, R9, RAX);
+        alu_rr(&e->a, false, ALU_AND, R8, R9);
+        store32(&e->a, R15, ST_FV, R8);
       }
     }
     break;
@@ -1036,12 +836,12 @@ static bool emit_dp(struct emit *e, const struct vm_block_op *op, unsigned kind,
     if (!(e->live & FL_C))
       ; /* overwritten before anything reads it */
     else if (carry_set)
-      store32(e, R15, ST_FC, R8);
+      store32(&e->a, R15, ST_FC, R8);
     else if (carry_const <= 1 && kind == 0)
-      store32_i(e, R15, ST_FC, carry_const);
+      store32_i(&e->a, R15, ST_FC, carry_const);
   }
   if (writes)
-    store32(e, RBX, GR(in->rd), RAX);
+    store32(&e->a, RBX, GR(in->rd), RAX);
   return true;
 }
 
@@ -1053,54 +853,54 @@ static void emit_cond_jumps(struct emit *e, unsigned cond, uint8_t *at[2], unsig
   *n = 1;
   switch (cond) {
   case 0: case 1: /* EQ, NE: z == 0 */
-    cmp_mi8(e, R15, ST_FZ, 0);
-    at[0] = jcc_fwd(e, cond == 0 ? CC_E : CC_NE);
+    cmp_mi8(&e->a, R15, ST_FZ, 0);
+    at[0] = jcc_fwd(&e->a, cond == 0 ? CC_E : CC_NE);
     return;
   case 2: case 3: /* CS, CC */
-    cmp_mi8(e, R15, ST_FC, 0);
-    at[0] = jcc_fwd(e, cond == 2 ? CC_NE : CC_E);
+    cmp_mi8(&e->a, R15, ST_FC, 0);
+    at[0] = jcc_fwd(&e->a, cond == 2 ? CC_NE : CC_E);
     return;
   case 4: case 5: /* MI, PL: n < 0 */
-    cmp_mi8(e, R15, ST_FN, 0);
-    at[0] = jcc_fwd(e, cond == 4 ? CC_L : CC_GE);
+    cmp_mi8(&e->a, R15, ST_FN, 0);
+    at[0] = jcc_fwd(&e->a, cond == 4 ? CC_L : CC_GE);
     return;
   case 6: case 7: /* VS, VC */
-    cmp_mi8(e, R15, ST_FV, 0);
-    at[0] = jcc_fwd(e, cond == 6 ? CC_L : CC_GE);
+    cmp_mi8(&e->a, R15, ST_FV, 0);
+    at[0] = jcc_fwd(&e->a, cond == 6 ? CC_L : CC_GE);
     return;
   case 8: /* HI: c && z != 0 */
-    cmp_mi8(e, R15, ST_FC, 0);
-    skip = jcc_fwd(e, CC_E);
-    cmp_mi8(e, R15, ST_FZ, 0);
-    at[0] = jcc_fwd(e, CC_NE);
-    patch(e, skip, e->p);
+    cmp_mi8(&e->a, R15, ST_FC, 0);
+    skip = jcc_fwd(&e->a, CC_E);
+    cmp_mi8(&e->a, R15, ST_FZ, 0);
+    at[0] = jcc_fwd(&e->a, CC_NE);
+    patch(&e->a, skip, e->a.p);
     return;
   case 9: /* LS: !c || z == 0 */
-    cmp_mi8(e, R15, ST_FC, 0);
-    at[0] = jcc_fwd(e, CC_E);
-    cmp_mi8(e, R15, ST_FZ, 0);
-    at[1] = jcc_fwd(e, CC_E);
+    cmp_mi8(&e->a, R15, ST_FC, 0);
+    at[0] = jcc_fwd(&e->a, CC_E);
+    cmp_mi8(&e->a, R15, ST_FZ, 0);
+    at[1] = jcc_fwd(&e->a, CC_E);
     *n = 2;
     return;
   case 10: case 11: /* GE, LT: (n ^ v) >= 0 */
-    load32(e, RAX, R15, ST_FN);
-    alu_rm(e, ALU_XOR, RAX, R15, ST_FV);
-    at[0] = jcc_fwd(e, cond == 10 ? CC_NS : CC_S);
+    load32(&e->a, RAX, R15, ST_FN);
+    alu_rm(&e->a, ALU_XOR, RAX, R15, ST_FV);
+    at[0] = jcc_fwd(&e->a, cond == 10 ? CC_NS : CC_S);
     return;
   case 12: /* GT: ge && z != 0 */
-    load32(e, RAX, R15, ST_FN);
-    alu_rm(e, ALU_XOR, RAX, R15, ST_FV);
-    skip = jcc_fwd(e, CC_S);
-    cmp_mi8(e, R15, ST_FZ, 0);
-    at[0] = jcc_fwd(e, CC_NE);
-    patch(e, skip, e->p);
+    load32(&e->a, RAX, R15, ST_FN);
+    alu_rm(&e->a, ALU_XOR, RAX, R15, ST_FV);
+    skip = jcc_fwd(&e->a, CC_S);
+    cmp_mi8(&e->a, R15, ST_FZ, 0);
+    at[0] = jcc_fwd(&e->a, CC_NE);
+    patch(&e->a, skip, e->a.p);
     return;
   default: /* LE: !ge || z == 0 */
-    load32(e, RAX, R15, ST_FN);
-    alu_rm(e, ALU_XOR, RAX, R15, ST_FV);
-    at[0] = jcc_fwd(e, CC_S);
-    cmp_mi8(e, R15, ST_FZ, 0);
-    at[1] = jcc_fwd(e, CC_E);
+    load32(&e->a, RAX, R15, ST_FN);
+    alu_rm(&e->a, ALU_XOR, RAX, R15, ST_FV);
+    at[0] = jcc_fwd(&e->a, CC_S);
+    cmp_mi8(&e->a, R15, ST_FZ, 0);
+    at[1] = jcc_fwd(&e->a, CC_E);
     *n = 2;
     return;
   }
@@ -1146,23 +946,23 @@ static bool emit_op(struct emit *e, const struct vm_block_op *op, const struct v
     *end = true;
     return true;
   case VM_FAST_BL:
-    store32_i(e, RBX, GR(14), (op->d.tag + in->len) | 1);
+    store32_i(&e->a, RBX, GR(14), (op->d.tag + in->len) | 1);
     emit_taken(e, op, *pend);
     *end = true;
     return true;
   case VM_FAST_CBZ: case VM_FAST_CBNZ:
-    cmp_mi8(e, RBX, GR(in->rn), 0);
-    add_stub(e, jcc_fwd(e, f == VM_FAST_CBZ ? CC_E : CC_NE), op, *pend, true);
+    cmp_mi8(&e->a, RBX, GR(in->rn), 0);
+    add_stub(e, jcc_fwd(&e->a, f == VM_FAST_CBZ ? CC_E : CC_NE), op, *pend, true);
     *pend += 1;
     return true;
   case VM_FAST_BX:
-    load32(e, RAX, RBX, GR(in->rm));
-    b1(e, 0xa8); /* test al, 1: interworking to ARM state is exec_insn's */
-    b1(e, 1);
+    load32(&e->a, RAX, RBX, GR(in->rm));
+    b1(&e->a, 0xa8); /* test al, 1: interworking to ARM state is exec_insn's */
+    b1(&e->a, 1);
     bail_if(e, CC_E, op, *pend);
-    alu_ri(e, false, ALU_CMP, RAX, 0xf0000000u); /* EXC_RETURN (or near it): exec_insn */
+    alu_ri(&e->a, false, ALU_CMP, RAX, 0xf0000000u); /* EXC_RETURN (or near it): exec_insn */
     bail_if(e, CC_AE, op, *pend);
-    alu_ri(e, false, ALU_AND, RAX, ~1u);
+    alu_ri(&e->a, false, ALU_AND, RAX, ~1u);
     emit_indirect(e, op, t, *pend + 1);
     *end = true;
     return true;
@@ -1179,67 +979,67 @@ static bool emit_op(struct emit *e, const struct vm_block_op *op, const struct v
     *pend = 0;
     return true;
   case VM_FAST_MUL:
-    load32(e, RAX, RBX, GR(in->rn));
-    op_m(e, false, 0x0faf, RAX, RBX, GR(in->rm)); /* imul eax, [rm] */
-    store32(e, RBX, GR(in->rd), RAX);
+    load32(&e->a, RAX, RBX, GR(in->rn));
+    op_m(&e->a, false, 0x0faf, RAX, RBX, GR(in->rm)); /* imul eax, [rm] */
+    store32(&e->a, RBX, GR(in->rd), RAX);
     if (in->flags & (VM_F_S | VM_F_S_NOTIT))
       emit_nz(e);
     *pend += t->mul;
     return true;
   case VM_FAST_MLA: case VM_FAST_MLS:
-    load32(e, RAX, RBX, GR(in->rn));
-    op_m(e, false, 0x0faf, RAX, RBX, GR(in->rm));
-    load32(e, RCX, RBX, GR(in->ra));
+    load32(&e->a, RAX, RBX, GR(in->rn));
+    op_m(&e->a, false, 0x0faf, RAX, RBX, GR(in->rm));
+    load32(&e->a, RCX, RBX, GR(in->ra));
     if (f == VM_FAST_MLA)
-      alu_rr(e, false, ALU_ADD, RCX, RAX);
+      alu_rr(&e->a, false, ALU_ADD, RCX, RAX);
     else
-      alu_rr(e, false, ALU_SUB, RCX, RAX);
-    store32(e, RBX, GR(in->rd), RCX);
+      alu_rr(&e->a, false, ALU_SUB, RCX, RAX);
+    store32(&e->a, RBX, GR(in->rd), RCX);
     *pend += t->mla;
     return true;
   case VM_FAST_SBFX: case VM_FAST_UBFX: {
     const unsigned lsb = in->sh_n, w = in->imm;
     if (lsb >= 32 || w == 0)
       return false;
-    load32(e, RAX, RBX, GR(in->rn));
+    load32(&e->a, RAX, RBX, GR(in->rn));
     if (w >= 32) {
       if (lsb)
-        shift_ri(e, false, SH_SHR, RAX, lsb);
+        shift_ri(&e->a, false, SH_SHR, RAX, lsb);
     } else {
       if (lsb + w > 32)
         return false;
       if (32 - lsb - w)
-        shift_ri(e, false, SH_SHL, RAX, 32 - lsb - w);
-      shift_ri(e, false, f == VM_FAST_SBFX ? SH_SAR : SH_SHR, RAX, 32 - w);
+        shift_ri(&e->a, false, SH_SHL, RAX, 32 - lsb - w);
+      shift_ri(&e->a, false, f == VM_FAST_SBFX ? SH_SAR : SH_SHR, RAX, 32 - w);
     }
-    store32(e, RBX, GR(in->rd), RAX);
+    store32(&e->a, RBX, GR(in->rd), RAX);
     *pend += 1;
     return true;
   }
   case VM_FAST_EXT:
-    load32(e, RAX, RBX, GR(in->rm));
+    load32(&e->a, RAX, RBX, GR(in->rm));
     if (in->sh_n & 31)
-      shift_ri(e, false, SH_ROR, RAX, in->sh_n & 31);
+      shift_ri(&e->a, false, SH_ROR, RAX, in->sh_n & 31);
     switch (in->sub) {
-    case VM_EXT_SXTB: op_r(e, false, 0x0fbe, RAX, RAX); break;
-    case VM_EXT_SXTH: op_r(e, false, 0x0fbf, RAX, RAX); break;
-    case VM_EXT_UXTB: op_r(e, false, 0x0fb6, RAX, RAX); break;
-    default: op_r(e, false, 0x0fb7, RAX, RAX); break;
+    case VM_EXT_SXTB: op_r(&e->a, false, 0x0fbe, RAX, RAX); break;
+    case VM_EXT_SXTH: op_r(&e->a, false, 0x0fbf, RAX, RAX); break;
+    case VM_EXT_UXTB: op_r(&e->a, false, 0x0fb6, RAX, RAX); break;
+    default: op_r(&e->a, false, 0x0fb7, RAX, RAX); break;
     }
     if (in->rn != 15)
-      alu_rm(e, ALU_ADD, RAX, RBX, GR(in->rn));
-    store32(e, RBX, GR(in->rd), RAX);
+      alu_rm(&e->a, ALU_ADD, RAX, RBX, GR(in->rn));
+    store32(&e->a, RBX, GR(in->rd), RAX);
     *pend += 1;
     return true;
   case VM_FAST_ADR:
-    store32_i(e, RBX, GR(in->rd), ((op->d.tag + 4) & ~3u) + in->imm);
+    store32_i(&e->a, RBX, GR(in->rd), ((op->d.tag + 4) & ~3u) + in->imm);
     *pend += 1;
     return true;
   case VM_FAST_MOVT: /* mov word [rd + 2], imm16 */
-    b1(e, 0x66);
-    op_m(e, false, 0xc7, 0, RBX, GR(in->rd) + 2);
-    b1(e, in->imm & 0xff);
-    b1(e, (in->imm >> 8) & 0xff);
+    b1(&e->a, 0x66);
+    op_m(&e->a, false, 0xc7, 0, RBX, GR(in->rd) + 2);
+    b1(&e->a, in->imm & 0xff);
+    b1(&e->a, (in->imm >> 8) & 0xff);
     *pend += 1;
     return true;
   default:
@@ -1282,7 +1082,7 @@ static bool emit_it(struct emit *e, const struct vm_block_op *op, const struct v
       emit_op(e, g, t, &ignore, &end);
     }
     for (unsigned i = 0; i < nskip; i++)
-      patch(e, skip[i], e->p);
+      patch(&e->a, skip[i], e->a.p);
     *pend += 1;
   }
   return true;
@@ -1396,9 +1196,9 @@ void vm_jit_flush(struct vm_jit *j)
 {
   if (!j)
     return;
-  struct emit e = {.p = j->base, .end = j->base + JIT_BUF_SIZE, .j = j};
+  struct emit e = {.a = {.p = j->base, .end = j->base + JIT_BUF_SIZE}, .j = j};
   emit_stubs_common(&e, j);
-  j->used = (size_t)(e.p - j->base);
+  j->used = (size_t)(e.a.p - j->base);
 }
 
 bool vm_jit_full(const struct vm_jit *j)
@@ -1411,8 +1211,8 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
 {
   if (!j || vm_jit_full(j))
     return NULL;
-  struct emit e = {.p = j->base + j->used, .end = j->base + j->used + JIT_BLOCK_MAX, .j = j};
-  uint8_t *const start = e.p;
+  struct emit e = {.a = {.p = j->base + j->used, .end = j->base + j->used + JIT_BLOCK_MAX}, .j = j};
+  uint8_t *const start = e.a.p;
   e.first = first;
   e.start = start;
   e.checked = checked;
@@ -1443,17 +1243,17 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
       continue;
     }
     if (checked) { /* the one-at-a-time executor's check: cy < ev to start op */
-      op_m(&e, true, 0x8d, RAX, R12, (int32_t)pend); /* lea rax, [r12 + pend] */
-      alu_rr(&e, true, ALU_CMP, RAX, R13);
+      op_m(&e.a, true, 0x8d, RAX, R12, (int32_t)pend); /* lea rax, [r12 + pend] */
+      alu_rr(&e.a, true, ALU_CMP, RAX, R13);
       bail_if(&e, CC_AE, op, pend);
     }
-    uint8_t *const at = e.p;
+    uint8_t *const at = e.a.p;
     const unsigned nstub = e.nstub;
     e.live = checked ? FL_ALL : live[op - first]; /* the checked variant may stop anywhere */
     if (!emit_op(&e, op, t, &pend, &end)) {
       if (op == first)
         return NULL;
-      e.p = at; /* drop what it emitted: resume there instead */
+      e.a.p = at; /* drop what it emitted: resume there instead */
       e.nstub = nstub;
       emit_resume(&e, op, pend);
       break;
@@ -1463,9 +1263,9 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
     op++;
   }
   emit_stubs(&e);
-  if (e.full)
+  if (e.a.full)
     return NULL;
-  j->used = (size_t)(e.p - j->base);
+  j->used = (size_t)(e.a.p - j->base);
   return start;
 }
 
