@@ -74,7 +74,7 @@ _Static_assert(offsetof(struct vm_jit_state, lsrt) == offsetof(struct vm_jit_sta
 #define GR(n) ((int32_t)(4 * (n))) /* guest register n, from rbx */
 #define PAGE_MASK ((1u << VM_PAGE_SHIFT) - 1)
 
-/* ---- emitter ------------------------------------------------------------------ */
+/* ---- compiling ---------------------------------------------------------------- */
 
 /* An exit out of line: a jump to patch, and what the stub must do. */
 struct stub {

@@ -27,7 +27,8 @@ enum { CC_O = 0, CC_NO, CC_B, CC_AE, CC_E, CC_NE, CC_BE, CC_A, CC_S, CC_NS,
 enum { ALU_ADD = 0, ALU_OR = 1, ALU_AND = 4, ALU_SUB = 5, ALU_XOR = 6, ALU_CMP = 7 };
 /* group-2 shifts (/digit) */
 enum { SH_ROL = 0, SH_ROR = 1, SH_SHL = 4, SH_SHR = 5, SH_SAR = 7 };
-static void b1(struct jit_asm *e, unsigned v)
+
+static inline void b1(struct jit_asm *e, unsigned v)
 {
   if (e->p < e->end)
     *e->p++ = (uint8_t)v;
@@ -35,20 +36,20 @@ static void b1(struct jit_asm *e, unsigned v)
     e->full = true;
 }
 
-static void b4(struct jit_asm *e, uint32_t v)
+static inline void b4(struct jit_asm *e, uint32_t v)
 {
   for (int i = 0; i < 4; i++)
     b1(e, (v >> (8 * i)) & 0xff);
 }
 
-static void b8(struct jit_asm *e, uint64_t v)
+static inline void b8(struct jit_asm *e, uint64_t v)
 {
   b4(e, (uint32_t)v);
   b4(e, (uint32_t)(v >> 32));
 }
 
 /* REX with W and the high bits of reg, index and base; left out when empty */
-static void rex(struct jit_asm *e, bool w, unsigned reg, unsigned index, unsigned base)
+static inline void rex(struct jit_asm *e, bool w, unsigned reg, unsigned index, unsigned base)
 {
   unsigned r = 0x40 | (w ? 8 : 0) | ((reg >> 3) & 1) << 2 | ((index >> 3) & 1) << 1 |
                ((base >> 3) & 1);
@@ -57,7 +58,7 @@ static void rex(struct jit_asm *e, bool w, unsigned reg, unsigned index, unsigne
 }
 
 /* ModRM (+SIB, displacement) for [base + disp] */
-static void mem(struct jit_asm *e, unsigned reg, unsigned base, int32_t disp)
+static inline void mem(struct jit_asm *e, unsigned reg, unsigned base, int32_t disp)
 {
   unsigned mod = (disp == 0 && (base & 7) != RBP) ? 0 : (disp >= -128 && disp <= 127) ? 1 : 2;
   b1(e, mod << 6 | (reg & 7) << 3 | (base & 7));
@@ -70,7 +71,7 @@ static void mem(struct jit_asm *e, unsigned reg, unsigned base, int32_t disp)
 }
 
 /* ModRM + SIB for [base + index] (index is not rsp) */
-static void mem_bi(struct jit_asm *e, unsigned reg, unsigned base, unsigned index)
+static inline void mem_bi(struct jit_asm *e, unsigned reg, unsigned base, unsigned index)
 {
   if ((base & 7) == RBP) {
     b1(e, 0x44 | (reg & 7) << 3);
@@ -83,7 +84,7 @@ static void mem_bi(struct jit_asm *e, unsigned reg, unsigned base, unsigned inde
 }
 
 /* op reg, [base + disp] (or op [base + disp], reg: by the opcode) */
-static void op_m(struct jit_asm *e, bool w, unsigned opc, unsigned reg, unsigned base, int32_t disp)
+static inline void op_m(struct jit_asm *e, bool w, unsigned opc, unsigned reg, unsigned base, int32_t disp)
 {
   rex(e, w, reg, 0, base);
   if (opc > 0xff)
@@ -93,7 +94,7 @@ static void op_m(struct jit_asm *e, bool w, unsigned opc, unsigned reg, unsigned
 }
 
 /* op rm, reg (register form) */
-static void op_r(struct jit_asm *e, bool w, unsigned opc, unsigned reg, unsigned rm)
+static inline void op_r(struct jit_asm *e, bool w, unsigned opc, unsigned reg, unsigned rm)
 {
   rex(e, w, reg, 0, rm);
   if (opc > 0xff)
@@ -102,14 +103,14 @@ static void op_r(struct jit_asm *e, bool w, unsigned opc, unsigned reg, unsigned
   b1(e, 0xc0 | (reg & 7) << 3 | (rm & 7));
 }
 
-static void load32(struct jit_asm *e, unsigned r, unsigned base, int32_t d) { op_m(e, false, 0x8b, r, base, d); }
-static void store32(struct jit_asm *e, unsigned base, int32_t d, unsigned r) { op_m(e, false, 0x89, r, base, d); }
-static void load64(struct jit_asm *e, unsigned r, unsigned base, int32_t d) { op_m(e, true, 0x8b, r, base, d); }
-static void store64(struct jit_asm *e, unsigned base, int32_t d, unsigned r) { op_m(e, true, 0x89, r, base, d); }
-static void mov_rr(struct jit_asm *e, unsigned dst, unsigned src) { op_r(e, false, 0x89, src, dst); }
-static void mov64_rr(struct jit_asm *e, unsigned dst, unsigned src) { op_r(e, true, 0x89, src, dst); }
+static inline void load32(struct jit_asm *e, unsigned r, unsigned base, int32_t d) { op_m(e, false, 0x8b, r, base, d); }
+static inline void store32(struct jit_asm *e, unsigned base, int32_t d, unsigned r) { op_m(e, false, 0x89, r, base, d); }
+static inline void load64(struct jit_asm *e, unsigned r, unsigned base, int32_t d) { op_m(e, true, 0x8b, r, base, d); }
+static inline void store64(struct jit_asm *e, unsigned base, int32_t d, unsigned r) { op_m(e, true, 0x89, r, base, d); }
+static inline void mov_rr(struct jit_asm *e, unsigned dst, unsigned src) { op_r(e, false, 0x89, src, dst); }
+static inline void mov64_rr(struct jit_asm *e, unsigned dst, unsigned src) { op_r(e, true, 0x89, src, dst); }
 
-static void mov_ri(struct jit_asm *e, unsigned r, uint32_t v)
+static inline void mov_ri(struct jit_asm *e, unsigned r, uint32_t v)
 {
   if (v == 0) { /* xor r, r */
     op_r(e, false, 0x31, r, r);
@@ -120,7 +121,7 @@ static void mov_ri(struct jit_asm *e, unsigned r, uint32_t v)
   b4(e, v);
 }
 
-static void mov64_ri(struct jit_asm *e, unsigned r, uint64_t v)
+static inline void mov64_ri(struct jit_asm *e, unsigned r, uint64_t v)
 {
   rex(e, true, 0, 0, r);
   b1(e, 0xb8 + (r & 7));
@@ -128,20 +129,20 @@ static void mov64_ri(struct jit_asm *e, unsigned r, uint64_t v)
 }
 
 /* mov dword [base + d], imm32 */
-static void store32_i(struct jit_asm *e, unsigned base, int32_t d, uint32_t v)
+static inline void store32_i(struct jit_asm *e, unsigned base, int32_t d, uint32_t v)
 {
   op_m(e, false, 0xc7, 0, base, d);
   b4(e, v);
 }
 
 /* ALU r, r (32 or 64 bits): opcode base = 8 * group-1 op + 1 */
-static void alu_rr(struct jit_asm *e, bool w, unsigned alu, unsigned dst, unsigned src)
+static inline void alu_rr(struct jit_asm *e, bool w, unsigned alu, unsigned dst, unsigned src)
 {
   op_r(e, w, 8 * alu + 1, src, dst);
 }
 
 /* ALU r, imm32 */
-static void alu_ri(struct jit_asm *e, bool w, unsigned alu, unsigned r, uint32_t imm)
+static inline void alu_ri(struct jit_asm *e, bool w, unsigned alu, unsigned r, uint32_t imm)
 {
   if ((int32_t)imm >= -128 && (int32_t)imm <= 127) {
     op_r(e, w, 0x83, alu, r);
@@ -153,29 +154,29 @@ static void alu_ri(struct jit_asm *e, bool w, unsigned alu, unsigned r, uint32_t
 }
 
 /* ALU r, [base + d] */
-static void alu_rm(struct jit_asm *e, unsigned alu, unsigned r, unsigned base, int32_t d)
+static inline void alu_rm(struct jit_asm *e, unsigned alu, unsigned r, unsigned base, int32_t d)
 {
   op_m(e, false, 8 * alu + 3, r, base, d);
 }
 
 /* cmp dword [base + d], imm8 */
-static void cmp_mi8(struct jit_asm *e, unsigned base, int32_t d, int8_t imm)
+static inline void cmp_mi8(struct jit_asm *e, unsigned base, int32_t d, int8_t imm)
 {
   op_m(e, false, 0x83, ALU_CMP, base, d);
   b1(e, (uint8_t)imm);
 }
 
-static void shift_ri(struct jit_asm *e, bool w, unsigned sh, unsigned r, unsigned n)
+static inline void shift_ri(struct jit_asm *e, bool w, unsigned sh, unsigned r, unsigned n)
 {
   op_r(e, w, 0xc1, sh, r);
   b1(e, n);
 }
 
-static void not_r(struct jit_asm *e, unsigned r) { op_r(e, false, 0xf7, 2, r); }
-static void test_rr(struct jit_asm *e, unsigned a, unsigned b) { op_r(e, false, 0x85, b, a); }
+static inline void not_r(struct jit_asm *e, unsigned r) { op_r(e, false, 0xf7, 2, r); }
+static inline void test_rr(struct jit_asm *e, unsigned a, unsigned b) { op_r(e, false, 0x85, b, a); }
 
 /* setcc r8 (al, cl, dl or bl only: no REX) */
-static void setcc(struct jit_asm *e, unsigned cc, unsigned r)
+static inline void setcc(struct jit_asm *e, unsigned cc, unsigned r)
 {
   b1(e, 0x0f);
   b1(e, 0x90 + cc);
@@ -184,14 +185,14 @@ static void setcc(struct jit_asm *e, unsigned cc, unsigned r)
 
 
 /* add r64, imm (nothing for 0) */
-static void add64_i(struct jit_asm *e, unsigned r, uint32_t v)
+static inline void add64_i(struct jit_asm *e, unsigned r, uint32_t v)
 {
   if (v)
     alu_ri(e, true, ALU_ADD, r, v);
 }
 
 /* jcc rel32 / jmp rel32 to be patched, or to a known place */
-static uint8_t *jcc_fwd(struct jit_asm *e, unsigned cc)
+static inline uint8_t *jcc_fwd(struct jit_asm *e, unsigned cc)
 {
   b1(e, 0x0f);
   b1(e, 0x80 + cc);
@@ -200,7 +201,7 @@ static uint8_t *jcc_fwd(struct jit_asm *e, unsigned cc)
   return at;
 }
 
-static uint8_t *jmp_fwd(struct jit_asm *e)
+static inline uint8_t *jmp_fwd(struct jit_asm *e)
 {
   b1(e, 0xe9);
   uint8_t *at = e->p;
@@ -208,7 +209,7 @@ static uint8_t *jmp_fwd(struct jit_asm *e)
   return at;
 }
 
-static void patch(struct jit_asm *e, uint8_t *at, const uint8_t *to)
+static inline void patch(struct jit_asm *e, uint8_t *at, const uint8_t *to)
 {
   if (e->full || !at || at + 4 > e->end)
     return;
@@ -216,6 +217,6 @@ static void patch(struct jit_asm *e, uint8_t *at, const uint8_t *to)
   memcpy(at, &rel, 4);
 }
 
-static void jmp_to(struct jit_asm *e, const uint8_t *to) { patch(e, jmp_fwd(e), to); }
+static inline void jmp_to(struct jit_asm *e, const uint8_t *to) { patch(e, jmp_fwd(e), to); }
 
 #endif
