@@ -114,7 +114,7 @@ static void emit_ls_clear(struct emit *e)
 static void emit_try_checked(struct emit *e, unsigned r)
 {
   load64(&e->a, RCX, r, OP_JITC);
-  test_rr(&e->a, RCX, RCX);
+  test64_rr(&e->a, RCX, RCX);
   uint8_t *none = jcc_fwd(&e->a, CC_E);
   emit_ls_clear(e);
   op_r(&e->a, false, 0xff, 4, RCX); /* jmp rcx */
@@ -133,7 +133,7 @@ static void emit_go_block(struct emit *e)
   uint8_t *bound = jcc_fwd(&e->a, CC_AE);
   emit_ls_clear(e);
   load64(&e->a, RCX, RAX, OP_JIT);
-  test_rr(&e->a, RCX, RCX);
+  test64_rr(&e->a, RCX, RCX);
   uint8_t *interp = jcc_fwd(&e->a, CC_E);
   op_r(&e->a, false, 0xff, 4, RCX); /* jmp rcx */
   patch(&e->a, interp, e->a.p); /* resume at its first entry */
@@ -267,7 +267,7 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   }
   mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)op);
   load64(&e->a, RAX, RDX, OP_LINK);
-  test_rr(&e->a, RAX, RAX);
+  test64_rr(&e->a, RAX, RAX);
   uint8_t *unlinked = jcc_fwd(&e->a, CC_E);
   emit_go_block(e);
   patch(&e->a, unlinked, e->a.p);
