@@ -112,6 +112,9 @@ struct sonde_vm_stats {
   uint64_t charge_ua_cycles;
   double charge_uc;
   double energy_uj;
+  /* Blocks compiled to host code since sonde_vm_new (docs/vm.md, "The block
+   * compiler"): 0 when the compiler is off or the host has none. */
+  uint64_t compiled_blocks;
 };
 void sonde_vm_get_stats(const struct sonde_vm *vm, struct sonde_vm_stats *out);
 

@@ -391,7 +391,8 @@ int cmd_run(int argc, char **argv)
                  "sample rate of --power (default 1000; e.g. 10k)"),
       OPT_GROUP("Statistics"),
       OPT_FLAG(0, "stats", &stats,
-               "print instructions, cycles, host seconds and MIPS to stderr at the end"),
+               "print instructions, cycles, host seconds, MIPS and the blocks compiled to "
+               "host code to stderr at the end"),
       OPT_FLAG(0, "json", &json,
                "print the statistics as one JSON object on stderr (keys instructions, cycles, "
                "seconds, mips, exceptions, sleep_cycles, energy_uj, stop, exit_code)"),
@@ -579,10 +580,11 @@ int cmd_run(int argc, char **argv)
   } else if (stats) {
     fprintf(stderr,
             "instructions  %llu\ncycles        %llu\nexceptions    %llu\nsleep cycles  %llu\n"
-            "energy uJ     %.3f\nhost seconds  %.3f\nMIPS          %.1f\n",
+            "energy uJ     %.3f\nhost seconds  %.3f\nMIPS          %.1f\n"
+            "compiled blocks %llu\n",
             (unsigned long long)st.instructions, (unsigned long long)st.cycles,
             (unsigned long long)st.exceptions, (unsigned long long)st.sleep_cycles, st.energy_uj,
-            seconds, mips);
+            seconds, mips, (unsigned long long)st.compiled_blocks);
   }
 
   if (ctx.err) {

@@ -205,6 +205,7 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
     bk->op[first].jit = code;
     bk->op[first].jit_checked = vm_jit_compile(vm, bk->jit, &bk->op[first], true);
     bk->op[first].handler = handler[VM_FAST_JIT];
+    vm->jit_blocks++;
   }
   return b;
 }

@@ -1037,12 +1037,11 @@ static uint8_t fast_classify(const struct vm_insn *in, bool splim)
   }
 }
 
-/* The APSR's N, Z, C and V as the fast executor keeps them (struct
- * vm_lflags, fast.h), in locals and unpacked: N is bit 31 of n, Z is set when z is 0, C is c (0 or 1) and V is
- * bit 31 of v. A flag-setting instruction stores its result into n and z and
- * its carry and overflow words as they fall out of the arithmetic; packing
- * them into APSR bits waits until the slow path or an exit needs the APSR
- * (lflags_pack), which most flag writes never reach. */
+/* The fast executor keeps the APSR's N, Z, C and V unpacked, in locals
+ * (struct vm_lflags, fast.h): a flag-setting instruction stores its result
+ * into n and z and its carry and overflow words as they fall out of the
+ * arithmetic; packing them into APSR bits waits until the slow path or an
+ * exit needs the APSR (lflags_pack), which most flag writes never reach. */
 
 VM_INLINE void lflags_unpack(struct vm_lflags *f, uint32_t apsr)
 {

@@ -117,7 +117,7 @@ static void emit_try_checked(struct emit *e, unsigned r)
   test64_rr(&e->a, RCX, RCX);
   uint8_t *none = jcc_fwd(&e->a, CC_E);
   emit_ls_clear(e);
-  op_r(&e->a, false, 0xff, 4, RCX); /* jmp rcx */
+  jmp_r(&e->a, RCX);
   patch(&e->a, none, e->a.p);
 }
 
@@ -135,7 +135,7 @@ static void emit_go_block(struct emit *e)
   load64(&e->a, RCX, RAX, OP_JIT);
   test64_rr(&e->a, RCX, RCX);
   uint8_t *interp = jcc_fwd(&e->a, CC_E);
-  op_r(&e->a, false, 0xff, 4, RCX); /* jmp rcx */
+  jmp_r(&e->a, RCX);
   patch(&e->a, interp, e->a.p); /* resume at its first entry */
   store64(&e->a, R15, ST_OP, RAX);
   mov_ri(&e->a, RAX, VM_JIT_RESUME);
@@ -160,7 +160,7 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
   load64(&e->a, R12, R15, ST_CY);
   load64(&e->a, R13, R15, ST_EV);
   load64(&e->a, R14, R15, ST_IR);
-  op_r(&e->a, false, 0xff, 4, RCX); /* jmp rcx */
+  jmp_r(&e->a, RCX);
 
   /* exit: eax holds the exit code */
   j->exit = e->a.p;
@@ -221,6 +221,17 @@ static void emit_resume(struct emit *e, const struct vm_block_op *op, uint32_t p
   jmp_to(&e->a, e->j->exit);
 }
 
+/* Back to the block executor after the direct branch op was taken, to go on
+ * at its target (label enter, which links op to the target's block). */
+static void emit_enter_exit(struct emit *e, const struct vm_block_op *op)
+{
+  mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)op);
+  store64(&e->a, R15, ST_OP, RDX);
+  store32_i(&e->a, R15, ST_PC, (uint32_t)op->d.soff);
+  mov_ri(&e->a, RAX, VM_JIT_ENTER);
+  jmp_to(&e->a, e->j->exit);
+}
+
 /* Whether a block starting with op reads the load/store pipelining state
  * left by what ran before it (its first entry is a load or store). */
 static bool reads_ls_state(const struct vm_block_op *op)
@@ -258,11 +269,7 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
     patch(&e->a, bound, e->a.p); /* the event is near: the checked variant, or the block executor */
     mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)to);
     emit_try_checked(e, RAX);
-    mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)op);
-    store64(&e->a, R15, ST_OP, RDX);
-    store32_i(&e->a, R15, ST_PC, target);
-    mov_ri(&e->a, RAX, VM_JIT_ENTER);
-    jmp_to(&e->a, e->j->exit);
+    emit_enter_exit(e, op);
     return;
   }
   mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)op);
@@ -271,10 +278,7 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   uint8_t *unlinked = jcc_fwd(&e->a, CC_E);
   emit_go_block(e);
   patch(&e->a, unlinked, e->a.p);
-  store64(&e->a, R15, ST_OP, RDX);
-  store32_i(&e->a, R15, ST_PC, (uint32_t)op->d.soff);
-  mov_ri(&e->a, RAX, VM_JIT_ENTER);
-  jmp_to(&e->a, e->j->exit);
+  emit_enter_exit(e, op);
 }
 
 static void emit_stubs(struct emit *e)
@@ -851,23 +855,14 @@ static void emit_cond_jumps(struct emit *e, unsigned cond, uint8_t *at[2], unsig
 {
   uint8_t *skip = NULL;
   *n = 1;
+  if (cond < 8) { /* EQ/NE: z == 0; CS/CC: c != 0; MI/PL: n < 0; VS/VC: v < 0 */
+    static const int32_t field[4] = {ST_FZ, ST_FC, ST_FN, ST_FV};
+    static const uint8_t pass[4] = {CC_E, CC_NE, CC_L, CC_L}, fail[4] = {CC_NE, CC_E, CC_GE, CC_GE};
+    cmp_mi8(&e->a, R15, field[cond >> 1], 0);
+    at[0] = jcc_fwd(&e->a, (cond & 1) ? fail[cond >> 1] : pass[cond >> 1]);
+    return;
+  }
   switch (cond) {
-  case 0: case 1: /* EQ, NE: z == 0 */
-    cmp_mi8(&e->a, R15, ST_FZ, 0);
-    at[0] = jcc_fwd(&e->a, cond == 0 ? CC_E : CC_NE);
-    return;
-  case 2: case 3: /* CS, CC */
-    cmp_mi8(&e->a, R15, ST_FC, 0);
-    at[0] = jcc_fwd(&e->a, cond == 2 ? CC_NE : CC_E);
-    return;
-  case 4: case 5: /* MI, PL: n < 0 */
-    cmp_mi8(&e->a, R15, ST_FN, 0);
-    at[0] = jcc_fwd(&e->a, cond == 4 ? CC_L : CC_GE);
-    return;
-  case 6: case 7: /* VS, VC */
-    cmp_mi8(&e->a, R15, ST_FV, 0);
-    at[0] = jcc_fwd(&e->a, cond == 6 ? CC_L : CC_GE);
-    return;
   case 8: /* HI: c && z != 0 */
     cmp_mi8(&e->a, R15, ST_FC, 0);
     skip = jcc_fwd(&e->a, CC_E);

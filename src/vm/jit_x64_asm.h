@@ -175,6 +175,8 @@ static inline void shift_ri(struct jit_asm *e, bool w, unsigned sh, unsigned r, 
 static inline void not_r(struct jit_asm *e, unsigned r) { op_r(e, false, 0xf7, 2, r); }
 static inline void test_rr(struct jit_asm *e, unsigned a, unsigned b) { op_r(e, false, 0x85, b, a); }
 /* test r64, r64: for host pointers (a non-NULL one may have a zero low half) */
+/* jmp r64 */
+static inline void jmp_r(struct jit_asm *e, unsigned r) { op_r(e, false, 0xff, 4, r); }
 static inline void test64_rr(struct jit_asm *e, unsigned a, unsigned b) { op_r(e, true, 0x85, b, a); }
 
 /* setcc r8 (al, cl, dl or bl only: no REX) */

@@ -196,6 +196,7 @@ void sonde_vm_get_stats(const struct sonde_vm *vm, struct sonde_vm_stats *out)
   out->cycles = vm->cpu.cycles;
   out->exceptions = vm->sys.exceptions_taken;
   out->sleep_cycles = vm->sys.sleep_cycles;
+  out->compiled_blocks = vm->jit_blocks;
   struct vm_power p = vm->power; /* integrate a copy up to now: stats stay const */
   p.fn = NULL;
   vm_power_advance(&p, vm->cpu.cycles);

@@ -44,6 +44,7 @@ struct sonde_vm {
   uint64_t max_cycles;  /* limit of the current sonde_vm_run() */
   bool hooked;          /* any observation hook is set: use the traced path */
   bool jit_off;         /* the block executor interprets (sonde_vm_set_jit) */
+  uint64_t jit_blocks;  /* blocks compiled so far (sonde_vm_stats.compiled_blocks) */
   struct sonde_vm_hooks hooks;
 
   struct vm_bus bus;

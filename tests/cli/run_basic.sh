@@ -29,6 +29,24 @@ for k in '"instructions": ' '"cycles": ' '"seconds": ' '"mips": ' '"stop": "exit
   has "$tmp/err" "$k" "--json"
 done
 [ "$(grep -c '^{.*}$' "$tmp/err")" = 1 ] && ok || bad "--json is not one JSON line"
+# the block compiler (docs/vm.md): --no-jit and SONDE_JIT=0 turn it off, the results stay
+blocks() { sed -n 's/^compiled blocks \([0-9]*\)$/\1/p' "$tmp/err"; }
+strip() { sed -E 's/"seconds": [^,]*, "mips": [^,]*, //' "$tmp/err"; }
+expect_rc 0 "demo, compiled" "$SONDE" run --stats "$fw/demo.elf"
+n_on=$(blocks)
+expect_rc 0 "demo, --no-jit" "$SONDE" run --stats --no-jit "$fw/demo.elf"
+[ "$(blocks)" = 0 ] && ok || bad "--no-jit compiled $(blocks) blocks"
+SONDE_JIT=0 "$SONDE" run --stats "$fw/demo.elf" >/dev/null 2>"$tmp/err"
+[ "$(blocks)" = 0 ] && ok || bad "SONDE_JIT=0 compiled $(blocks) blocks"
+if [ "$(uname -m)" = x86_64 ]; then
+  [ "${n_on:-0}" -gt 0 ] && ok || bad "no block compiled on x86-64: '$n_on'"
+fi
+expect_rc 0 "demo json, compiled" "$SONDE" run --json "$fw/demo.elf"
+strip >"$tmp/j_on"; cp "$tmp/out" "$tmp/o_on"
+expect_rc 0 "demo json, --no-jit" "$SONDE" run --json --no-jit "$fw/demo.elf"
+strip >"$tmp/j_off"
+cmp -s "$tmp/j_on" "$tmp/j_off" && ok || bad "--json differs with --no-jit: $(cat "$tmp/j_on" "$tmp/j_off")"
+cmp -s "$tmp/o_on" "$tmp/out" && ok || bad "UART output differs with --no-jit"
 # an M0+ image on the cm0plus machine
 expect_rc 0 "m0plus" "$SONDE" run --machine cm0plus "$fw/run_exit_m0plus.elf"
 has "$tmp/out" "check cbf43926" "CRC-32 check value on M0+"
@@ -72,7 +90,7 @@ expect_rc 2 "bad trace format" "$SONDE" run --trace-format xml "$fw/hello.elf"
 expect_rc 2 "base without binary" "$SONDE" run --base 0x100 "$fw/hello.elf"
 # --help documents every option
 expect_rc 0 "help" "$SONDE" run --help
-for o in --machine --max-cycles --binary --base --uart --trace-pc --trace-format --trace-lsu --stats --json; do
+for o in --machine --max-cycles --binary --base --uart --no-jit --trace-pc --trace-format --trace-lsu --stats --json; do
   has "$tmp/out" "$o" "--help"
 done
 echo "$pass passed, $fail failed"

@@ -30,6 +30,12 @@
 #include "sonde/vm.h"
 #include "unicorn_ref.h"
 
+#if defined(__x86_64__) && defined(__linux__)
+#define HAVE_JIT 1 /* the hosts src/vm/jit_x64.c compiles for (and CI runs on) */
+#else
+#define HAVE_JIT 0
+#endif
+
 #define CODE_AT 0x100u
 #define STACK_TOP 0x20080000u
 #define DATA_LO 0x20010000u
@@ -729,6 +735,13 @@ static void run_core(const char *name, enum uref_core ucore, bool v6m, bool dsp,
     cases = (unsigned)strtoul(env, NULL, 10);
   for (unsigned i = 0; i < cases && x.mismatches < 3; i++)
     run_case(&x, v6m, dsp, v8m);
+  /* the comparison was really compiled against interpreted */
+  struct sonde_vm_stats st0, st1;
+  sonde_vm_get_stats(x.vm[0], &st0);
+  sonde_vm_get_stats(x.vm[1], &st1);
+  if (HAVE_JIT)
+    CHECK(st0.compiled_blocks > 0);
+  CHECK_EQ_U(st1.compiled_blocks, 0);
   printf("%s: %u cases (%u skipped: unicorn faulted), %u stops compared, %llu instructions, "
          "%u mismatches\n",
          name, x.cases, x.faulted, x.stops, (unsigned long long)x.insns, x.mismatches);
@@ -745,8 +758,55 @@ static void test_m4(void) { run_core("m4", UREF_CORTEX_M4, false, true, false); 
 static void test_m33(void) { run_core("m33", UREF_CORTEX_M33, false, true, true); }
 static void test_m0(void) { run_core("m0+", UREF_CORTEX_M0, true, false, false); }
 
+/* The switches: on by default, off with sonde_vm_set_jit(vm, false) and with
+ * SONDE_JIT=0 in the environment (read when a VM first runs); the same
+ * results either way. */
+static void test_switches(void)
+{
+  const char *mt = machine_text(UREF_CORTEX_M3);
+  struct sonde_machine *m = NULL;
+  REQUIRE(sonde_machine_parse(mt, strlen(mt), "m3", &m, NULL) == 0);
+  /* movs r0, #100; loop: adds r1, r1, r0; subs r0, #1; bne loop; b . */
+  static const uint16_t code[] = {0x2064, 0x1809, 0x3801, 0xd1fc, 0xe7fe};
+  uint8_t img[CODE_AT + sizeof code];
+  memset(img, 0, sizeof img);
+  const uint32_t vec[2] = {STACK_TOP, CODE_AT | 1};
+  memcpy(img, vec, sizeof vec);
+  memcpy(img + CODE_AT, code, sizeof code);
+  struct sonde_vm_stats st[3];
+  uint32_t r1[3];
+  for (unsigned k = 0; k < 3; k++) {
+    struct sonde_vm *vm = NULL;
+    if (k == 2)
+      setenv("SONDE_JIT", "0", 1);
+    REQUIRE(sonde_vm_new(m, &vm) == 0);
+    if (k == 1)
+      sonde_vm_set_jit(vm, false);
+    REQUIRE(sonde_vm_load_binary(vm, img, sizeof img, 0) == 0);
+    REQUIRE(sonde_vm_reset(vm) == 0);
+    struct sonde_vm_stop stop;
+    REQUIRE(sonde_vm_run(vm, 2000, &stop) == 0);
+    CHECK_EQ_U(stop.reason, SONDE_VM_STOP_CYCLE_LIMIT);
+    sonde_vm_get_stats(vm, &st[k]);
+    sonde_vm_read_reg(vm, 1, &r1[k]);
+    sonde_vm_free(vm);
+    unsetenv("SONDE_JIT");
+  }
+  CHECK_EQ_U(r1[0], 5050u);
+  for (unsigned k = 1; k < 3; k++) {
+    CHECK_EQ_U(r1[k], r1[0]);
+    CHECK_EQ_U(st[k].cycles, st[0].cycles);
+    CHECK_EQ_U(st[k].instructions, st[0].instructions);
+    CHECK_EQ_U(st[k].compiled_blocks, 0);
+  }
+  if (HAVE_JIT)
+    CHECK(st[0].compiled_blocks >= 2); /* the loop and the b . */
+  sonde_machine_free(m);
+}
+
 int main(void)
 {
+  RUN(test_switches);
   RUN(test_m3);
   RUN(test_m4);
   RUN(test_m33);
