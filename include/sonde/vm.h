@@ -70,9 +70,9 @@ int sonde_vm_load_binary(struct sonde_vm *vm, const void *data, size_t len, uint
  * the core and system registers, loads SP and PC from the vector table. */
 int sonde_vm_reset(struct sonde_vm *vm);
 /* Whether unobserved runs may compile hot code for the host (x86-64 only;
- * on by default unless SONDE_JIT=0 is in the environment). The results are
- * the same either way, bit for bit and cycle for cycle; off, the VM
- * interprets every instruction. */
+ * on by default). SONDE_JIT=0 in the environment keeps it off for every VM
+ * whatever this says. The results are the same either way, bit for bit and
+ * cycle for cycle; off, the VM interprets every instruction. */
 void sonde_vm_set_jit(struct sonde_vm *vm, bool on);
 
 /* Why sonde_vm_run() returned. */

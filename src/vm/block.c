@@ -63,12 +63,6 @@ void vm_blocks_free(struct sonde_vm *vm)
   vm->cpu.blocks = NULL;
 }
 
-static bool is_load_store(unsigned fast)
-{
-  return fast == VM_FAST_LD || fast == VM_FAST_ST ||
-         (fast >= VM_FAST_LDST && fast < VM_FAST_LDST + 24);
-}
-
 /* The most wait states any access or fetch can cost on this bus. */
 static unsigned max_wait(const struct vm_bus *bus)
 {
@@ -168,7 +162,7 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
     op->tag = a;
     op->nth = (uint8_t)n;
     bop->handler = handler[op->fast];
-    if (n && is_load_store(op->fast)) { /* the pipelining follows from the op before */
+    if (n && vm_fast_is_load_store(op->fast)) { /* the pipelining follows from the op before */
       const struct vm_icache_entry *prev = &bop[-1].d;
       bool lsp;
       uint8_t lsrt;

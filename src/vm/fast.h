@@ -52,6 +52,14 @@ static inline bool vm_fast_direct_branch(unsigned fast)
          fast == VM_FAST_CBNZ || (fast >= VM_FAST_BCOND && fast < VM_FAST_BCOND + 14);
 }
 
+/* A single load or store: its cycles depend on the instruction before it
+ * (vm_fast_ls_cycles). */
+static inline bool vm_fast_is_load_store(unsigned fast)
+{
+  return fast == VM_FAST_LD || fast == VM_FAST_ST ||
+         (fast >= VM_FAST_LDST && fast < VM_FAST_LDST + 24);
+}
+
 /* The load/store pipelining state (exec.c: cpu.ls_pipe, cpu.ls_rt) after the
  * fast handler `fast` ran `in`, as its RETIRE leaves it (exec_threaded.h). */
 static inline void vm_fast_ls_after(unsigned fast, const struct vm_insn *in, bool ls_pipeline,

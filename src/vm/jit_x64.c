@@ -232,14 +232,6 @@ static void emit_enter_exit(struct emit *e, const struct vm_block_op *op)
   jmp_to(&e->a, e->j->exit);
 }
 
-/* Whether a block starting with op reads the load/store pipelining state
- * left by what ran before it (its first entry is a load or store). */
-static bool reads_ls_state(const struct vm_block_op *op)
-{
-  const unsigned f = op->d.fast;
-  return f == VM_FAST_LD || f == VM_FAST_ST || (f >= VM_FAST_LDST && f < VM_FAST_LDST + 24);
-}
-
 /* A direct branch op taken: retire it and go to its target block. When the
  * target is compiled already (or is this block), a direct jump after the
  * bound check; else through op's link when set and the target's bound
@@ -263,7 +255,7 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
     op_m(&e->a, true, 0x8d, RSI, R12, (int32_t)to->last_start); /* lea rsi, [r12 + last_start] */
     alu_rr(&e->a, true, ALU_CMP, RSI, R13);
     uint8_t *bound = jcc_fwd(&e->a, CC_AE);
-    if (reads_ls_state(to))
+    if (vm_fast_is_load_store(to->d.fast)) /* it reads the pipelining state */
       emit_ls_clear(e);
     jmp_to(&e->a, code);
     patch(&e->a, bound, e->a.p); /* the event is near: the checked variant, or the block executor */
