@@ -300,6 +300,7 @@ struct sonde_ft_check_result {
   uint64_t transitions;                 /* between known instructions */
   uint64_t by_kind[6];                  /* indexed by enum sonde_ft_transition */
   uint64_t skipped_unrecoverable;       /* transitions across unrecoverable cycles */
+  uint64_t skipped_no_code;             /* from code not in the ELF (e.g. a boot ROM) */
   uint64_t impossible;
   struct sonde_ft_bad_transition *bad;  /* the first bad_count impossible ones (malloc'd) */
   size_t bad_count;
@@ -315,20 +316,29 @@ void sonde_ft_check_result_free(struct sonde_ft_check_result *r);
 /* analyze                                                                   */
 /* ======================================================================== */
 
-/* Busy-wait loops: the same short loop body (<= max_body instructions, <=
- * max_body_bytes of code) repeated back to back at least min_iterations times.
- * A single instruction repeating (a stall) is not a loop. */
+/* Busy-wait loops: the same short loop body (2..max_body distinct
+ * instructions) repeated back to back at least min_iterations times, for at
+ * least min_cycles. A single instruction repeating (a stall) is not a loop.
+ * With `sym`, a body that stores (st*, push) does work (memset, memcpy) and is
+ * not reported; `loads` says the body reads memory (it polls). Pieces of one
+ * loop separated only by at most max_gap unrecoverable cycles are reported as
+ * one loop, with those cycles counted in `unrecoverable`. */
+struct sonde_sym;
 struct sonde_ft_busy_config {
   unsigned max_body;        /* distinct instructions in the body (default 8) */
   uint64_t min_iterations;  /* default 3 */
   uint64_t min_cycles;      /* default 64 */
+  uint64_t max_gap;         /* default 16 */
+  struct sonde_sym *sym;    /* optional: classify bodies (see above) */
 };
 struct sonde_ft_busy_loop {
   uint64_t first_cycle, last_cycle; /* inclusive */
   uint32_t head;                    /* the lowest PC of the body */
-  uint32_t tail;                    /* the backward branch */
+  uint32_t tail;                    /* the highest PC of the body */
   uint32_t body_len;                /* instructions per iteration */
-  uint64_t iterations;
+  uint64_t iterations;              /* complete or partial passes seen */
+  uint64_t unrecoverable;           /* cycles inside it that were not recovered */
+  bool loads;                       /* the body has a load (needs sym) */
 };
 /* Find busy-wait loops in `t`; *loops is malloc'd (caller frees with free()). */
 int sonde_ft_find_busy_loops(const struct sonde_ft_trace *t, const struct sonde_ft_busy_config *cfg,
@@ -336,11 +346,15 @@ int sonde_ft_find_busy_loops(const struct sonde_ft_trace *t, const struct sonde_
 
 /* Per-instruction runs: for each PC the number of executions and the
  * histogram of consecutive-cycle run lengths (an instruction's duration). */
+#define SONDE_FT_HIST_BUCKETS 8 /* durations 1, 2, 3, 4, 5-8, 9-16, 17-32, 33+ cycles */
 struct sonde_ft_insn_stat {
   uint32_t pc;
   uint64_t executions, cycles;
   uint32_t min_cycles, max_cycles;
+  uint64_t hist[SONDE_FT_HIST_BUCKETS]; /* executions per duration bucket */
 };
+/* The bucket of a duration in cycles (>= 1). */
+unsigned sonde_ft_hist_bucket(uint64_t cycles);
 /* Stats for every PC in the trace, sorted by PC; *stats is malloc'd. */
 int sonde_ft_insn_stats(const struct sonde_ft_trace *t, struct sonde_ft_insn_stat **stats,
                         size_t *count);
@@ -351,7 +365,8 @@ int sonde_ft_insn_stats(const struct sonde_ft_trace *t, struct sonde_ft_insn_sta
 
 /* One data transfer as captured in one run (or as ordered in the result). */
 struct sonde_ft_xfer {
-  uint32_t range;     /* index of the traced address range it matched */
+  uint32_t range;     /* index of the traced address range it matched (FrankenTrace CSV: comparator) */
+  uint32_t run;       /* the run it was captured in (FrankenTrace CSV: pair_id; Sonde CSV: 0) */
   uint32_t pc;        /* 0xFFFFFFFF: unknown */
   uint32_t addr;      /* full address (or range base | low bits) */
   uint32_t value;
@@ -395,7 +410,8 @@ int64_t sonde_ft_lsu_align(const struct sonde_ft_trace *t, struct sonde_ft_xfer 
 /* Read an LSU trace: Sonde's `--trace-lsu` CSV, or FrankenTrace's
  * (val_PC,val_addr_16b,val_data,next_ts_PC,...,direction,comparator,width,...,pair_id):
  * detected by the header; gzip allowed. *out malloc'd. For the FrankenTrace
- * format `range` is the pair_id and ts is next_ts_data. */
+ * format `run` is pair_id, `range` the comparator and ts next_ts_data; for
+ * Sonde's, ts and cycle are the cycle column. */
 int sonde_ft_lsu_read(const char *path, struct sonde_ft_xfer **out, size_t *count,
                       struct sonde_diag *diag);
 int sonde_ft_lsu_read_buffer(const void *data, size_t len, const char *name,
