@@ -223,8 +223,9 @@ uint64_t sonde_ft_preamble_check(const struct sonde_ft_trace *t, uint64_t first_
 
 /* Project a ground-truth trace (pct from `sonde run --trace-pc`) to what a DWT
  * PC sample at each cycle carries: instruction cycles keep their PC; cycles of
- * exception entry/return/tail-chain (and halted) carry the last instruction
- * that started before them; sleep stays SLEEP. Returns a new trace. */
+ * exception entry/return/tail-chain carry the last instruction that started
+ * before them; sleep stays SLEEP; halted cycles and those before the first
+ * instruction have no sample (UNSAMPLED). Returns a new trace. */
 int sonde_ft_project_dwt(const struct sonde_ft_trace *ground_truth, struct sonde_ft_trace **out);
 
 /* ======================================================================== */

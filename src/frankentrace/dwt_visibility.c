@@ -3,9 +3,12 @@
  *   - an instruction occupying T: its own PC (also through every stall cycle;
  *     silicon agrees: the real CC2650 trace shows `ldr.w r2, [r3, #788]` at
  *     0x0e80 for all 56 cycles of its peripheral stall);
- *   - exception entry, return, tail-chain (and halt) spans: the last
- *     instruction that started before T;
- *   - sleep: the sleep packet.
+ *   - exception entry, return, tail-chain spans: the last instruction that
+ *     started before T;
+ *   - sleep: the sleep packet;
+ *   - halted, or before any instruction: no sample at all (DWT_PCSR reads
+ *     0xFFFFFFFF), so nothing a stitched trace could show: UNSAMPLED.
+ * (/work/notes/ft-vm-api.md; the VM's sonde_pcsample_of() is the same rule.)
  * This is the one place that encodes the rule, so that it can be swapped for
  * the VM's own mapping when that is exported. */
 #include "ft_internal.h"
@@ -37,12 +40,15 @@ int sonde_ft_project_dwt(const struct sonde_ft_trace *gt, struct sonde_ft_trace 
     case SONDE_FT_EXC_ENTRY:
     case SONDE_FT_EXC_RETURN:
     case SONDE_FT_TAIL_CHAIN:
-    case SONDE_FT_HALTED:
       /* Before any instruction there is nothing to show: unrecoverable. */
       s = have_last ? SONDE_FT_PC : SONDE_FT_UNSAMPLED;
       pc = have_last ? last : 0;
       break;
     case SONDE_FT_SLEEP:
+      pc = 0;
+      break;
+    case SONDE_FT_HALTED:
+      s = SONDE_FT_UNSAMPLED;
       pc = 0;
       break;
     default:
