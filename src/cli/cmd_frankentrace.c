@@ -165,6 +165,64 @@ done:
   return status;
 }
 
+/* ---- convert ------------------------------------------------------------- */
+
+int cmd_frankentrace_convert(int argc, char **argv)
+{
+  static const struct cli_command_help help = {
+      "sonde frankentrace convert [options] --format <pct|csv|perfetto> -o <out> <trace>",
+      "Convert a PC trace between pct (`sonde run --trace-pc`), FrankenTrace CSV\n"
+      "(ts,val,valid,label,short_instr; labels and disassembly from -e) and Perfetto\n"
+      "(one slice per function run over cycles). --dwt first projects a ground-truth trace\n"
+      "to what DWT PC sampling shows (what `verify` compares against)."};
+  const char *elf = NULL, *out_path = NULL, *format = NULL;
+  bool dwt = false;
+  struct cli_opt opts[] = {
+      OPT_ELF(&elf),
+      OPT_OUTPUT(&out_path),
+      OPT_STRING(0, "format", "<pct|csv|perfetto>", &format, "output format (required)"),
+      OPT_FLAG(0, "dwt", &dwt, "project to what DWT PC samples show"),
+      OPT_END(),
+  };
+  int n;
+  int rc = cli_parse(argc, argv, opts, &help, &n);
+  if (rc)
+    return rc < 0 ? CLI_OK : rc;
+  enum sonde_ft_format fmt;
+  if (!format || sonde_ft_format_parse(format, &fmt) || fmt == SONDE_FT_FORMAT_AUTO)
+    return cli_usage_error(&help, "--format must be pct, csv or perfetto");
+  if (n != 1)
+    return cli_usage_error(&help, "expected one <trace>, got %d", n);
+  struct sonde_sym *sym = NULL;
+  struct sonde_ft_trace *t = NULL;
+  int status = CLI_FAIL;
+  if (ft_cli_open_elf(elf, &sym) || !(t = ft_cli_read_trace(argv[0])))
+    goto done;
+  if (dwt) {
+    struct sonde_ft_trace *p;
+    if (sonde_ft_project_dwt(t, &p)) {
+      cli_error("frankentrace convert: out of memory");
+      goto done;
+    }
+    sonde_ft_trace_free(t);
+    t = p;
+  }
+  FILE *out = cli_open_output(out_path, fmt != SONDE_FT_FORMAT_CSV);
+  if (!out)
+    goto done;
+  struct sonde_diag d = {{0}};
+  if (sonde_ft_write(out, out_path ? out_path : "<stdout>", fmt, t, sym, &d)) {
+    cli_error("frankentrace convert: %s", d.msg);
+    cli_close_output(out, out_path);
+    goto done;
+  }
+  status = cli_close_output(out, out_path);
+done:
+  sonde_ft_trace_free(t);
+  sonde_sym_free(sym);
+  return status;
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 int cmd_frankentrace(int argc, char **argv)
@@ -174,7 +232,8 @@ int cmd_frankentrace(int argc, char **argv)
       "sonde frankentrace stitch -e <elf> [options] <capture>... -o <trace>\n"
       "sonde frankentrace verify [options] <trace> <ground-truth>\n"
       "sonde frankentrace check -e <elf> [options] <trace>\n"
-      "sonde frankentrace analyze -e <elf> [options] <trace>",
+      "sonde frankentrace analyze -e <elf> [options] <trace>\n"
+      "sonde frankentrace convert [options] --format <pct|csv|perfetto> -o <out> <trace>",
       "FrankenTrace: complete cycle-level PC traces from DWT PC sampling, by running the\n"
       "same code N times with a shifted sampling phase and stitching the samples\n"
       "(docs/frankentrace.md).\n"
@@ -183,13 +242,14 @@ int cmd_frankentrace(int argc, char **argv)
       "  verify   compare a trace with ground truth, cycle by cycle\n"
       "  check    check every transition of a trace against the ELF's code\n"
       "  analyze  busy-wait loops, instruction durations, function totals, register accesses\n"
+      "  convert  between pct, FrankenTrace CSV and Perfetto\n"
       "'sonde frankentrace <subcommand> --help' shows the options of each."};
   static const struct {
     const char *name;
     int (*fn)(int, char **);
   } subs[] = {{"run", cmd_frankentrace_run},         {"stitch", cmd_frankentrace_stitch},
               {"verify", cmd_frankentrace_verify},   {"check", cmd_frankentrace_check},
-              {"analyze", cmd_frankentrace_analyze}};
+              {"analyze", cmd_frankentrace_analyze}, {"convert", cmd_frankentrace_convert}};
   for (size_t i = 0; argc >= 2 && i < sizeof subs / sizeof subs[0]; i++)
     if (!strcmp(argv[1], subs[i].name)) {
       static char name[40];
@@ -203,5 +263,5 @@ int cmd_frankentrace(int argc, char **argv)
     return rc < 0 ? CLI_OK : rc;
   if (n >= 1)
     return cli_usage_error(&help, "unknown subcommand '%s'", argv[0]);
-  return cli_usage_error(&help, "missing subcommand (run, stitch, verify, check or analyze)");
+  return cli_usage_error(&help, "missing subcommand (run, stitch, verify, check, analyze or convert)");
 }

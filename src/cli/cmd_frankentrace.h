@@ -2,7 +2,7 @@
  * share (loading a trace and an ELF, describing a cell).
  *   run, stitch     cmd_frankentrace_run.c (the VM orchestration and silicon
  *                   captures: owned by the target side of issue 15)
- *   verify          cmd_frankentrace.c
+ *   verify, convert cmd_frankentrace.c
  *   check           cmd_frankentrace_check.c
  *   analyze         cmd_frankentrace_analyze.c */
 #ifndef SONDE_CMD_FRANKENTRACE_H
@@ -20,6 +20,7 @@ int cmd_frankentrace_stitch(int argc, char **argv);
 int cmd_frankentrace_verify(int argc, char **argv);
 int cmd_frankentrace_check(int argc, char **argv);
 int cmd_frankentrace_analyze(int argc, char **argv);
+int cmd_frankentrace_convert(int argc, char **argv);
 
 /* Read a trace file (pct or CSV, gzip or not); prints the error. NULL on failure. */
 struct sonde_ft_trace *ft_cli_read_trace(const char *path);
