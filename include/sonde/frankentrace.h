@@ -242,15 +242,20 @@ enum sonde_ft_format {
 int sonde_ft_format_parse(const char *s, enum sonde_ft_format *out);
 
 /* Read a whole trace file (gzip-compressed or not; `path` "-" = stdin) into a
- * cycle-level trace. CSV: rows in increasing ts; gaps in ts are UNSAMPLED;
- * valid=false rows are INVALID (their val kept); an empty val is UNSAMPLED;
- * val "sleep" is SLEEP. Errors name the file, line and byte offset. */
-int sonde_ft_read(const char *path, enum sonde_ft_format format, struct sonde_ft_trace **out,
-                  struct sonde_diag *diag);
+ * cycle-level trace of at most `max_cycles` cycles (0: SONDE_FT_READ_MAX,
+ * 2^28; a pct record can ask for 2^32 cycles in 8 bytes and every cycle costs
+ * 5 bytes here: longer is SONDE_E_LIMIT). CSV: rows in increasing ts; gaps in
+ * ts are UNSAMPLED; valid=false rows are INVALID (their val kept), as are odd
+ * vals (a corrupt sample: no Thumb instruction is at an odd address); an
+ * empty val is UNSAMPLED; "sleep" and the pct CSV span names are the spans.
+ * Errors name the file, line and byte offset. */
+#define SONDE_FT_READ_MAX (1ull << 28)
+int sonde_ft_read(const char *path, enum sonde_ft_format format, uint64_t max_cycles,
+                  struct sonde_ft_trace **out, struct sonde_diag *diag);
 /* The same from memory (not compressed), for tests and fuzzing. */
 int sonde_ft_read_buffer(const void *data, size_t len, const char *name,
-                         enum sonde_ft_format format, struct sonde_ft_trace **out,
-                         struct sonde_diag *diag);
+                         enum sonde_ft_format format, uint64_t max_cycles,
+                         struct sonde_ft_trace **out, struct sonde_diag *diag);
 
 struct sonde_sym; /* sonde/sym.h; optional everywhere below (NULL: no symbols) */
 

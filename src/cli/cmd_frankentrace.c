@@ -12,7 +12,7 @@ struct sonde_ft_trace *ft_cli_read_trace(const char *path)
 {
   struct sonde_ft_trace *t;
   struct sonde_diag d = {{0}};
-  if (sonde_ft_read(path, SONDE_FT_FORMAT_AUTO, &t, &d)) {
+  if (sonde_ft_read(path, SONDE_FT_FORMAT_AUTO, 0, &t, &d)) {
     cli_error("%s: %s", cli_command_name, d.msg);
     return NULL;
   }

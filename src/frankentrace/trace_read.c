@@ -20,8 +20,8 @@ int sonde_ft_format_parse(const char *s, enum sonde_ft_format *out)
   return SONDE_E_ARG;
 }
 
-static int read_pct(const void *data, size_t len, const char *name, struct sonde_ft_trace **out,
-                    struct sonde_diag *diag)
+static int read_pct(const void *data, size_t len, const char *name, uint64_t max,
+                    struct sonde_ft_trace **out, struct sonde_diag *diag)
 {
   struct sonde_pctrace_reader *r;
   int rc = sonde_pctrace_reader_new_buffer(data, len, name, &r, diag);
@@ -42,8 +42,9 @@ static int read_pct(const void *data, size_t len, const char *name, struct sonde
                                        SONDE_FT_UNSAMPLED};
     struct sonde_ft_cell c = {rec.kind == SONDE_PCTRACE_INSN ? rec.pc : rec.exc,
                               (enum sonde_ft_state)state_of[rec.kind]};
-    if (t->length + rec.cycles > (1ull << 32)) {
-      rc = sonde_diag_set(diag, SONDE_E_LIMIT, "%s: more than 2^32 cycles", name);
+    if (t->length + rec.cycles > max) {
+      rc = sonde_diag_set(diag, SONDE_E_LIMIT, "%s: record at cycle %llu: more than %llu cycles",
+                          name, (unsigned long long)rec.cycle, (unsigned long long)max);
       break;
     }
     if ((rc = sonde_ft_trace_append(t, c, rec.cycles))) {
@@ -108,8 +109,8 @@ static bool parse_val(const struct ft_csv *c, struct sonde_ft_cell *cell)
   return false;
 }
 
-static int read_ftcsv(const char *data, size_t len, const char *name, struct sonde_ft_trace **out,
-                      struct sonde_diag *diag)
+static int read_ftcsv(const char *data, size_t len, const char *name, uint64_t max,
+                      struct sonde_ft_trace **out, struct sonde_diag *diag)
 {
   struct ft_csv c = {.data = data, .len = len};
   *out = NULL;
@@ -159,8 +160,8 @@ static int read_ftcsv(const char *data, size_t len, const char *name, struct son
       why = "ts goes backwards or repeats (rows must be in increasing ts)";
       break;
     }
-    if (ts - t->origin >= (1ull << 32)) {
-      why = "ts more than 2^32 cycles after the first row";
+    if (ts - t->origin >= max) {
+      rc = SONDE_E_LIMIT;
       break;
     }
     if (ts > next_ts &&
@@ -174,6 +175,9 @@ static int read_ftcsv(const char *data, size_t len, const char *name, struct son
     why = "unterminated quote, text after a quote, or too many fields";
   if (why || rc) {
     sonde_ft_trace_free(t);
+    if (rc == SONDE_E_LIMIT)
+      return sonde_diag_set(diag, rc, "%s: line %llu, offset %zu: more than %llu cycles after the first row",
+                            name, (unsigned long long)c.line, c.row_offset, (unsigned long long)max);
     if (rc)
       return sonde_diag_set(diag, rc, "%s: out of memory", name);
     return sonde_diag_set(diag, SONDE_E_FORMAT, "%s: line %llu, offset %zu: %s", name,
@@ -186,10 +190,12 @@ static int read_ftcsv(const char *data, size_t len, const char *name, struct son
 }
 
 int sonde_ft_read_buffer(const void *data, size_t len, const char *name,
-                         enum sonde_ft_format format, struct sonde_ft_trace **out,
-                         struct sonde_diag *diag)
+                         enum sonde_ft_format format, uint64_t max_cycles,
+                         struct sonde_ft_trace **out, struct sonde_diag *diag)
 {
   *out = NULL;
+  if (!max_cycles)
+    max_cycles = SONDE_FT_READ_MAX;
   if (!name)
     name = "<buffer>";
   if (format == SONDE_FT_FORMAT_AUTO) {
@@ -199,14 +205,14 @@ int sonde_ft_read_buffer(const void *data, size_t len, const char *name,
       format = SONDE_FT_FORMAT_PCT;
   }
   if (format == SONDE_FT_FORMAT_CSV)
-    return read_ftcsv(data, len, name, out, diag);
+    return read_ftcsv(data, len, name, max_cycles, out, diag);
   if (format == SONDE_FT_FORMAT_PCT)
-    return read_pct(data, len, name, out, diag);
+    return read_pct(data, len, name, max_cycles, out, diag);
   return sonde_diag_set(diag, SONDE_E_ARG, "%s: cannot read this format", name);
 }
 
-int sonde_ft_read(const char *path, enum sonde_ft_format format, struct sonde_ft_trace **out,
-                  struct sonde_diag *diag)
+int sonde_ft_read(const char *path, enum sonde_ft_format format, uint64_t max_cycles,
+                  struct sonde_ft_trace **out, struct sonde_diag *diag)
 {
   char *data;
   size_t len;
@@ -214,7 +220,7 @@ int sonde_ft_read(const char *path, enum sonde_ft_format format, struct sonde_ft
   int rc = ft_load_file(path, &data, &len, diag);
   if (rc)
     return rc;
-  rc = sonde_ft_read_buffer(data, len, path, format, out, diag);
+  rc = sonde_ft_read_buffer(data, len, path, format, max_cycles, out, diag);
   free(data);
   return rc;
 }

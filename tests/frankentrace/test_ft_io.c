@@ -11,7 +11,7 @@ static struct sonde_ft_trace *read_csv(const char *text, int want_rc, const char
 {
   struct sonde_ft_trace *t = NULL;
   struct sonde_diag d = {{0}};
-  int rc = sonde_ft_read_buffer(text, strlen(text), "t.csv", SONDE_FT_FORMAT_AUTO, &t, &d);
+  int rc = sonde_ft_read_buffer(text, strlen(text), "t.csv", SONDE_FT_FORMAT_AUTO, 0, &t, &d);
   CHECK_EQ_I(rc, want_rc);
   if (want_msg)
     CHECK_EQ_STR(d.msg, want_msg);
@@ -88,8 +88,24 @@ static void test_csv_corrupt(void)
            "t.csv: line 2, offset 19: unterminated quote, text after a quote, or too many fields");
   read_csv("ts,val,valid,label\n5,0x2,true,\"a\"b\n", SONDE_E_FORMAT,
            "t.csv: line 2, offset 19: unterminated quote, text after a quote, or too many fields");
-  read_csv("ts,val,valid\n0,0x2,true\n4294967296,0x2,true\n", SONDE_E_FORMAT,
-           "t.csv: line 3, offset 24: ts more than 2^32 cycles after the first row");
+  read_csv("ts,val,valid\n0,0x2,true\n268435456,0x2,true\n", SONDE_E_LIMIT,
+           "t.csv: line 3, offset 24: more than 268435456 cycles after the first row");
+  /* A pct record may claim 2^32 - 1 cycles in 8 bytes: the limit says no. */
+  uint8_t pct[40] = "SONDEPCT\x01\x00\x20\x00";
+  memset(pct + 12, 0, 28);
+  pct[32] = 0x70; pct[33] = 0x01;             /* pc 0x170 */
+  pct[36] = pct[37] = pct[38] = pct[39] = 0xff; /* 4294967295 cycles */
+  struct sonde_ft_trace *t = NULL;
+  struct sonde_diag d;
+  CHECK_EQ_I(sonde_ft_read_buffer(pct, sizeof pct, "big.pct", SONDE_FT_FORMAT_AUTO, 1000, &t, &d),
+             SONDE_E_LIMIT);
+  CHECK_EQ_STR(d.msg, "big.pct: record at cycle 0: more than 1000 cycles");
+  CHECK(t == NULL);
+  pct[36] = 100;
+  pct[37] = pct[38] = pct[39] = 0;
+  CHECK_EQ_I(sonde_ft_read_buffer(pct, sizeof pct, "big.pct", SONDE_FT_FORMAT_AUTO, 1000, &t, &d), 0);
+  CHECK_EQ_U(sonde_ft_trace_length(t), 100);
+  sonde_ft_trace_free(t);
   /* Not CSV and not pct: the pct reader says why. */
   read_csv("hello", SONDE_E_FORMAT, NULL);
 }
@@ -122,7 +138,7 @@ static struct sonde_ft_trace *round_trip(const struct sonde_ft_trace *t, enum so
   CHECK_EQ_I(sonde_ft_write(f, "mem", fmt, t, NULL, &d), 0);
   fclose(f);
   struct sonde_ft_trace *back = NULL;
-  CHECK_EQ_I(sonde_ft_read_buffer(buf, len, "mem", SONDE_FT_FORMAT_AUTO, &back, &d), 0);
+  CHECK_EQ_I(sonde_ft_read_buffer(buf, len, "mem", SONDE_FT_FORMAT_AUTO, 0, &back, &d), 0);
   free(buf);
   return back;
 }
@@ -187,7 +203,7 @@ static void test_gzip(void)
   gzclose(g);
   struct sonde_ft_trace *t = NULL;
   struct sonde_diag d = {{0}};
-  CHECK_EQ_I(sonde_ft_read(path, SONDE_FT_FORMAT_AUTO, &t, &d), 0);
+  CHECK_EQ_I(sonde_ft_read(path, SONDE_FT_FORMAT_AUTO, 0, &t, &d), 0);
   CHECK_EQ_U(sonde_ft_trace_length(t), 2);
   expect_cell(t, 4, SONDE_FT_PC, 0x12);
   sonde_ft_trace_free(t);
@@ -200,12 +216,12 @@ static void test_gzip(void)
   fwrite(buf, 1, n - 6, f);
   fclose(f);
   t = NULL;
-  int rc = sonde_ft_read(path, SONDE_FT_FORMAT_AUTO, &t, &d);
+  int rc = sonde_ft_read(path, SONDE_FT_FORMAT_AUTO, 0, &t, &d);
   CHECK(rc == SONDE_E_TRUNCATED || rc == SONDE_E_FORMAT);
   CHECK(t == NULL);
   CHECK(strstr(d.msg, path) == d.msg);
   unlink(path);
-  CHECK_EQ_I(sonde_ft_read("/nonexistent/x.csv", SONDE_FT_FORMAT_AUTO, &t, &d), SONDE_E_IO);
+  CHECK_EQ_I(sonde_ft_read("/nonexistent/x.csv", SONDE_FT_FORMAT_AUTO, 0, &t, &d), SONDE_E_IO);
   CHECK_EQ_STR(d.msg, "/nonexistent/x.csv: No such file or directory");
 }
 
@@ -214,7 +230,7 @@ static void test_real_trace(void)
   const char *path = SONDE_TESTDATA "/frankentrace-cc2650/blink_if_see.pc_trace.csv.gz";
   struct sonde_ft_trace *t = NULL;
   struct sonde_diag d = {{0}};
-  CHECK_EQ_I(sonde_ft_read(path, SONDE_FT_FORMAT_AUTO, &t, &d), 0);
+  CHECK_EQ_I(sonde_ft_read(path, SONDE_FT_FORMAT_AUTO, 0, &t, &d), 0);
   if (!t)
     return;
   CHECK_EQ_U(sonde_ft_trace_origin(t), 743);
