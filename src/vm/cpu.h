@@ -49,9 +49,11 @@ struct vm_block_op {
   /* A taken direct branch's target block once the executor has gone there
    * (entries stay where they are until all are dropped), else NULL. */
   const struct vm_block_op *link;
-  /* In a block's first entry: the latest the block's last instruction may
-   * start, in cycles after its first (wait states included). */
-  uint32_t last_start;
+  /* In a block's first entry: the most cycles the whole block may take
+   * (wait states included). It runs whole only when cy + max_cycles < ev:
+   * it ends before the next event, so the instruction an event falls in
+   * always runs where cpu.exec_pc is kept (run_plain, a checked variant). */
+  uint32_t max_cycles;
   /* In a block's first entry: its compiled code (jit.h), else NULL, and
    * the variant for when the next event may fall inside it. */
   const void *jit, *jit_checked;
@@ -82,6 +84,14 @@ struct vm_cpu {
   uint64_t instret;      /* retired instructions */
   uint32_t last_pc;      /* address of the last retired instruction, kept where the
                           * MTB may need it (exec.c: exits of the executors) */
+  /* The last instruction that entered Execute: its address and first cycle
+   * (UINT64_MAX: none since power-on), what DWT PC sampling shows between
+   * instructions (pc_at.c). Kept wherever an executor may stop at or after
+   * an event (the one-at-a-time executors, checked compiled code, exec_insn),
+   * never per instruction of a whole block: a block runs whole only when it
+   * ends before the next event (block.c). */
+  uint32_t exec_pc;
+  uint64_t exec_start;
   bool sleeping;         /* in WFI/WFE */
   bool locked_up;
   /* --- owned by the CPU files; others use the functions below --- */

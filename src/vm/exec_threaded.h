@@ -154,7 +154,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     ir += e->nth + 1u;                                                                 \
     lsp = false;                                                                       \
     lsrt = VM_NOREG;                                                                   \
-    if (VM_LIKELY(to_ != NULL) && cy + to_->last_start < ev) {                         \
+    if (VM_LIKELY(to_ != NULL) && cy + to_->max_cycles < ev) {                         \
       e = &to_->d;                                                                     \
       goto *to_->handler;                                                              \
     }                                                                                  \
@@ -174,17 +174,23 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   } while (0)
 #define LS_CYCLES() vm_fast_ls_cycles(lsp, lsrt, in)
 #if !FAST_HOOKED
+  /* At the event, the instruction it fell in (or ended at) for PC sampling:
+   * stored only on the way out (cpu.exec_pc). */
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
-    cy += (CYCLES);                                                                    \
+    const uint32_t icy_ = (CYCLES), ipc_ = pc;                                         \
+    cy += icy_;                                                                        \
     if (FAST_MTB)                                                                      \
       c->last_pc = pc;                                                                 \
     pc = (NEXT);                                                                       \
     ir++;                                                                              \
     lsp = (LS_PIPE);                                                                   \
     lsrt = (LS_RT);                                                                    \
-    if (VM_UNLIKELY(cy >= ev))                                                         \
+    if (VM_UNLIKELY(cy >= ev)) {                                                       \
+      c->exec_pc = ipc_;                                                               \
+      c->exec_start = cy - icy_;                                                       \
       goto out;                                                                        \
+    }                                                                                  \
     DISPATCH();                                                                        \
   } while (0)
 #else
@@ -200,7 +206,8 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     lsp = (LS_PIPE);                                                                   \
     lsrt = (LS_RT);                                                                    \
     SYNC();                                                                            \
-    c->last_pc = ipc_;                                                                 \
+    c->last_pc = c->exec_pc = ipc_;                                                    \
+    c->exec_start = start_;                                                            \
     observe(vm, ipc_, start_, icy_, in->len, &tx);                                     \
     tx.n = 0;                                                                          \
     if (VM_UNLIKELY(vm->attention || !vm->hooked))                                     \
@@ -283,7 +290,7 @@ enter: {
    * run_plain returns at once): then instruction by instruction up to it,
    * in the compiled block's checked variant where there is one */
   e = &b->op->d;
-  if (VM_UNLIKELY(cy + b->op->last_start >= ev)) {
+  if (VM_UNLIKELY(cy + b->op->max_cycles >= ev)) {
     if (b->op->jit_checked) {
       code = b->op->jit_checked;
       goto jit_run;
@@ -309,10 +316,16 @@ jit_run: {
   js.fl = fl;
   js.lsp = lsp;
   js.lsrt = lsrt;
+  js.exec_pc = c->exec_pc;
+  js.exec_start = c->exec_start;
   const int how = vm_jit_run(bk->jit, &js, c, vm->bus.page, code);
   cy = js.cy;
   ir = js.ir;
   fl = js.fl;
+  if (VM_UNLIKELY(cy >= ev)) { /* only checked code gets there: it kept the last */
+    c->exec_pc = js.exec_pc;
+    c->exec_start = js.exec_start;
+  }
   if (how != VM_JIT_ENTER) { /* it stopped before an entry, with nothing of it done */
     lsp = js.lsp;
     lsrt = js.lsrt;

@@ -59,10 +59,12 @@ _Static_assert(sizeof(struct vm_page) == 32, "page entry size");
 #define ST_PC ((int32_t)offsetof(struct vm_jit_state, pc))
 #define ST_LSP ((int32_t)offsetof(struct vm_jit_state, lsp))
 #define ST_LSRT ((int32_t)offsetof(struct vm_jit_state, lsrt))
+#define ST_XPC ((int32_t)offsetof(struct vm_jit_state, exec_pc))
+#define ST_XSTART ((int32_t)offsetof(struct vm_jit_state, exec_start))
 _Static_assert(offsetof(struct vm_jit_state, lsrt) == offsetof(struct vm_jit_state, lsp) + 1,
                "lsp and lsrt are written as one halfword");
 #define OP_LINK ((int32_t)offsetof(struct vm_block_op, link))
-#define OP_LAST ((int32_t)offsetof(struct vm_block_op, last_start))
+#define OP_MAXC ((int32_t)offsetof(struct vm_block_op, max_cycles))
 #define OP_JIT ((int32_t)offsetof(struct vm_block_op, jit))
 #define OP_JITC ((int32_t)offsetof(struct vm_block_op, jit_checked))
 #define PG_HOST ((int32_t)offsetof(struct vm_page, host))
@@ -122,12 +124,12 @@ static void emit_try_checked(struct emit *e, unsigned r)
 }
 
 /* rax = a block's first entry, reached by a branch. When its bound allows
- * (cy + last_start < ev), go into its code, or resume there with the block
+ * (cy + max_cycles < ev), go into its code, or resume there with the block
  * executor when it has none; else into its checked variant; fall through
  * when it has none. */
 static void emit_go_block(struct emit *e)
 {
-  load32(&e->a, RSI, RAX, OP_LAST);
+  load32(&e->a, RSI, RAX, OP_MAXC);
   alu_rr(&e->a, true, ALU_ADD, RSI, R12);
   alu_rr(&e->a, true, ALU_CMP, RSI, R13);
   uint8_t *bound = jcc_fwd(&e->a, CC_AE);
@@ -252,7 +254,7 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   add64_i(&e->a, R12, pend + op->d.taken_cycles);
   add64_i(&e->a, R14, op->d.nth + 1u);
   if (to) {
-    op_m(&e->a, true, 0x8d, RSI, R12, (int32_t)to->last_start); /* lea rsi, [r12 + last_start] */
+    op_m(&e->a, true, 0x8d, RSI, R12, (int32_t)to->max_cycles); /* lea rsi, [r12 + max_cycles] */
     alu_rr(&e->a, true, ALU_CMP, RSI, R13);
     uint8_t *bound = jcc_fwd(&e->a, CC_AE);
     if (vm_fast_is_load_store(to->d.fast)) /* it reads the pipelining state */
@@ -1236,6 +1238,10 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
     }
     uint8_t *const at = e.a.p;
     const unsigned nstub = e.nstub;
+    if (checked) { /* op enters Execute at rax: what a PC sample then shows */
+      store32_i(&e.a, R15, ST_XPC, op->d.tag);
+      store64(&e.a, R15, ST_XSTART, RAX);
+    }
     e.live = checked ? FL_ALL : live[op - first]; /* the checked variant may stop anywhere */
     if (!emit_op(&e, op, t, &pend, &end)) {
       if (op == first)
