@@ -194,18 +194,15 @@ static void take_sample(struct sonde_vm *vm, uint64_t t, bool cmp)
 {
   struct vm_dbg *d = vm->dbg;
   struct sonde_pcsample s;
-  enum vm_pc_at r = vm_pc_at(vm, t, &s);
-  if (r == VM_PC_AT_OK) {
+  if (vm_pc_at(vm, t, &s)) { /* the VM stopped at the first boundary after t */
     emit_sample(vm, &s);
     return;
   }
-  if (r == VM_PC_AT_EARLIER) /* cannot happen: events are served at the first boundary */
-    return;
   bool *pend = cmp ? &d->cmp_pending : &d->sample_pending;
   if (*pend)
     return; /* one of each kind at a time (events are >= 64 cycles apart) */
   if (!d->sample_pending && !d->cmp_pending) {
-    d->pend_prev = vm->cpu.exec_start != UINT64_MAX;
+    d->pend_prev = vm->cpu.exec_pc != VM_EXEC_NONE;
     d->pend_prev_pc = vm->cpu.exec_pc;
   }
   *pend = true;
@@ -541,10 +538,10 @@ static uint32_t pcsr(const struct sonde_vm *vm, bool debug)
   if ((vm->dbgh && vm->dbgh->halted) || !vm->cpu.cycles)
     return 0xFFFFFFFFu;
   struct sonde_pcsample s;
-  if (vm_pc_at(vm, vm->cpu.cycles - 1, &s) != VM_PC_AT_OK)
+  if (!vm_pc_at(vm, vm->cpu.cycles - 1, &s)) /* the last instruction started before */
     return 0xFFFFFFFFu;
   if (s.kind == SONDE_PCSAMPLE_SLEEP)
-    return vm->cpu.exec_start != UINT64_MAX ? vm->cpu.exec_pc : 0xFFFFFFFFu;
+    return vm->cpu.exec_pc; /* VM_EXEC_NONE is 0xFFFFFFFF */
   return s.kind == SONDE_PCSAMPLE_PC ? s.pc : 0xFFFFFFFFu;
 }
 

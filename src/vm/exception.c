@@ -806,7 +806,7 @@ static void sys_reset(struct sonde_vm *vm, bool power_on, bool local)
   s->reset_request = VM_RESET_NONE;
   if (power_on) { /* nothing has run yet (pc_at.c) */
     s->sleep_from = UINT64_MAX;
-    c->exec_start = UINT64_MAX;
+    c->exec_pc = VM_EXEC_NONE;
   }
   if (!local) {
     for (unsigned i = 0; i < s->ntimers; i++)

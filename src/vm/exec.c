@@ -909,7 +909,6 @@ retire:
   c->cycles = start + x.cycles;
   c->instret++;
   c->last_pc = c->exec_pc = pc;
-  c->exec_start = start;
   if (hooked)
     observe(vm, pc, start, x.cycles, in->len, &x.tx);
   else if (VM_UNLIKELY(vm->mtb_observe)) /* the MTB executor's slow path */

@@ -154,10 +154,11 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     ir += e->nth + 1u;                                                                 \
     lsp = false;                                                                       \
     lsrt = VM_NOREG;                                                                   \
-    if (VM_LIKELY(to_ != NULL) && cy + to_->max_cycles < ev) {                         \
+    if (VM_LIKELY(to_ != NULL) && cy + to_->bound < ev) {                              \
       e = &to_->d;                                                                     \
       goto *to_->handler;                                                              \
     }                                                                                  \
+    c->exec_pc = e->tag; /* it may have crossed the event (block.c) */                \
     pc = (uint32_t)e->soff;                                                            \
     link_from = BLOCK_OP(e);                                                           \
     goto enter;                                                                        \
@@ -178,8 +179,8 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
    * stored only on the way out (cpu.exec_pc). */
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
-    const uint32_t icy_ = (CYCLES), ipc_ = pc;                                         \
-    cy += icy_;                                                                        \
+    const uint32_t ipc_ = pc;                                                          \
+    cy += (CYCLES);                                                                    \
     if (FAST_MTB)                                                                      \
       c->last_pc = pc;                                                                 \
     pc = (NEXT);                                                                       \
@@ -188,7 +189,6 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     lsrt = (LS_RT);                                                                    \
     if (VM_UNLIKELY(cy >= ev)) {                                                       \
       c->exec_pc = ipc_;                                                               \
-      c->exec_start = cy - icy_;                                                       \
       goto out;                                                                        \
     }                                                                                  \
     DISPATCH();                                                                        \
@@ -207,7 +207,6 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     lsrt = (LS_RT);                                                                    \
     SYNC();                                                                            \
     c->last_pc = c->exec_pc = ipc_;                                                    \
-    c->exec_start = start_;                                                            \
     observe(vm, ipc_, start_, icy_, in->len, &tx);                                     \
     tx.n = 0;                                                                          \
     if (VM_UNLIKELY(vm->attention || !vm->hooked))                                     \
@@ -238,6 +237,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #if FAST_BLOCK
   struct vm_blocks *bk = vm_blocks_get(vm);
   const struct vm_block_op *link_from = NULL; /* a taken direct branch on its way to enter */
+  struct vm_jit_state js;                     /* what compiled code gets and gives (jit.h) */
   const void *code;                           /* compiled code to run (label jit_run) */
   if (VM_UNLIKELY(!bk)) { /* out of memory: instruction by instruction */
     run_plain(vm);
@@ -290,9 +290,10 @@ enter: {
    * run_plain returns at once): then instruction by instruction up to it,
    * in the compiled block's checked variant where there is one */
   e = &b->op->d;
-  if (VM_UNLIKELY(cy + b->op->max_cycles >= ev)) {
+  if (VM_UNLIKELY(cy + b->op->bound >= ev)) {
     if (b->op->jit_checked) {
       code = b->op->jit_checked;
+      js.exec_pc = c->exec_pc; /* what it stops with if it stops before its first */
       goto jit_run;
     }
     SYNC();
@@ -309,23 +310,18 @@ blkend: /* a block ended at its length limit, before a fast instruction */
 jit: /* a compiled block (jit.h): its code runs on from block to block */
   code = BLOCK_OP(e)->jit;
 jit_run: {
-  struct vm_jit_state js;
   js.cy = cy;
   js.ev = ev;
   js.ir = ir;
   js.fl = fl;
   js.lsp = lsp;
   js.lsrt = lsrt;
-  js.exec_pc = c->exec_pc;
-  js.exec_start = c->exec_start;
   const int how = vm_jit_run(bk->jit, &js, c, vm->bus.page, code);
   cy = js.cy;
   ir = js.ir;
   fl = js.fl;
-  if (VM_UNLIKELY(cy >= ev)) { /* only checked code gets there: it kept the last */
+  if (VM_UNLIKELY(cy >= ev)) /* only checked code gets there: it kept the last */
     c->exec_pc = js.exec_pc;
-    c->exec_start = js.exec_start;
-  }
   if (how != VM_JIT_ENTER) { /* it stopped before an entry, with nothing of it done */
     lsp = js.lsp;
     lsrt = js.lsrt;

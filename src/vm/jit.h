@@ -45,11 +45,9 @@ struct vm_jit_state {
   const struct vm_block_op *op;
   uint32_t pc; /* VM_JIT_ENTER: where execution goes on */
   uint8_t lsp, lsrt;
-  /* The checked variant stores each instruction's address and first cycle
-   * here before running it (cpu.exec_pc, exec_start); other code leaves
-   * them as they came. */
+  /* The checked variant's exits store here the address of the last
+   * instruction it ran (cpu.exec_pc); other code leaves it as it came. */
   uint32_t exec_pc;
-  uint64_t exec_start;
 };
 
 enum vm_jit_exit {

@@ -1,8 +1,8 @@
 /* The PC at a cycle, from the VM's state (pc_at.h): the rule of
  * sonde_pcsample_of() (src/trace/pcsample.c) applied to what the VM keeps
  * instead of a PC trace, the last instruction that entered Execute
- * (cpu.exec_pc, exec_start) and the latest sleep span (sys.sleep_from,
- * sleep_base), and sonde_vm_pc_at_cycle() on top of it.
+ * (cpu.exec_pc) and the latest sleep span (sys.sleep_from, sleep_base),
+ * and sonde_vm_pc_at_cycle() on top of it.
  *
  * Why that is enough: the executors stop at the first instruction boundary
  * at or after an event (or the run's cycle limit), so an event at cycle t
@@ -37,17 +37,15 @@ void vm_pc_in_gap(const struct sonde_vm *vm, uint64_t t, bool have_prev, uint32_
     set(out, t, have_prev ? SONDE_PCSAMPLE_PC : SONDE_PCSAMPLE_NONE, prev_pc);
 }
 
-enum vm_pc_at vm_pc_at(const struct sonde_vm *vm, uint64_t t, struct sonde_pcsample *out)
+bool vm_pc_at(const struct sonde_vm *vm, uint64_t t, struct sonde_pcsample *out)
 {
   const struct vm_cpu *c = &vm->cpu;
   if (t >= c->cycles)
-    return VM_PC_AT_LATER;
-  if (c->exec_start != UINT64_MAX && t < c->exec_start && !in_sleep(vm, t))
-    return VM_PC_AT_EARLIER;
+    return false;
   /* t lies in the last instruction's cycles or in the gap after it (the
    * gap's sleep first, then exception entry, return, tail-chain) */
-  vm_pc_in_gap(vm, t, c->exec_start != UINT64_MAX, c->exec_pc, out);
-  return VM_PC_AT_OK;
+  vm_pc_in_gap(vm, t, c->exec_pc != VM_EXEC_NONE, c->exec_pc, out);
+  return true;
 }
 
 int sonde_vm_pc_at_cycle(struct sonde_vm *vm, uint64_t cycle, struct sonde_pcsample *out,
@@ -69,9 +67,10 @@ int sonde_vm_pc_at_cycle(struct sonde_vm *vm, uint64_t cycle, struct sonde_pcsam
     stop->reason = SONDE_VM_STOP_CYCLE_LIMIT;
     stop->pc = vm->cpu.r[15];
   }
-  if (vm_pc_at(vm, cycle, out) != VM_PC_AT_OK)
+  if (cycle < vm->pc_floor || !vm_pc_at(vm, cycle, out))
     return sonde_diag_set(&vm->diag, SONDE_E_RANGE,
-                          "cycle %llu: before the last instruction the VM started (cycle %llu)",
-                          (unsigned long long)cycle, (unsigned long long)vm->cpu.exec_start);
+                          "cycle %llu: the last instruction may have started after it (it is "
+                          "known from cycle %llu on)",
+                          (unsigned long long)cycle, (unsigned long long)vm->pc_floor);
   return 0;
 }

@@ -12,15 +12,12 @@
 
 struct sonde_vm;
 
-enum vm_pc_at {
-  VM_PC_AT_OK,      /* *out holds the answer */
-  VM_PC_AT_LATER,   /* the VM has not passed the cycle yet: what occupies it is not decided */
-  VM_PC_AT_EARLIER, /* before the last instruction that entered Execute: not kept */
-};
-
 /* The sample at cycle t from the state: the last instruction that entered
- * Execute (cpu.exec_pc from exec_start on) and the latest sleep span. */
-enum vm_pc_at vm_pc_at(const struct sonde_vm *vm, uint64_t t, struct sonde_pcsample *out);
+ * Execute (cpu.exec_pc) and the latest sleep span. The caller knows that
+ * this instruction started at or before t (the VM stopped at the first
+ * boundary at or after an event at t, or t >= vm->pc_floor). False when
+ * the VM has not passed t yet: what occupies t is not decided. */
+bool vm_pc_at(const struct sonde_vm *vm, uint64_t t, struct sonde_pcsample *out);
 /* The sample at a cycle t between the instruction at prev_pc (have_prev:
  * there was one) and the next one, which has not started by t: the sleep
  * form inside the latest sleep span, else prev_pc (an exception entry,
