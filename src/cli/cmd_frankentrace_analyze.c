@@ -319,6 +319,70 @@ int cmd_frankentrace_analyze(int argc, char **argv)
       fputc('\n', o);
     }
   }
+  /* Per address in the range: what the paper's case study reads off an LSU
+   * trace (e.g. the last value written to a configuration register). Runs
+   * that traced the same range repeat its accesses, so the order and the last
+   * write are taken from the first run that has the address. */
+  struct reg {
+    uint32_t addr, first_run, first_value, last_write, runs, last_run;
+    uint64_t reads, writes;
+    bool has_write;
+  } regs[256];
+  size_t nregs = 0, regs_over = 0;
+  for (size_t k = 0; k < nxf; k++) {
+    const struct sonde_ft_xfer *x = &xf[k];
+    if (x->gap || x->addr < lo || x->addr > hi)
+      continue;
+    size_t r;
+    for (r = 0; r < nregs && regs[r].addr != x->addr; r++)
+      ;
+    if (r == nregs) {
+      if (nregs == 256) {
+        regs_over++;
+        continue;
+      }
+      regs[nregs++] = (struct reg){x->addr, x->run, x->value, 0, 1, x->run, 0, 0, false};
+    }
+    struct reg *g = &regs[r];
+    if (x->run != g->last_run) {
+      g->runs++; /* runs come in blocks in both LSU formats */
+      g->last_run = x->run;
+    }
+    if (x->write)
+      g->writes++;
+    else
+      g->reads++;
+    if (x->write && x->run == g->first_run) {
+      g->last_write = x->value;
+      g->has_write = true;
+    }
+  }
+  if (json)
+    fprintf(o, "], \"registers\": [");
+  else if (lsu_path)
+    fprintf(o, "\naddresses in 0x%08x-0x%08x: %zu%s\n  %10s %8s %8s %6s %10s %10s  %s\n", lo, hi,
+            nregs, regs_over ? " (first 256 listed)" : "", "address", "reads", "writes", "runs",
+            "first", "last write", "(in the first run that has it)");
+  for (size_t r = 0; r < nregs; r++) {
+    const struct reg *g = &regs[r];
+    if (json)
+    {
+      fprintf(o, "%s{\"addr\": %u, \"reads\": %" PRIu64 ", \"writes\": %" PRIu64
+                 ", \"runs\": %u, \"first_value\": %u, \"last_write\": ",
+              r ? ", " : "", g->addr, g->reads, g->writes, g->runs, g->first_value);
+      if (g->has_write)
+        fprintf(o, "%u}", g->last_write);
+      else
+        fputs("null}", o);
+    }
+    else {
+      char lw[16] = "-";
+      if (g->has_write)
+        snprintf(lw, sizeof lw, "0x%08x", g->last_write);
+      fprintf(o, "  0x%08x %8" PRIu64 " %8" PRIu64 " %6u 0x%08x %10s\n", g->addr, g->reads,
+              g->writes, g->runs, g->first_value, lw);
+    }
+  }
   if (json)
     fprintf(o, "], \"accesses\": [");
   else if (lsu_path)
@@ -339,8 +403,9 @@ int cmd_frankentrace_analyze(int argc, char **argv)
       fprintf(o, ", \"write\": %s, \"addr\": %u, \"size\": %u, \"value\": %u}",
               x->write ? "true" : "false", x->addr, x->size, x->value);
     } else {
-      fprintf(o, "  run %4u ts %10" PRIu64 "  %-5s 0x%08x = 0x%08x (%u bytes) at 0x%08x %s\n", x->run,
-              x->ts, x->write ? "write" : "read", x->addr, x->value, x->size, x->pc, a);
+      fprintf(o, "  run %4u ts %10" PRIu64 "  %-5s 0x%08x = 0x%08x (%u bytes) at 0x%08x%s%s\n",
+              x->run, x->ts, x->write ? "write" : "read", x->addr, x->value, x->size, x->pc,
+              a[0] == '0' ? "" : " ", a[0] == '0' ? "" : a);
     }
     shown++;
   }

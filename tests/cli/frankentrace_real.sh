@@ -52,6 +52,19 @@ check "check counts" "$(python3 -c '
 import json,sys; d=json.load(open(sys.argv[1])); b=d["bad"]
 print(d["transitions"], d["impossible"], len(b), min(x["cycle"] for x in b), sum(1 for x in b if x["cycle"] < 96584))' "$tmp/c.json")" "40173 6406 6406 96584 0"
 
+# the paper's other case study: the last value written to GPIO DOE31_0 (0x400220d0) is
+# 0x00106000 (output enabled on pins 13, 14 and 20)
+"$S" frankentrace analyze -e "$ELF" --lsu "$LSU" --range 0x400220d0 --accesses 0 --json "$TR" >"$tmp/g.json"
+check "doe31_0" "$(python3 -c '
+import json,sys; d=json.load(open(sys.argv[1])); r=d["registers"]
+print(len(r), hex(r[0]["addr"]), hex(r[0]["last_write"]), r[0]["runs"], d["accesses_matched"], len(d["accesses"]))' "$tmp/g.json")" "1 0x400220d0 0x106000 39 468 468"
+# independently: the last write to it in the first run (pair) that traced it, from the raw CSV
+check "doe31_0 python" "$(python3 -c '
+import csv,gzip,sys
+rows=[r for r in csv.DictReader(gzip.open(sys.argv[1],"rt")) if int(r["val_addr_16b"],16)==0x400220d0]
+first=rows[0]["pair_id"]; w=[r["val_data"] for r in rows if r["pair_id"]==first and r["direction"]=="Write"]
+print(w[-1])' "$LSU")" "0x00106000"
+
 # the real trace converts to pct and back without losing a known cycle
 "$S" frankentrace convert --format pct -o "$tmp/r.pct" "$TR"; check "convert rc" $? 0
 "$S" frankentrace verify --raw --json "$tmp/r.pct" "$TR" >"$tmp/v.json"; check "verify rc" $? 0
