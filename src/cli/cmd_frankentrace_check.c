@@ -52,12 +52,12 @@ int cmd_frankentrace_check(int argc, char **argv)
     printf("{\"trace\": ");
     cli_json_string(stdout, argv[0]);
     printf(", \"transitions\": %" PRIu64 ", \"sequential\": %" PRIu64 ", \"branch\": %" PRIu64
-           ", \"indirect\": %" PRIu64 ", \"exception_entry\": %" PRIu64
+           ", \"indirect\": %" PRIu64 ", \"exception_entry\": %" PRIu64 ", \"exception_return\": %" PRIu64
            ", \"across_unrecoverable\": %" PRIu64 ", \"outside_elf\": %" PRIu64
            ", \"impossible\": %" PRIu64 ", \"bad\": [",
            r.transitions, r.by_kind[SONDE_FT_T_SEQUENTIAL], r.by_kind[SONDE_FT_T_BRANCH],
            r.by_kind[SONDE_FT_T_INDIRECT], r.by_kind[SONDE_FT_T_EXC_ENTRY],
-           r.skipped_unrecoverable, r.skipped_no_code, r.impossible);
+           r.by_kind[SONDE_FT_T_EXC_RETURN], r.skipped_unrecoverable, r.skipped_no_code, r.impossible);
     for (size_t i = 0; i < r.bad_count; i++) {
       const struct sonde_ft_bad_transition *b = &r.bad[i];
       ft_cli_describe(sym, (struct sonde_ft_cell){b->from, SONDE_FT_PC}, from, sizeof from);
@@ -73,9 +73,11 @@ int cmd_frankentrace_check(int argc, char **argv)
     printf("]}\n");
   } else {
     printf("%" PRIu64 " transitions: %" PRIu64 " sequential, %" PRIu64 " direct branch, %" PRIu64
-           " indirect, %" PRIu64 " exception entry, %" PRIu64 " impossible\n",
+           " indirect, %" PRIu64 " exception entry, %" PRIu64 " exception return, %" PRIu64
+           " impossible\n",
            r.transitions, r.by_kind[SONDE_FT_T_SEQUENTIAL], r.by_kind[SONDE_FT_T_BRANCH],
-           r.by_kind[SONDE_FT_T_INDIRECT], r.by_kind[SONDE_FT_T_EXC_ENTRY], r.impossible);
+           r.by_kind[SONDE_FT_T_INDIRECT], r.by_kind[SONDE_FT_T_EXC_ENTRY],
+           r.by_kind[SONDE_FT_T_EXC_RETURN], r.impossible);
     printf("not checked: %" PRIu64 " across unrecoverable cycles, %" PRIu64
            " from code outside the ELF\n",
            r.skipped_unrecoverable, r.skipped_no_code);

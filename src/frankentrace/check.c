@@ -167,7 +167,7 @@ int sonde_ft_check(const struct sonde_ft_trace *t, struct sonde_sym *sym, size_t
     return sonde_diag_set(diag, SONDE_E_NOMEM, "out of memory");
   ck->sym = sym;
   read_vectors(ck);
-  bool have_prev = false;
+  bool have_prev = false, saw_return = false;
   uint32_t prev = 0;
   uint64_t pos = 0;
   struct sonde_ft_span sp;
@@ -175,14 +175,19 @@ int sonde_ft_check(const struct sonde_ft_trace *t, struct sonde_sym *sym, size_t
   while (!rc && sonde_ft_trace_next_span(t, &pos, &sp)) {
     enum sonde_ft_state s = sp.cell.state;
     if (s == SONDE_FT_SLEEP || s == SONDE_FT_EXC_ENTRY || s == SONDE_FT_EXC_RETURN ||
-        s == SONDE_FT_TAIL_CHAIN || s == SONDE_FT_HALTED)
-      continue; /* transparent: the next instruction is checked against prev */
+        s == SONDE_FT_TAIL_CHAIN || s == SONDE_FT_HALTED) {
+      /* transparent: the next instruction is checked against prev */
+      saw_return |= s == SONDE_FT_EXC_RETURN;
+      continue;
+    }
     if (s != SONDE_FT_PC) {
       if (have_prev)
         out->skipped_unrecoverable++;
-      have_prev = false;
+      have_prev = saw_return = false;
       continue;
     }
+    bool returned = saw_return;
+    saw_return = false;
     uint32_t to = sp.cell.pc;
     if (!have_prev || to == prev) {
       have_prev = true;
@@ -206,8 +211,9 @@ int sonde_ft_check(const struct sonde_ft_trace *t, struct sonde_sym *sym, size_t
     } else if (d->kind == K_INDIRECT) {
       const struct decoded *dt = decode(ck, to);
       if (dt->ok || !sonde_sym_name(sym, to, NULL)) {
-        /* To decodable code, or out of the ELF (a ROM routine): plausible. */
-        out->by_kind[SONDE_FT_T_INDIRECT]++;
+        /* To decodable code, or out of the ELF (a ROM routine): plausible.
+         * Ground truth shows an exception return as its own span. */
+        out->by_kind[returned ? SONDE_FT_T_EXC_RETURN : SONDE_FT_T_INDIRECT]++;
       } else {
         rc = add_bad(out, max_bad, sp.cycle, prev, to, "indirect jump to the middle of an instruction or data");
       }
