@@ -17,6 +17,7 @@
 
 struct sonde_ft_iter {
   struct sonde_ft_stitch *st;
+  struct sonde_ft_iter *prev, *next; /* the stitcher's open iterations */
   uint32_t phase, id;
   uint32_t *samples; /* samples[k] */
   size_t n, cap;
@@ -38,8 +39,24 @@ struct sonde_ft_stitch {
   struct sonde_ft_conflict *conflicts;
   size_t nconflicts, cap_conflicts;
   unsigned open;
+  struct sonde_ft_iter *open_list; /* freed with the stitcher */
   struct sonde_ft_report rep;
 };
+
+/* Take an iteration off the open list and free it. */
+static void iter_close(struct sonde_ft_iter *it)
+{
+  struct sonde_ft_stitch *st = it->st;
+  if (it->prev)
+    it->prev->next = it->next;
+  else
+    st->open_list = it->next;
+  if (it->next)
+    it->next->prev = it->prev;
+  st->open--;
+  free(it->samples);
+  free(it);
+}
 
 int sonde_ft_stitch_new(const struct sonde_ft_stitch_config *cfg, struct sonde_ft_stitch **out,
                         struct sonde_diag *diag)
@@ -82,6 +99,8 @@ void sonde_ft_stitch_free(struct sonde_ft_stitch *st)
 {
   if (!st)
     return;
+  while (st->open_list)
+    iter_close(st->open_list);
   sonde_ft_trace_free(st->trace);
   free(st->phase_merged);
   free(st->phase_first);
@@ -132,6 +151,10 @@ int sonde_ft_iter_begin(struct sonde_ft_stitch *st, uint32_t phase, uint32_t id,
   it->st = st;
   it->phase = phase;
   it->id = id;
+  it->next = st->open_list;
+  if (it->next)
+    it->next->prev = it;
+  st->open_list = it;
   st->open++;
   *out = it;
   return 0;
@@ -195,11 +218,9 @@ void sonde_ft_iter_discard(struct sonde_ft_iter *it)
 {
   if (!it)
     return;
-  it->st->open--;
   it->st->rep.iterations++;
   it->st->rep.discarded++;
-  free(it->samples);
-  free(it);
+  iter_close(it);
 }
 
 static int add_conflict(struct sonde_ft_stitch *st, const struct sonde_ft_conflict *c)
@@ -336,9 +357,7 @@ int sonde_ft_iter_end(struct sonde_ft_iter *it, const struct sonde_ft_iter_end_i
   if (!e.complete)
     st->rep.cut++;
 out:
-  st->open--;
-  free(it->samples);
-  free(it);
+  iter_close(it);
   if (rc)
     return sonde_diag_set(&st->diag, rc, "out of memory");
   if (result)
