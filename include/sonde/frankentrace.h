@@ -404,14 +404,18 @@ int sonde_ft_lsu_order_finish(struct sonde_ft_lsu_order *o, struct sonde_ft_xfer
                               size_t *count);
 
 /* Align an ordered LSU trace to a PC trace by PC: each transfer gets the
- * first cycle of the next run of its PC at or after the previous transfer's
- * (a transfer with the same PC as the previous one and the next address
- * (addr == prev.addr + prev.size, as LDM/STM/PUSH/POP do) stays in the same
- * run). With `use_ts` (noninvasive mode: timestamps are true cycles) the
- * cycle is ts, checked against the PC at that cycle. Returns the number of
- * transfers that could not be placed (cycle = UINT64_MAX). */
-int64_t sonde_ft_lsu_align(const struct sonde_ft_trace *t, struct sonde_ft_xfer *x, size_t n,
-                           bool use_ts);
+ * first cycle of the next execution (run of cycles) of its PC at or after the
+ * previous transfer's. Consecutive transfers of one instruction that moves
+ * several words (LDM/STM/PUSH/POP/LDRD/STRD/VLDM/VSTM/VPUSH/VPOP, decoded from
+ * `sym`) stay on one execution; without `sym`, a transfer with the previous
+ * one's PC and the next address (addr == prev.addr + prev.size) is taken to
+ * be such a word, which is wrong for a loop of single stores to consecutive
+ * addresses (give the ELF). With `use_ts` (noninvasive mode: timestamps are
+ * true cycles) the cycle is ts, checked against the PC at that cycle. Gaps
+ * stay unplaced. Returns the number of transfers that could not be placed
+ * (cycle = UINT64_MAX). */
+int64_t sonde_ft_lsu_align(const struct sonde_ft_trace *t, struct sonde_sym *sym,
+                           struct sonde_ft_xfer *x, size_t n, bool use_ts);
 
 /* Read an LSU trace: Sonde's `--trace-lsu` CSV, or FrankenTrace's
  * (val_PC,val_addr_16b,val_data,next_ts_PC,...,direction,comparator,width,...,pair_id):

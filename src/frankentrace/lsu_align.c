@@ -1,10 +1,29 @@
 /* Aligning an ordered LSU trace to a cycle-level PC trace (paper 5.3): with
  * invasive runs the timestamps are not comparable, so each transfer is placed
- * on the next execution (run of cycles) of its PC, moving forward only. */
-#include "ft_internal.h"
+ * on the next execution (run of cycles) of its PC, moving forward only; the
+ * words of one multi-word instruction share its execution. */
+#include <string.h>
 
-int64_t sonde_ft_lsu_align(const struct sonde_ft_trace *t, struct sonde_ft_xfer *x, size_t n,
-                           bool use_ts)
+#include "ft_internal.h"
+#include "sonde/sym.h"
+
+/* Does the instruction at pc move several words (one execution, several
+ * transfers)? */
+static bool multi_transfer(struct sonde_sym *sym, uint32_t pc)
+{
+  struct sonde_sym_insn in;
+  if (sonde_sym_disasm(sym, pc, &in) != 0)
+    return false;
+  static const char *const p[] = {"ldm", "stm", "push", "pop", "ldrd", "strd",
+                                  "vldm", "vstm", "vpush", "vpop"};
+  for (unsigned i = 0; i < sizeof p / sizeof p[0]; i++)
+    if (!strncmp(in.mnemonic, p[i], strlen(p[i])))
+      return true;
+  return false;
+}
+
+int64_t sonde_ft_lsu_align(const struct sonde_ft_trace *t, struct sonde_sym *sym,
+                           struct sonde_ft_xfer *x, size_t n, bool use_ts)
 {
   if (!t)
     return SONDE_E_ARG;
@@ -30,8 +49,9 @@ int64_t sonde_ft_lsu_align(const struct sonde_ft_trace *t, struct sonde_ft_xfer 
       continue;
     }
     /* LDM/STM/PUSH/POP: the next word of the same instruction stays in its run. */
-    if (prev && prev->cycle != UINT64_MAX && prev->pc == p->pc && prev->size &&
-        p->addr == prev->addr + prev->size) {
+    if (prev && prev->cycle != UINT64_MAX && prev->pc == p->pc &&
+        (sym ? multi_transfer(sym, p->pc)
+             : prev->size && p->addr == prev->addr + prev->size)) {
       p->cycle = prev->cycle;
       prev = p;
       continue;

@@ -134,7 +134,7 @@ static void test_align(void)
   x[2] = (struct sonde_ft_xfer){.pc = 0x12, .addr = 0x204, .size = 4, .write = true}; /* same push */
   x[3] = (struct sonde_ft_xfer){.pc = 0x10, .addr = 0x100, .size = 4}; /* next execution */
   x[4] = (struct sonde_ft_xfer){.pc = 0x99, .addr = 0x100, .size = 4}; /* never executed */
-  CHECK_EQ_I(sonde_ft_lsu_align(t, x, 5, false), 1);
+  CHECK_EQ_I(sonde_ft_lsu_align(t, NULL, x, 5, false), 1);
   CHECK_EQ_U(x[0].cycle, 50);
   CHECK_EQ_U(x[1].cycle, 52);
   CHECK_EQ_U(x[2].cycle, 52);
@@ -143,7 +143,7 @@ static void test_align(void)
   /* noninvasive mode: timestamps are cycles, checked against the PC there;
    * an overflow gap stays a gap */
   struct sonde_ft_xfer y[3] = {{.pc = 0x12, .ts = 53}, {.gap = true}, {.pc = 0x12, .ts = 55}};
-  CHECK_EQ_I(sonde_ft_lsu_align(t, y, 3, true), 1);
+  CHECK_EQ_I(sonde_ft_lsu_align(t, NULL, y, 3, true), 1);
   CHECK_EQ_U(y[0].cycle, 53);
   CHECK_EQ_U(y[1].cycle, UINT64_MAX);
   CHECK_EQ_U(y[2].cycle, UINT64_MAX);
