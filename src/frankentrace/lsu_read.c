@@ -50,7 +50,8 @@ static int read_sonde(const void *data, size_t len, const char *name, struct vec
   return rc < 0 ? rc : 0;
 }
 
-/* Column indexes of the FrankenTrace LSU CSV, found by name. */
+/* Column indexes of the FrankenTrace LSU CSV, found by name. An empty val_PC
+ * is an unknown PC (0xFFFFFFFF); every other column must be there. */
 enum { C_PC, C_ADDR, C_DATA, C_TS, C_DIR, C_CMP, C_WIDTH, C_PAIR, C_COUNT };
 
 static int read_ft(const char *data, size_t len, const char *name, struct vec *v,
@@ -78,7 +79,9 @@ static int read_ft(const char *data, size_t len, const char *name, struct vec *v
     uint64_t pc, addr, val, ts, cmp, width, pair;
     const char *why = NULL;
     bool w = ft_csv_is(&c, col[C_DIR], "Write"), rd = ft_csv_is(&c, col[C_DIR], "Read");
-    if (!ft_csv_u64(&c, col[C_PC], true, &pc) || pc > UINT32_MAX)
+    if (col[C_PC] < c.nfields && c.flen[col[C_PC]] == 0)
+      pc = 0xFFFFFFFFu; /* the PC packet was not captured (hello_world has 1,265) */
+    else if (!ft_csv_u64(&c, col[C_PC], true, &pc) || pc > UINT32_MAX)
       why = "bad val_PC";
     else if (!ft_csv_u64(&c, col[C_ADDR], true, &addr) || addr > UINT32_MAX)
       why = "bad val_addr_16b";

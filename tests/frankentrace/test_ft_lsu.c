@@ -200,6 +200,15 @@ static void test_read(void)
   CHECK_EQ_U(reads, 10615);
   CHECK(rfack > 0);
   free(x);
+  /* hello_world's has transfers whose PC packet was not captured */
+  CHECK_EQ_I(sonde_ft_lsu_read(SONDE_TESTDATA "/frankentrace-cc2650/hello_world.lsu_trace.csv.gz",
+                               &x, &n, &d), 0);
+  CHECK_EQ_U(n, 21925);
+  size_t unknown = 0;
+  for (size_t i = 0; i < n; i++)
+    unknown += x[i].pc == 0xFFFFFFFFu;
+  CHECK_EQ_U(unknown, 1265);
+  free(x);
 }
 
 int main(void)
