@@ -140,6 +140,13 @@ int sonde_ft_iter_begin(struct sonde_ft_stitch *st, uint32_t phase, uint32_t id,
  * k0 must not go backwards (SONDE_E_ARG); skipped k's are LOST. */
 int sonde_ft_iter_feed(struct sonde_ft_iter *it, uint64_t k0, const uint32_t *samples, size_t n);
 
+/* One sample placed by its absolute cycle (from the ITM timestamps that
+ * follow each PC sample, paper 4.4): it must lie on this iteration's grid
+ * (origin + k*N + phase) and after the previous sample, else SONDE_E_FORMAT
+ * with the reason in the stitcher's detail — the capture is corrupt, and the
+ * caller discards the iteration (and re-runs it) rather than merging it. */
+int sonde_ft_iter_feed_at(struct sonde_ft_iter *it, uint64_t cycle, uint32_t sample);
+
 struct sonde_ft_iter_end_info {
   bool complete;      /* the end marker was seen (false: capture cut mid-iteration) */
   uint64_t length;    /* the run's length in cycles from origin (0: unknown) */
