@@ -259,6 +259,13 @@ int sonde_ft_format_parse(const char *s, enum sonde_ft_format *out);
 #define SONDE_FT_READ_MAX (1ull << 28)
 int sonde_ft_read(const char *path, enum sonde_ft_format format, uint64_t max_cycles,
                   struct sonde_ft_trace **out, struct sonde_diag *diag);
+/* Progress of a long call: `done` of `total` units (bytes of the file). */
+typedef void (*sonde_ft_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+/* sonde_ft_read that reports how much of the file it has read, now and then
+ * (for a progress bar; `fn` may be NULL). */
+int sonde_ft_read_progress(const char *path, enum sonde_ft_format format, uint64_t max_cycles,
+                           sonde_ft_progress_fn fn, void *ctx, struct sonde_ft_trace **out,
+                           struct sonde_diag *diag);
 /* The same from memory (not compressed), for tests and fuzzing. */
 int sonde_ft_read_buffer(const void *data, size_t len, const char *name,
                          enum sonde_ft_format format, uint64_t max_cycles,
