@@ -7,7 +7,7 @@
  * the executor check the next event once per block instead of once per
  * instruction: a block runs whole only when the event cannot fall inside it
  * before its last instruction starts, and only when it ends before the
- * event unless that last instruction is a B or BL, whose exits towards the
+ * event unless that last instruction is a branch, whose exits towards the
  * event store its address. So the instruction an event falls in (or ends
  * at) is always one whose address the executors keep for DWT PC sampling
  * (cpu.exec_pc, pc_at.c): the one-at-a-time executor's, a checked
@@ -195,11 +195,9 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
     bk->hi = a + 4;
   b->tag = pc | 1;
   b->op = &bk->op[first];
-  /* the bound (cpu.h): a B or BL at the end may cross the next event, as
+  /* the bound (cpu.h): a branch at the end may cross the next event, as
    * its exits towards it say where it was; any other end may not */
-  const struct vm_icache_entry *last = n ? &bk->op[first + n - 1].d : NULL;
-  bool direct_end = branch && last && (last->fast == VM_FAST_B || last->fast == VM_FAST_BL);
-  bk->op[first].bound = direct_end ? last_start : cycles;
+  bk->op[first].bound = branch ? last_start : cycles;
   /* compiled, the block's first entry enters its code (exec_threaded.h) */
   const void *code = vm_jit_compile(vm, bk->jit, &bk->op[first], false);
   if (code) {

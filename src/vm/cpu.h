@@ -52,11 +52,12 @@ struct vm_block_op {
    * (entries stay where they are until all are dropped), else NULL. */
   const struct vm_block_op *link;
   /* In a block's first entry: it runs whole only when cy + bound < ev
-   * (block.c). Ending with B or BL, the latest that branch may start, in
-   * cycles after the block's first (wait states included): the branch may
-   * end at or after the event, and every exit of a taken branch towards the
-   * event stores its address (cpu.exec_pc) on the way. Otherwise the most
-   * cycles the whole block may take: it ends before the event. */
+   * (block.c). Ending with a branch (B, BL, BX, POP/LDM with PC), the latest
+   * that branch may start, in cycles after the block's first (wait states
+   * included): the branch may end at or after the event, and every exit of
+   * a branch towards the event stores its address (cpu.exec_pc) on the way.
+   * Otherwise the most cycles the whole block may take: it ends before the
+   * event. */
   uint32_t bound;
   /* In a block's first entry: its compiled code (jit.h), else NULL, and
    * the variant for when the next event may fall inside it. */

@@ -137,6 +137,8 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   do {                                                                                 \
     const uint32_t next_ = (NEXT);                                                     \
     cy += (CYCLES);                                                                    \
+    if (VM_UNLIKELY(cy >= ev)) /* it crossed the event (block.c) */                    \
+      c->exec_pc = e->tag;                                                             \
     ir += e->nth + 1u;                                                                 \
     pc = next_;                                                                        \
     lsp = (LS_PIPE);                                                                   \
