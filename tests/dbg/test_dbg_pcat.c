@@ -413,7 +413,7 @@ static void test_table2_every_sample(void)
 
 /* ---- the FrankenTrace property: phases 0..N-1 cover every cycle ---------------- */
 
-static void check_union(uint32_t ctrl13)
+static void check_union(uint32_t ctrl13, int ex)
 {
   unsigned preset = (ctrl13 >> 1) & 0xF;
   uint64_t interval = (uint64_t)(preset + 1) * 64;
@@ -425,7 +425,7 @@ static void check_union(uint32_t ctrl13)
     for (uint32_t v = 0; v < 64; v++) {
       struct swo s;
       uint64_t c0 = 0;
-      run_sampled(EX_JIT, ctrl13, v, post, &s, &c0);
+      run_sampled(ex, ctrl13, v, post, &s, &c0);
       struct sonde_pcsample *smp = NULL;
       size_t ovf = 0, n = decode_samples(&s, &smp, &ovf);
       CHECK_EQ_U(ovf, 0);
@@ -454,17 +454,23 @@ static void check_union(uint32_t ctrl13)
     last--;
   for (uint64_t t = lo; t < last; t++)
     missing += !seen[t];
-  printf("union of %llu phases (N = %llu): cycles %llu..%llu, %zu wrong, %zu missing, %zu twice\n",
-         (unsigned long long)interval, (unsigned long long)interval, (unsigned long long)lo,
-         (unsigned long long)last, wrong, missing, twice);
+  static const char *const exname[] = {"compiled", "block", "hooked"};
+  printf("union of %llu phases (N = %llu, %s): cycles %llu..%llu, %zu wrong, %zu missing, "
+         "%zu twice\n",
+         (unsigned long long)interval, (unsigned long long)interval, exname[ex],
+         (unsigned long long)lo, (unsigned long long)last, wrong, missing, twice);
   CHECK_EQ_U(wrong, 0);
   CHECK_EQ_U(missing, 0);
   CHECK_EQ_U(twice, 0);
   free(seen);
 }
 
-static void test_union_64(void) { check_union(0x1001); }
-static void test_union_128(void) { check_union(0x1003); }
+static void test_union_64(void)
+{
+  for (int ex = 0; ex < EX_COUNT; ex++)
+    check_union(0x1001, ex);
+}
+static void test_union_128(void) { check_union(0x1003, EX_JIT); }
 
 /* ---- CYCMATCH: comparator 0 against CYCCNT, FUNCTION 1 ---------------------- */
 
