@@ -74,9 +74,10 @@ __attribute__((noinline)) static uint32_t mixed(uint32_t x)
   return q + r + lo + hi + s + (x / (r | 1));
 }
 
-/* Blocks of one or two instructions ending with B, BL and BX, without
- * memory accesses: their cycle bounds are tight, so an event may fall in
- * the branch that ends a block run whole (src/vm/block.c). */
+/* Blocks ending with B, BL and BX, at the length limit and before a UDIV
+ * (which the block executor leaves to exec_insn), without memory accesses:
+ * their cycle bounds are tight, so an event may fall in the last
+ * instruction of a block run whole (src/vm/block.c). */
 __attribute__((naked, noinline)) static uint32_t tight(__attribute__((unused)) uint32_t n)
 {
   __asm__ volatile("push {r4, lr}\n\t"
@@ -88,6 +89,11 @@ __attribute__((naked, noinline)) static uint32_t tight(__attribute__((unused)) u
                    "2:\n\t"
                    "eors r1, r1, r4\n\t"
                    "bl 3f\n\t"
+                   ".rept 40\n\t" /* a block at its length limit, then one before UDIV */
+                   "add r1, r1, r4\n\t"
+                   ".endr\n\t"
+                   "udiv r2, r1, r4\n\t"
+                   "add r1, r1, r2\n\t"
                    "subs r4, r4, #1\n\t"
                    "bne 1b\n\t"
                    "b 4f\n"
