@@ -10,7 +10,8 @@
  * Firmware: firmware/dbg/dbg_pcat.c (divides, LDM/STM, loads and stores to
  * memory with 40 wait states, a busy-wait on the delay peripheral, nested
  * and tail-chained exceptions, WFI woken by a timer), on a CC2650-like
- * machine with that slow memory and one wait state on flash reads. The
+ * machine with that slow memory and one wait state on flash reads
+ * (tests/dbg/pcat.machine). The
  * trace blocks are set through the debug port before the first instruction
  * (as a probe does), at every interval of FrankenTrace's Table 2 plus 64
  * and 16384, with CYCCNT and POSTINIT phases; the SWO is decoded with the
@@ -36,19 +37,6 @@
 #ifndef SONDE_FIRMWARE_DIR
 #define SONDE_FIRMWARE_DIR SONDE_BINARY_DIR "/firmware"
 #endif
-
-static const char machine_text[] =
-    "machine pcat\n"
-    "core m3\n"
-    "clock 48MHz\n"
-    "nvic irqs=34 prio-bits=3\n"
-    "memory flash 0x00000000 128K access=rx wait-read=1\n"
-    "memory sram  0x20000000 20K access=rwx retain\n"
-    "memory slow  0x30000000 4K access=rw wait=40\n"
-    "peripheral uart  0x400F0000 irq=0\n"
-    "peripheral gpio  0x400F1000\n"
-    "peripheral timer 0x400F2000 irq=1\n"
-    "peripheral delay 0x400F3000 irq=2\n";
 
 static struct sonde_machine *machine;
 static unsigned char *elf;
@@ -653,8 +641,13 @@ int main(void)
   elf_len = fread(buf, 1, sizeof buf, f);
   fclose(f);
   elf = buf;
-  if (sonde_machine_parse(machine_text, sizeof machine_text - 1, "pcat", &machine, NULL) != 0) {
-    printf("machine does not parse\n");
+  static char mtext[4096];
+  f = fopen(SONDE_SOURCE_DIR "/tests/dbg/pcat.machine", "rb");
+  size_t mlen = f ? fread(mtext, 1, sizeof mtext, f) : 0;
+  if (f)
+    fclose(f);
+  if (sonde_machine_parse(mtext, mlen, "tests/dbg/pcat.machine", &machine, NULL) != 0) {
+    printf("tests/dbg/pcat.machine: missing or bad\n");
     return 1;
   }
   build_ground_truth();
