@@ -11,7 +11,8 @@
  *   - TIMER0 interrupts (priority 2) that pend PendSV (lowest): a
  *     tail-chain; the delay peripheral's interrupt (priority 0) preempting
  *     the timer handler: nesting; SysTick;
- *   - WFI, woken by SysTick and TIMER0.
+ *   - WFI, woken by SysTick and TIMER0;
+ *   - blocks ending with B, BL and BX whose cycles are known exactly.
  * Exit code 0 when every handler ran. */
 #include "sonde_fw.h"
 #include "vm_periph.h"
@@ -73,6 +74,37 @@ __attribute__((noinline)) static uint32_t mixed(uint32_t x)
   return q + r + lo + hi + s + (x / (r | 1));
 }
 
+/* Blocks ending with B, BL and BX, at the length limit and before a UDIV
+ * (which the block executor leaves to exec_insn), without memory accesses:
+ * their cycle bounds are tight, so an event may fall in the last
+ * instruction of a block run whole (src/vm/block.c). */
+__attribute__((naked, noinline)) static uint32_t tight(__attribute__((unused)) uint32_t n)
+{
+  __asm__ volatile("push {r4, lr}\n\t"
+                   "mov r4, r0\n\t"
+                   "movs r1, #0\n"
+                   "1:\n\t"
+                   "adds r1, r1, #3\n\t"
+                   "b 2f\n"
+                   "2:\n\t"
+                   "eors r1, r1, r4\n\t"
+                   "bl 3f\n\t"
+                   ".rept 40\n\t" /* a block at its length limit, then one before UDIV */
+                   "add r1, r1, r4\n\t"
+                   ".endr\n\t"
+                   "udiv r2, r1, r4\n\t"
+                   "add r1, r1, r2\n\t"
+                   "subs r4, r4, #1\n\t"
+                   "bne 1b\n\t"
+                   "b 4f\n"
+                   "3:\n\t"
+                   "add r1, r1, r1, lsl #1\n\t"
+                   "bx lr\n"
+                   "4:\n\t"
+                   "mov r0, r1\n\t"
+                   "pop {r4, pc}\n");
+}
+
 int main(void)
 {
   SLOW[0] = 7;
@@ -88,6 +120,7 @@ int main(void)
   for (int round = 0; round < ROUNDS; round++) {
     for (uint32_t i = 1; i < 40; i++)
       acc += mixed(acc ^ (i * 2654435761u));
+    acc += tight(150);
     VM_TIMER_LOAD = 700;
     VM_TIMER_CTRL = VM_TIMER_CTRL_EN | VM_TIMER_CTRL_IE; /* one-shot */
     uint32_t h = timer_hits;

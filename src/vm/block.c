@@ -5,15 +5,15 @@
  * before a slow instruction, or after VM_BLOCK_LEN instructions, and a taken
  * conditional branch leaves it from the middle. Its bound on cycles lets
  * the executor check the next event once per block instead of once per
- * instruction: a block runs whole only when the event cannot fall inside it
- * before its last instruction starts, and only when it ends before the
- * event unless that last instruction is a B or BL, whose exits towards the
- * event store its address. So the instruction an event falls in (or ends
- * at) is always one whose address the executors keep for DWT PC sampling
- * (cpu.exec_pc, pc_at.c): the one-at-a-time executor's, a checked
- * variant's, or such a branch. The instructions still charge their exact
- * cycles as they run; the bound only decides whether a block runs whole
- * (else one instruction at a time up to the event), never the results.
+ * instruction: going one at a time, an executor starts another instruction
+ * while the cycle count is below the next event, so a block whose last
+ * instruction cannot start later than that may run whole. That last
+ * instruction may end at or after the event: every exit of a block towards
+ * the event (exec_threaded.h, jit_x64.c) stores its address for DWT PC
+ * sampling (cpu.exec_pc, pc_at.c), off the way of a block that runs on.
+ * The instructions still charge their exact cycles as they run; the bound
+ * only decides whether a block runs whole (else one instruction at a time
+ * up to the event), never the results.
  *
  * Blocks are dropped all at once: when the entry pool is full, when the
  * decode cache is flushed, and when the core writes into the code they were
@@ -195,11 +195,7 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
     bk->hi = a + 4;
   b->tag = pc | 1;
   b->op = &bk->op[first];
-  /* the bound (cpu.h): a B or BL at the end may cross the next event, as
-   * its exits towards it say where it was; any other end may not */
-  const struct vm_icache_entry *last = n ? &bk->op[first + n - 1].d : NULL;
-  bool direct_end = branch && last && (last->fast == VM_FAST_B || last->fast == VM_FAST_BL);
-  bk->op[first].bound = direct_end ? last_start : cycles;
+  bk->op[first].bound = last_start;
   /* compiled, the block's first entry enters its code (exec_threaded.h) */
   const void *code = vm_jit_compile(vm, bk->jit, &bk->op[first], false);
   if (code) {

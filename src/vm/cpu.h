@@ -51,12 +51,10 @@ struct vm_block_op {
   /* A taken direct branch's target block once the executor has gone there
    * (entries stay where they are until all are dropped), else NULL. */
   const struct vm_block_op *link;
-  /* In a block's first entry: it runs whole only when cy + bound < ev
-   * (block.c). Ending with B or BL, the latest that branch may start, in
-   * cycles after the block's first (wait states included): the branch may
-   * end at or after the event, and every exit of a taken branch towards the
-   * event stores its address (cpu.exec_pc) on the way. Otherwise the most
-   * cycles the whole block may take: it ends before the event. */
+  /* In a block's first entry: the latest the block's last instruction may
+   * start, in cycles after its first (wait states included); it runs whole
+   * only when cy + bound < ev. Its last instruction may end at or after the
+   * event: every exit towards the event stores its address (cpu.exec_pc). */
   uint32_t bound;
   /* In a block's first entry: its compiled code (jit.h), else NULL, and
    * the variant for when the next event may fall inside it. */

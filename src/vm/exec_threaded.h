@@ -137,6 +137,8 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   do {                                                                                 \
     const uint32_t next_ = (NEXT);                                                     \
     cy += (CYCLES);                                                                    \
+    if (VM_UNLIKELY(cy >= ev)) /* it crossed the event (block.c) */                    \
+      c->exec_pc = e->tag;                                                             \
     ir += e->nth + 1u;                                                                 \
     pc = next_;                                                                        \
     lsp = (LS_PIPE);                                                                   \
@@ -179,7 +181,6 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
    * stored only on the way out (cpu.exec_pc). */
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
-    const uint32_t ipc_ = pc;                                                          \
     cy += (CYCLES);                                                                    \
     if (FAST_MTB)                                                                      \
       c->last_pc = pc;                                                                 \
@@ -188,7 +189,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     lsp = (LS_PIPE);                                                                   \
     lsrt = (LS_RT);                                                                    \
     if (VM_UNLIKELY(cy >= ev)) {                                                       \
-      c->exec_pc = ipc_;                                                               \
+      c->exec_pc = e->tag & ~1u; /* its entry's tag is its address | 1 */             \
       goto out;                                                                        \
     }                                                                                  \
     DISPATCH();                                                                        \
@@ -254,8 +255,11 @@ slow:
   pc = e->tag;
   ir += e->nth;
   LS_FROM_PREV();
-  if (VM_UNLIKELY(cy >= ev)) /* after a block's last instruction: the event is due */
+  if (VM_UNLIKELY(cy >= ev)) { /* after a block's last instruction: the event is due */
+    if (e->nth) /* that instruction crossed it (block.c) */
+      c->exec_pc = BLOCK_OP(e)[-1].d.tag;
     goto out;
+  }
 #endif
   SYNC();
   step_one(vm, FAST_HOOKED);
@@ -306,6 +310,8 @@ blkend: /* a block ended at its length limit, before a fast instruction */
   pc = e->tag;
   ir += e->nth;
   LS_FROM_PREV();
+  if (VM_UNLIKELY(cy >= ev)) /* its last instruction crossed the event (block.c) */
+    c->exec_pc = BLOCK_OP(e)[-1].d.tag;
   goto enter;
 jit: /* a compiled block (jit.h): its code runs on from block to block */
   code = BLOCK_OP(e)->jit;

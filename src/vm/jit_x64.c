@@ -123,10 +123,11 @@ static void emit_try_checked(struct emit *e, unsigned r)
 }
 
 /* rax = a block's first entry, reached by a branch (`from`, or NULL: an
- * indirect one). When its bound allows (cy + bound < ev), go into its code,
- * or resume there with the block executor when it has none; else, after
- * storing from's address (a B or BL may have crossed the event, block.c),
- * into its checked variant; fall through when it has none. */
+ * indirect one, whose address is in r8d). When its bound allows (cy + bound
+ * < ev), go into its code, or resume there with the block executor when it
+ * has none; else, after storing the branch's address (it may have crossed
+ * the event, block.c), into its checked variant; fall through when it has
+ * none. */
 static void emit_go_block(struct emit *e, const struct vm_block_op *from)
 {
   load32(&e->a, RSI, RAX, OP_BOUND);
@@ -145,6 +146,8 @@ static void emit_go_block(struct emit *e, const struct vm_block_op *from)
   patch(&e->a, bound, e->a.p); /* the event is near */
   if (from)
     store32_i(&e->a, R15, ST_XPC, from->d.tag);
+  else
+    store32(&e->a, R15, ST_XPC, R8);
   emit_try_checked(e, RAX);
 }
 
@@ -177,7 +180,8 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
   }
   b1(&e->a, 0xc3);
 
-  /* dispatch: eax = the target of a retired indirect branch (cy, ir done) */
+  /* dispatch: eax = the target of a retired indirect branch (cy, ir done),
+   * r8d = the branch's address */
   j->dispatch = e->a.p;
   mov_rr(&e->a, RCX, RAX);
   shift_ri(&e->a, false, SH_SHR, RCX, 1);
@@ -195,6 +199,7 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
   patch(&e->a, miss, e->a.p);
   op_m(&e->a, false, 0x89, RAX, R15, ST_PC);
   patch(&e->a, to_enter, e->a.p); /* enter at pc, nothing to link */
+  store32(&e->a, R15, ST_XPC, R8); /* the branch: it may have crossed the event */
   op_m(&e->a, true, 0xc7, 0, R15, ST_OP); /* mov qword [r15 + op], 0 */
   b4(&e->a, 0);
   mov_ri(&e->a, RAX, VM_JIT_ENTER);
@@ -511,8 +516,7 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
 static void emit_indirect(struct emit *e, const struct vm_block_op *op, const struct vm_timing *t,
                           uint32_t cycles)
 {
-  if (e->checked) /* the last it ran, for a PC sample at the event */
-    store32_i(&e->a, R15, ST_XPC, op->d.tag);
+  mov_ri(&e->a, R8, op->d.tag); /* for the dispatch's exits towards an event */
   if (e->wr) {
     mov_rr(&e->a, RDX, RAX);
     shift_ri(&e->a, false, SH_SHR, RDX, VM_PAGE_SHIFT);

@@ -10,7 +10,8 @@
  * Firmware: firmware/dbg/dbg_pcat.c (divides, LDM/STM, loads and stores to
  * memory with 40 wait states, a busy-wait on the delay peripheral, nested
  * and tail-chained exceptions, WFI woken by a timer), on a CC2650-like
- * machine with that slow memory and one wait state on flash reads. The
+ * machine with that slow memory and one wait state on flash reads
+ * (tests/dbg/pcat.machine). The
  * trace blocks are set through the debug port before the first instruction
  * (as a probe does), at every interval of FrankenTrace's Table 2 plus 64
  * and 16384, with CYCCNT and POSTINIT phases; the SWO is decoded with the
@@ -36,19 +37,6 @@
 #ifndef SONDE_FIRMWARE_DIR
 #define SONDE_FIRMWARE_DIR SONDE_BINARY_DIR "/firmware"
 #endif
-
-static const char machine_text[] =
-    "machine pcat\n"
-    "core m3\n"
-    "clock 48MHz\n"
-    "nvic irqs=34 prio-bits=3\n"
-    "memory flash 0x00000000 128K access=rx wait-read=1\n"
-    "memory sram  0x20000000 20K access=rwx retain\n"
-    "memory slow  0x30000000 4K access=rw wait=40\n"
-    "peripheral uart  0x400F0000 irq=0\n"
-    "peripheral gpio  0x400F1000\n"
-    "peripheral timer 0x400F2000 irq=1\n"
-    "peripheral delay 0x400F3000 irq=2\n";
 
 static struct sonde_machine *machine;
 static unsigned char *elf;
@@ -413,7 +401,7 @@ static void test_table2_every_sample(void)
 
 /* ---- the FrankenTrace property: phases 0..N-1 cover every cycle ---------------- */
 
-static void check_union(uint32_t ctrl13)
+static void check_union(uint32_t ctrl13, int ex)
 {
   unsigned preset = (ctrl13 >> 1) & 0xF;
   uint64_t interval = (uint64_t)(preset + 1) * 64;
@@ -425,7 +413,7 @@ static void check_union(uint32_t ctrl13)
     for (uint32_t v = 0; v < 64; v++) {
       struct swo s;
       uint64_t c0 = 0;
-      run_sampled(EX_JIT, ctrl13, v, post, &s, &c0);
+      run_sampled(ex, ctrl13, v, post, &s, &c0);
       struct sonde_pcsample *smp = NULL;
       size_t ovf = 0, n = decode_samples(&s, &smp, &ovf);
       CHECK_EQ_U(ovf, 0);
@@ -454,17 +442,23 @@ static void check_union(uint32_t ctrl13)
     last--;
   for (uint64_t t = lo; t < last; t++)
     missing += !seen[t];
-  printf("union of %llu phases (N = %llu): cycles %llu..%llu, %zu wrong, %zu missing, %zu twice\n",
-         (unsigned long long)interval, (unsigned long long)interval, (unsigned long long)lo,
-         (unsigned long long)last, wrong, missing, twice);
+  static const char *const exname[] = {"compiled", "block", "hooked"};
+  printf("union of %llu phases (N = %llu, %s): cycles %llu..%llu, %zu wrong, %zu missing, "
+         "%zu twice\n",
+         (unsigned long long)interval, (unsigned long long)interval, exname[ex],
+         (unsigned long long)lo, (unsigned long long)last, wrong, missing, twice);
   CHECK_EQ_U(wrong, 0);
   CHECK_EQ_U(missing, 0);
   CHECK_EQ_U(twice, 0);
   free(seen);
 }
 
-static void test_union_64(void) { check_union(0x1001); }
-static void test_union_128(void) { check_union(0x1003); }
+static void test_union_64(void)
+{
+  for (int ex = 0; ex < EX_COUNT; ex++)
+    check_union(0x1001, ex);
+}
+static void test_union_128(void) { check_union(0x1003, EX_JIT); }
 
 /* ---- CYCMATCH: comparator 0 against CYCCNT, FUNCTION 1 ---------------------- */
 
@@ -647,8 +641,13 @@ int main(void)
   elf_len = fread(buf, 1, sizeof buf, f);
   fclose(f);
   elf = buf;
-  if (sonde_machine_parse(machine_text, sizeof machine_text - 1, "pcat", &machine, NULL) != 0) {
-    printf("machine does not parse\n");
+  static char mtext[4096];
+  f = fopen(SONDE_SOURCE_DIR "/tests/dbg/pcat.machine", "rb");
+  size_t mlen = f ? fread(mtext, 1, sizeof mtext, f) : 0;
+  if (f)
+    fclose(f);
+  if (sonde_machine_parse(mtext, mlen, "tests/dbg/pcat.machine", &machine, NULL) != 0) {
+    printf("tests/dbg/pcat.machine: missing or bad\n");
     return 1;
   }
   build_ground_truth();
