@@ -1,0 +1,57 @@
+/* Sonde: the FrankenTrace wire side on the host (src/ftwire): from the ITM
+ * packets of a capture to each iteration's PC samples, and the runner's
+ * metadata records (target/cortexm/frankentrace, docs/formats.md
+ * "FrankenTrace wire protocol"). */
+#ifndef SONDE_FTWIRE_H
+#define SONDE_FTWIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sonde/common.h"
+#include "sonde/itm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SONDE_FTW_PORT 31u
+#define SONDE_FTW_MAGIC 0x4654u
+#define SONDE_FTW_VERSION 1u
+#define SONDE_FTW_RECORD_WORDS 7u
+
+/* A begin (type 1) or end (type 2) record of the runner. */
+struct sonde_ftw_record {
+  uint32_t type, run_id, fw_id, iteration, n;
+  uint32_t kind;      /* 0 PC phase, 1 LSU */
+  uint32_t lsu_kind;  /* 0 address, 1 data, 2 PC */
+  uint32_t phase;
+  uint32_t range_a, range_b; /* LSU: address >> 16 of the two ranges */
+};
+/* Decode the 7 words of a record; SONDE_E_FORMAT with the reason in diag. */
+int sonde_ftw_record_decode(const uint32_t w[SONDE_FTW_RECORD_WORDS], struct sonde_ftw_record *out,
+                            struct sonde_diag *diag);
+
+/* The PC samples of one iteration, k = 0, 1, ... (values as the stitcher
+ * takes them: a PC, SONDE_FT_SAMPLE_SLEEP = 1 or SONDE_FT_SAMPLE_LOST = 3). */
+struct sonde_ftw_samples {
+  uint32_t *v;
+  size_t count, cap;
+  uint64_t lost;       /* samples inferred lost from the timestamps */
+  uint64_t overflows;  /* ITM overflow packets */
+  uint64_t bad_spacing;/* timestamps that are not a multiple of N after a sample */
+  uint64_t skips;      /* decoder losses (corrupt bytes) */
+};
+/* Collect the PC samples of `n` packets of one iteration sampling every N
+ * cycles. The local timestamp after each sample must be a multiple of N
+ * cycles after the previous one: m*N means m-1 samples were lost (they are
+ * appended as LOST); anything else counts in bad_spacing. */
+int sonde_ftw_collect(const struct sonde_itm_packet *p, size_t n, uint32_t N,
+                      struct sonde_ftw_samples *out);
+void sonde_ftw_samples_free(struct sonde_ftw_samples *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
