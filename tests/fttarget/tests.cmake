@@ -5,3 +5,4 @@ target_include_directories(test_ft_setup PRIVATE ${CMAKE_SOURCE_DIR}/target/cort
 if(SONDE_FIRMWARE)
   sonde_cli_test(frankentrace_run LABELS firmware)
 endif()
+sonde_unit_test(test_ftwire fttarget/test_ftwire.c LIBS sonde_ftwire)
