@@ -40,3 +40,15 @@ foreach(prog ${SONDE_FWTEST_PROGRAMS})
                  CORE m0plus MACHINE microbit OPT -Os LIBS -lm -u _printf_float)
 endforeach()
 sonde_firmware(run_vectors SOURCES tests/run_vectors.c CORE m3 MACHINE cm3 OPT -O2)
+# FrankenTrace runner firmware (target/cortexm/frankentrace; tests/cli/frankentrace_stitch.sh).
+foreach(t ft_prog:512:8000000 ft_prog128:128:48000000)
+  string(REPLACE ":" ";" t ${t})
+  list(GET t 0 n)
+  list(GET t 1 ftn)
+  list(GET t 2 baud)
+  sonde_firmware(${n} SOURCES ft/ft_prog.c ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_runner.c
+                 ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_setup.c
+                 ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+                 CORE m3 MACHINE cm3 OPT -O2 DEFINES FT_N=${ftn} FT_BAUD=${baud}
+                 INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
+endforeach()

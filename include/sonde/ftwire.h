@@ -51,6 +51,31 @@ int sonde_ftw_collect(const struct sonde_itm_packet *p, size_t n, uint32_t N,
                       struct sonde_ftw_samples *out);
 void sonde_ftw_samples_free(struct sonde_ftw_samples *s);
 
+/* Splitting a capture into iterations by the runner's records. Feed the ITM
+ * packets of the whole capture in order; `fn` is called once per iteration,
+ * at its end record or, if the capture is cut (the next begin record or the
+ * end of input comes first), with has_end false, and gets the packets between
+ * the records. A word on port 31 that does not start a record, a record cut by
+ * another, an end record that does not match its begin: SONDE_E_FORMAT with
+ * the byte offset in diag. */
+struct sonde_ftw_iteration {
+  struct sonde_ftw_record begin, end;
+  bool has_end;
+  uint64_t offset;             /* byte offset of the begin record */
+  const struct sonde_itm_packet *packets; /* between the records */
+  size_t count;
+};
+typedef int (*sonde_ftw_iter_fn)(void *ctx, const struct sonde_ftw_iteration *it);
+struct sonde_ftw_splitter;
+int sonde_ftw_splitter_new(sonde_ftw_iter_fn fn, void *ctx, struct sonde_ftw_splitter **out);
+void sonde_ftw_splitter_free(struct sonde_ftw_splitter *s);
+/* Returns 0, SONDE_E_FORMAT (diag), SONDE_E_NOMEM, or fn's negative return. */
+int sonde_ftw_splitter_feed(struct sonde_ftw_splitter *s, const struct sonde_itm_packet *p, size_t n,
+                            struct sonde_diag *diag);
+int sonde_ftw_splitter_finish(struct sonde_ftw_splitter *s, struct sonde_diag *diag);
+/* PC samples seen outside any iteration (between an end and the next begin). */
+uint64_t sonde_ftw_splitter_stray(const struct sonde_ftw_splitter *s);
+
 #ifdef __cplusplus
 }
 #endif

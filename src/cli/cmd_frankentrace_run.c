@@ -6,6 +6,7 @@
  * stitcher; --verify compares with the VM's own ground truth. */
 #include "cli.h"
 #include "cmd_frankentrace.h"
+#include "cmd_frankentrace_target.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -158,9 +159,23 @@ static void *worker(void *arg)
   }
 }
 
-/* The trace from cycle 0: the cycles before the first sample (the reset's
- * first instruction cycle; DWT starts counting there) are UNSAMPLED. */
-static struct sonde_ft_trace *from_cycle0(struct sonde_ft_trace *t)
+struct sonde_ft_trace *ft_cli_rebase(const struct sonde_ft_trace *t, uint64_t origin)
+{
+  struct sonde_ft_trace *z = NULL;
+  uint64_t pos = 0;
+  struct sonde_ft_span sp;
+  if (sonde_ft_trace_new(origin, &z) < 0)
+    return NULL;
+  while (sonde_ft_trace_next_span(t, &pos, &sp) > 0)
+    if (sonde_ft_trace_append(z, sp.cell, sp.cycles) < 0) {
+      sonde_ft_trace_free(z);
+      return NULL;
+    }
+  sonde_ft_trace_set_clock_hz(z, sonde_ft_trace_clock_hz(t));
+  return z;
+}
+
+struct sonde_ft_trace *ft_cli_from_cycle0(struct sonde_ft_trace *t)
 {
   struct sonde_ft_trace *z = NULL;
   uint64_t origin = sonde_ft_trace_origin(t), pos = 0;
@@ -394,7 +409,7 @@ int cmd_frankentrace_run(int argc, char **argv)
     goto done;
   }
   sonde_ft_trace_set_clock_hz(t, clock);
-  struct sonde_ft_trace *t0c = from_cycle0(t);
+  struct sonde_ft_trace *t0c = ft_cli_from_cycle0(t);
   sonde_ft_trace_free(t);
   if (!(t = t0c)) {
     cli_error("frankentrace run: out of memory");
@@ -459,13 +474,4 @@ done:
   free(image);
   sonde_machine_free(m);
   return status;
-}
-
-int cmd_frankentrace_stitch(int argc, char **argv)
-{
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "sonde: frankentrace stitch: not built yet (src/ftwire decodes the runner's "
-                  "metadata records; splitting a capture by them is not wired to a command)\n");
-  return CLI_FAIL;
 }

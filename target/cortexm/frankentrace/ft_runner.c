@@ -162,7 +162,7 @@ void ft_end(void)
     ;
 }
 
-void ft_preamble(void)
+__attribute__((noinline)) void ft_preamble(void)
 {
   /* 64 cycles of single-cycle ALU instructions with a known PC sequence. */
   __asm volatile(".rept 32\n nop\n mov r0, r0\n .endr" ::: "r0");
