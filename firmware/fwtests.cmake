@@ -41,14 +41,19 @@ foreach(prog ${SONDE_FWTEST_PROGRAMS})
 endforeach()
 sonde_firmware(run_vectors SOURCES tests/run_vectors.c CORE m3 MACHINE cm3 OPT -O2)
 # FrankenTrace runner firmware (target/cortexm/frankentrace; tests/cli/frankentrace_stitch.sh).
-foreach(t ft_prog:512:8000000 ft_prog128:128:48000000)
+foreach(t ft_prog:512:8000000:0 ft_prog128:128:48000000:0 ft_nondet:128:48000000:1)
   string(REPLACE ":" ";" t ${t})
   list(GET t 0 n)
   list(GET t 1 ftn)
   list(GET t 2 baud)
+  list(GET t 3 nondet)
+  set(extra FT_PLAIN=1)
+  if(nondet)
+    set(extra NONDET=1)
+  endif()
   sonde_firmware(${n} SOURCES ft/ft_prog.c ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_runner.c
                  ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_setup.c
                  ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
-                 CORE m3 MACHINE cm3 OPT -O2 DEFINES FT_N=${ftn} FT_BAUD=${baud}
+                 CORE m3 MACHINE cm3 OPT -O2 DEFINES FT_N=${ftn} FT_BAUD=${baud} ${extra}
                  INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
 endforeach()

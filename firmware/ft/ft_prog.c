@@ -20,6 +20,12 @@
 #endif
 
 static volatile uint32_t ticks, timer_hits;
+#ifdef NONDET
+/* Deliberate nondeterminism: the delay operation's length changes from run
+ * to run (a boot counter the reset does not clear), as a peripheral with a
+ * free-running clock would. */
+__attribute__((section(".noinit"))) static uint32_t boots;
+#endif
 
 void SysTick_Handler(void)
 {
@@ -52,7 +58,11 @@ int main(void)
   SYST_RVR = 700 - 1; /* SysTick every 700 cycles */
   SYST_CVR = 0;
   SYST_CSR = 7;
+#ifdef NONDET
+  VM_DELAY_CYCLES = 900 + 40 * (++boots % 3);
+#else
   VM_DELAY_CYCLES = 900; /* busy-wait on the delay peripheral */
+#endif
   VM_DELAY_START = 1;
   while (!(VM_DELAY_STATUS & VM_DELAY_STATUS_READY))
     ;

@@ -19,7 +19,7 @@ extern "C" {
 #define SONDE_FTW_PORT 31u
 #define SONDE_FTW_MAGIC 0x4654u
 #define SONDE_FTW_VERSION 1u
-#define SONDE_FTW_RECORD_WORDS 7u
+#define SONDE_FTW_RECORD_WORDS 8u /* 7 words + FNV-1a check word */
 
 /* A begin (type 1) or end (type 2) record of the runner. */
 struct sonde_ftw_record {
@@ -29,7 +29,9 @@ struct sonde_ftw_record {
   uint32_t phase;
   uint32_t range_a, range_b; /* LSU: address >> 16 of the two ranges */
 };
-/* Decode the 7 words of a record; SONDE_E_FORMAT with the reason in diag. */
+/* FNV-1a (32-bit) over the first 7 words: the record's word 7. */
+uint32_t sonde_ftw_record_check(const uint32_t w[7]);
+/* Decode the 8 words of a record; SONDE_E_FORMAT with the reason in diag. */
 int sonde_ftw_record_decode(const uint32_t w[SONDE_FTW_RECORD_WORDS], struct sonde_ftw_record *out,
                             struct sonde_diag *diag);
 
@@ -55,15 +57,17 @@ void sonde_ftw_samples_free(struct sonde_ftw_samples *s);
  * packets of the whole capture in order; `fn` is called once per iteration,
  * at its end record or, if the capture is cut (the next begin record or the
  * end of input comes first), with has_end false, and gets the packets between
- * the records. A word on port 31 that does not start a record, a record cut by
- * another, an end record that does not match its begin: SONDE_E_FORMAT with
- * the byte offset in diag. */
+ * the records. Corrupt records (a word on port 31 that does not start one, a
+ * bad version/type, an end record that does not match its begin) are counted
+ * (sonde_ftw_splitter_bad_records, the first described) and make the open
+ * iteration's wire_errors non-zero; splitting goes on. */
 struct sonde_ftw_iteration {
   struct sonde_ftw_record begin, end;
   bool has_end;
   uint64_t offset;             /* byte offset of the begin record */
   const struct sonde_itm_packet *packets; /* between the records */
   size_t count;
+  uint32_t wire_errors; /* records inside it that were corrupt: do not trust it */
 };
 typedef int (*sonde_ftw_iter_fn)(void *ctx, const struct sonde_ftw_iteration *it);
 struct sonde_ftw_splitter;
@@ -73,6 +77,8 @@ void sonde_ftw_splitter_free(struct sonde_ftw_splitter *s);
 int sonde_ftw_splitter_feed(struct sonde_ftw_splitter *s, const struct sonde_itm_packet *p, size_t n,
                             struct sonde_diag *diag);
 int sonde_ftw_splitter_finish(struct sonde_ftw_splitter *s, struct sonde_diag *diag);
+/* Corrupt records seen, and the first one's description ("" if none). */
+uint64_t sonde_ftw_splitter_bad_records(const struct sonde_ftw_splitter *s, const char **first);
 /* PC samples seen outside any iteration (between an end and the next begin). */
 uint64_t sonde_ftw_splitter_stray(const struct sonde_ftw_splitter *s);
 

@@ -25,7 +25,7 @@ struct stitch_ctx {
   uint32_t iterations, lsu_iterations, cut, corrupt;
   uint64_t samples, outside_elf, lost, overflows;
   uint64_t fw_id;
-  bool check_fw_id;
+  bool check_fw_id, allow_outside;
   int err;
 };
 
@@ -65,9 +65,13 @@ static int on_iteration(void *vctx, const struct sonde_ftw_iteration *it)
     sonde_ftw_samples_free(&s);
     return c->err = rc;
   }
+  uint64_t outside = 0; /* a PC outside the ELF's code: a corrupt payload (or boot ROM code) */
   for (size_t i = 0; i < s.count; i++)
     if (!(s.v[i] & 1) && c->sym && sonde_sym_lookup(c->sym, s.v[i], NULL, NULL) < 0)
-      c->outside_elf++;
+      outside++;
+  c->outside_elf += outside;
+  if (c->allow_outside)
+    outside = 0;
   c->samples += s.count;
   c->lost += s.lost;
   c->overflows += s.overflows;
@@ -79,10 +83,12 @@ static int on_iteration(void *vctx, const struct sonde_ftw_iteration *it)
     sonde_ftw_samples_free(&s);
     return c->err = SONDE_E_FORMAT;
   }
-  if (s.bad_spacing || s.skips) {
-    cli_warn("frankentrace stitch: %s: offset %" PRIu64 ": iteration %u (phase %u) is corrupt on "
-             "the wire (%" PRIu64 " samples off the N grid, %" PRIu64 " corrupt stretches): not "
-             "used; re-run it", c->input, it->offset, b->iteration, b->phase, s.bad_spacing, s.skips);
+  if (s.bad_spacing || s.skips || it->wire_errors || outside) {
+    if (c->corrupt < 10) /* the count is in the summary */
+      cli_warn("frankentrace stitch: %s: offset %" PRIu64 ": iteration %u (phase %u) is corrupt on "
+             "the wire (%" PRIu64 " samples off the N grid, %" PRIu64 " corrupt stretches, %u corrupt "
+             "records, %" PRIu64 " PCs outside the ELF): not used; re-run it", c->input, it->offset,
+             b->iteration, b->phase, s.bad_spacing, s.skips, it->wire_errors, outside);
     c->corrupt++;
     sonde_ft_iter_discard(fi);
   } else {
@@ -114,6 +120,101 @@ static uint64_t find_pc(const struct sonde_ft_trace *t, uint32_t pc)
   return UINT64_MAX;
 }
 
+/* The begin record's first bytes: instrumentation header of port 31 with 4
+ * bytes (0xFB), then word 0 little-endian: type 1, version 1, magic "FT". */
+static const uint8_t begin_marker[5] = {0xFB, 0x01, SONDE_FTW_VERSION, 0x54, 0x46};
+
+static size_t find_marker(const uint8_t *b, size_t len, size_t from)
+{
+  for (size_t i = from; i + sizeof begin_marker <= len; i++)
+    if (b[i] == 0xFB && memcmp(b + i, begin_marker, sizeof begin_marker) == 0)
+      return i;
+  return len;
+}
+
+/* Decode one input whole: after a decoder loss (corrupt bytes) decoding
+ * resumes at the next begin record, since the runner's stream has no
+ * synchronization packets; the loss itself reaches the open iteration as a
+ * SKIP packet, which makes it corrupt. */
+static int stitch_input(struct stitch_ctx *c, struct sonde_ftw_splitter *sp, struct sonde_itm *dec,
+                        struct sonde_itm_packet *pk, size_t cap, const char *name, const char *tpiu,
+                        const char *line, const char *rate, uint64_t la_channel,
+                        const struct cli_command_help *help)
+{
+  struct itm_input in;
+  if (itm_input_open(&in, name, tpiu, line, rate, la_channel, help))
+    return SONDE_E_IO;
+  uint8_t *all = NULL;
+  size_t len = 0, acap = 0;
+  const uint8_t *bytes;
+  ptrdiff_t got;
+  while ((got = itm_input_read(&in, &bytes)) > 0) {
+    if (len + (size_t)got > acap) {
+      size_t ncap = acap ? acap : 1 << 20;
+      while (ncap < len + (size_t)got)
+        ncap *= 2;
+      uint8_t *nb = realloc(all, ncap);
+      if (!nb) {
+        free(all);
+        itm_input_close(&in);
+        cli_error("frankentrace stitch: %s: out of memory", name);
+        return SONDE_E_NOMEM;
+      }
+      all = nb;
+      acap = ncap;
+    }
+    memcpy(all + len, bytes, (size_t)got);
+    len += (size_t)got;
+  }
+  itm_input_close(&in);
+  if (got < 0) {
+    free(all);
+    return (int)got; /* itm_input_read printed why */
+  }
+  struct sonde_diag d = {{0}};
+  int rc = 0;
+  size_t pos = 0, base = 0;
+  sonde_itm_reset(dec);
+  while (rc >= 0 && pos < len) {
+    size_t used = 0, np = sonde_itm_decode(dec, all + pos, len - pos, &used, pk, cap);
+    size_t keep = np, resume = 0;
+    for (size_t k = 0; k < np; k++) {
+      pk[k].offset += base;
+      if (pk[k].type == SONDE_ITM_SKIP && !resume) {
+        keep = k + 1;
+        resume = find_marker(all, len, (size_t)pk[k].offset + 1);
+      }
+    }
+    if (!resume && !sonde_itm_synced(dec) && keep < cap) {
+      /* lost sync inside this call: a loss the decoder reports only at a
+       * sync packet, which never comes; mark it and resume at a record */
+      uint64_t from = np ? pk[np - 1].offset + 1 : pos;
+      struct sonde_itm_packet skip = {.offset = from, .type = SONDE_ITM_SKIP};
+      pk[keep++] = skip;
+      resume = find_marker(all, len, (size_t)from);
+    }
+    rc = sonde_ftw_splitter_feed(sp, pk, keep, &d);
+    if (resume >= len)
+      break;
+    if (resume) {
+      sonde_itm_reset(dec);
+      pos = base = resume;
+    } else {
+      pos += used;
+    }
+  }
+  if (rc >= 0) {
+    size_t np = sonde_itm_finish(dec, pk, cap);
+    for (size_t k = 0; k < np; k++)
+      pk[k].offset += base;
+    rc = sonde_ftw_splitter_feed(sp, pk, np, &d);
+  }
+  free(all);
+  if (rc < 0 && !c->err)
+    cli_error("frankentrace stitch: %s: %s", name, d.msg[0] ? d.msg : sonde_strerror(rc));
+  return rc;
+}
+
 int cmd_frankentrace_stitch(int argc, char **argv)
 {
   static const struct cli_command_help help = {
@@ -131,9 +232,12 @@ int cmd_frankentrace_stitch(int argc, char **argv)
   const char *tpiu = NULL, *line = NULL, *rate = NULL;
   uint64_t la_channel = 0, prescale = 1, fw_id = UINT64_MAX;
   bool wait_sync = false;
+  struct stitch_ctx c = {0};
   struct cli_opt opts[] = {
       OPT_STRING('e', "elf", "<file>", &elf, "the traced firmware (symbols, the preamble)"),
       OPT_U64(0, "fw-id", "<id>", &fw_id, "refuse iterations whose firmware id differs"),
+      OPT_FLAG(0, "allow-outside-elf", &c.allow_outside,
+               "keep iterations with PCs outside the ELF's code (boot ROM); default: corrupt"),
       OPT_STRING(0, "verify", "<pct>", &verify,
                  "compare with a ground-truth PC trace, aligned on the preamble"),
       OPT_STRING(0, "format", "pct|csv|perfetto", &fmt, "output format (default pct)"),
@@ -152,7 +256,8 @@ int cmd_frankentrace_stitch(int argc, char **argv)
   enum sonde_ft_format format;
   if (sonde_ft_format_parse(fmt, &format) < 0)
     return cli_usage_error(&help, "--format: '%s' is not pct, csv or perfetto", fmt);
-  struct stitch_ctx c = {.fw_id = fw_id, .check_fw_id = fw_id != UINT64_MAX};
+  c.fw_id = fw_id;
+  c.check_fw_id = fw_id != UINT64_MAX;
   struct sonde_ftw_splitter *sp = NULL;
   struct sonde_itm *dec = NULL;
   struct sonde_itm_packet *pk = NULL;
@@ -160,6 +265,12 @@ int cmd_frankentrace_stitch(int argc, char **argv)
   int status = CLI_FAIL;
   if (ft_cli_open_elf(elf, &c.sym))
     goto done;
+  uint32_t pre = 0;
+  if (sonde_sym_address(c.sym, "ft_preamble", &pre, NULL) < 0) {
+    cli_error("frankentrace stitch: '%s' has no ft_preamble: not an image with the FrankenTrace "
+              "runner linked (wrong ELF?)", elf);
+    goto done;
+  }
   size_t cap = 4096;
   struct sonde_itm_config icfg;
   sonde_itm_config_init(&icfg);
@@ -171,31 +282,9 @@ int cmd_frankentrace_stitch(int argc, char **argv)
     goto done;
   }
   for (int i = 0; i < na; i++) {
-    struct itm_input in;
     c.input = argv[i];
-    if (itm_input_open(&in, argv[i], tpiu, line, rate, la_channel, &help))
+    if (stitch_input(&c, sp, dec, pk, cap, argv[i], tpiu, line, rate, la_channel, &help) < 0)
       goto done;
-    sonde_itm_reset(dec);
-    const uint8_t *bytes;
-    ptrdiff_t got;
-    struct sonde_diag d = {{0}};
-    rc = 0;
-    while (rc >= 0 && (got = itm_input_read(&in, &bytes)) > 0) {
-      size_t off = 0;
-      while (rc >= 0 && off < (size_t)got) {
-        size_t used = 0, np = sonde_itm_decode(dec, bytes + off, (size_t)got - off, &used, pk, cap);
-        off += used;
-        rc = sonde_ftw_splitter_feed(sp, pk, np, &d);
-      }
-    }
-    if (rc >= 0)
-      rc = sonde_ftw_splitter_feed(sp, pk, sonde_itm_finish(dec, pk, cap), &d);
-    itm_input_close(&in);
-    if (rc < 0 || (got < 0 && (rc = (int)got) < 0)) {
-      if (!c.err)
-        cli_error("frankentrace stitch: %s: %s", argv[i], d.msg[0] ? d.msg : sonde_strerror(rc));
-      goto done;
-    }
   }
   struct sonde_diag d = {{0}};
   if ((rc = sonde_ftw_splitter_finish(sp, &d)) < 0) {
@@ -208,7 +297,7 @@ int cmd_frankentrace_stitch(int argc, char **argv)
               "stimulus port 31)");
     goto done;
   }
-  if (c.samples && c.outside_elf * 2 > c.samples) {
+  if (c.samples && c.outside_elf * 2 > c.samples) { /* most of them: not this ELF's code */
     cli_error("frankentrace stitch: %" PRIu64 " of %" PRIu64 " PC samples are outside the code of "
               "'%s': wrong ELF?", c.outside_elf, c.samples, elf);
     goto done;
@@ -236,6 +325,11 @@ int cmd_frankentrace_stitch(int argc, char **argv)
           c.first.n, c.iterations, c.lsu_iterations, c.cut, c.corrupt, rep.phases_covered, c.first.n,
           rep.phases_redundant, rep.length, c.samples, c.lost, c.overflows, c.outside_elf,
           rep.conflict_count);
+  const char *first_bad;
+  uint64_t bad_records = sonde_ftw_splitter_bad_records(sp, &first_bad);
+  if (bad_records)
+    fprintf(sum, "frankentrace stitch: %" PRIu64 " corrupt metadata records (first: %s)\n", bad_records,
+            first_bad);
   if (sonde_ftw_splitter_stray(sp))
     fprintf(sum, "frankentrace stitch: %" PRIu64 " PC samples outside any iteration (ignored)\n",
             sonde_ftw_splitter_stray(sp));
@@ -255,9 +349,25 @@ int cmd_frankentrace_stitch(int argc, char **argv)
     fprintf(sum, "); their cycles are unsampled\n");
     status = CLI_FAIL;
   }
-  uint32_t pre = 0;
+  /* A bit error inside a PC packet's payload leaves a valid-looking PC: the
+   * code's possible transitions expose it (as they expose nondeterminism). */
+  struct sonde_ft_check_result chk;
+  if (sonde_ft_check(t, c.sym, 1, &chk, &d) == 0) {
+    if (chk.impossible) {
+      char from[400], to[400];
+      ft_cli_symbol(c.sym, chk.bad[0].from, from, sizeof from);
+      ft_cli_symbol(c.sym, chk.bad[0].to, to, sizeof to);
+      fprintf(sum, "check: %" PRIu64 " impossible transitions (first at cycle %" PRIu64 ": %s -> %s, "
+              "%s): a corrupt sample or nondeterminism\n", chk.impossible, chk.bad[0].cycle, from, to,
+              chk.bad[0].why);
+      status = CLI_FAIL;
+    } else {
+      fprintf(sum, "check: all %" PRIu64 " transitions possible in the ELF's code\n", chk.transitions);
+    }
+    sonde_ft_check_result_free(&chk);
+  }
   uint64_t at = UINT64_MAX;
-  if (sonde_sym_address(c.sym, "ft_preamble", &pre, NULL) == 0) {
+  {
     at = find_pc(t, pre);
     uint32_t want[PREAMBLE_CYCLES];
     for (unsigned i = 0; i < PREAMBLE_CYCLES; i++)

@@ -3,6 +3,14 @@
 
 #include <stdlib.h>
 
+uint32_t sonde_ftw_record_check(const uint32_t w[7])
+{
+  uint32_t h = 0x811C9DC5u;
+  for (unsigned i = 0; i < 7; i++)
+    h = (h ^ w[i]) * 0x01000193u;
+  return h;
+}
+
 int sonde_ftw_record_decode(const uint32_t w[SONDE_FTW_RECORD_WORDS], struct sonde_ftw_record *out,
                             struct sonde_diag *diag)
 {
@@ -13,6 +21,9 @@ int sonde_ftw_record_decode(const uint32_t w[SONDE_FTW_RECORD_WORDS], struct son
     return sonde_diag_set(diag, SONDE_E_FORMAT, "metadata record: version %u, this sonde reads version %u",
                    (w[0] >> 8) & 0xFF, SONDE_FTW_VERSION);
   }
+  if (w[7] != sonde_ftw_record_check(w))
+    return sonde_diag_set(diag, SONDE_E_FORMAT, "metadata record: check word 0x%08x, want 0x%08x",
+                          w[7], sonde_ftw_record_check(w));
   out->type = w[0] & 0xFF;
   if (out->type != 1 && out->type != 2) {
     return sonde_diag_set(diag, SONDE_E_FORMAT, "metadata record: type %u is neither begin (1) nor end (2)", out->type);
@@ -84,7 +95,8 @@ int sonde_ftw_collect(const struct sonde_itm_packet *p, size_t n, uint32_t N,
       out->overflows++;
       break;
     case SONDE_ITM_SKIP:
-      out->skips++;
+      if (p[i].flags != SONDE_ITM_SKIP_TRUNCATED) /* a packet cut by the end of input is a cut, not corruption */
+        out->skips++;
       break;
     default:
       break;

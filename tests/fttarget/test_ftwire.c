@@ -6,7 +6,8 @@
 
 static void test_records(void)
 {
-  uint32_t w[7] = {0x46540101u, 7, 0xC0DE, 12, 512, (0u << 28) | 300, 0};
+  uint32_t w[8] = {0x46540101u, 7, 0xC0DE, 12, 512, (0u << 28) | 300, 0, 0};
+  w[7] = sonde_ftw_record_check(w);
   struct sonde_ftw_record r;
   struct sonde_diag d = {{0}};
   CHECK_EQ_I(sonde_ftw_record_decode(w, &r, &d), 0);
@@ -16,22 +17,34 @@ static void test_records(void)
   CHECK_EQ_U(r.iteration, 12);
   CHECK_EQ_U(r.n, 512);
   CHECK_EQ_U(r.phase, 300);
-  uint32_t l[7] = {0x46540102u, 7, 0xC0DE, 600, 512, (1u << 28) | (2u << 24), 0x20004000u};
+  uint32_t l[8] = {0x46540102u, 7, 0xC0DE, 600, 512, (1u << 28) | (2u << 24), 0x20004000u, 0};
+  l[7] = sonde_ftw_record_check(l);
   CHECK_EQ_I(sonde_ftw_record_decode(l, &r, &d), 0);
   CHECK_EQ_U(r.kind, 1);
   CHECK_EQ_U(r.lsu_kind, 2);
   CHECK_EQ_U(r.range_a, 0x2000);
   CHECK_EQ_U(r.range_b, 0x4000);
   w[0] = 0x12340101u;
+  w[7] = sonde_ftw_record_check(w);
   CHECK_EQ_I(sonde_ftw_record_decode(w, &r, &d), SONDE_E_FORMAT);
   CHECK_EQ_STR(d.msg, "metadata record: magic 0x1234, want 0x4654");
   w[0] = 0x46540201u;
+  w[7] = sonde_ftw_record_check(w);
   CHECK_EQ_I(sonde_ftw_record_decode(w, &r, &d), SONDE_E_FORMAT);
   CHECK_EQ_STR(d.msg, "metadata record: version 2, this sonde reads version 1");
-  w[0] = 0x46540103u;
+  w[0] = 0x46540101u;
+  w[7] = sonde_ftw_record_check(w);
+  w[4] = 1536; /* a flipped bit: the check word catches it */
   CHECK_EQ_I(sonde_ftw_record_decode(w, &r, &d), SONDE_E_FORMAT);
+  CHECK_EQ_STR(d.msg, "metadata record: check word 0x1b38b1dd, want 0xb605dddd");
+  w[4] = 512;
+  w[0] = 0x46540103u;
+  w[7] = sonde_ftw_record_check(w);
+  CHECK_EQ_I(sonde_ftw_record_decode(w, &r, &d), SONDE_E_FORMAT);
+  CHECK_EQ_STR(d.msg, "metadata record: type 3 is neither begin (1) nor end (2)");
   w[0] = 0x46540101u;
   w[5] = 512; /* phase == N */
+  w[7] = sonde_ftw_record_check(w);
   CHECK_EQ_I(sonde_ftw_record_decode(w, &r, &d), SONDE_E_FORMAT);
 }
 

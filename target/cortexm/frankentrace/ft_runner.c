@@ -71,15 +71,21 @@ static void put32(uint32_t w)
 /* Metadata record (docs/formats.md, "FrankenTrace wire protocol"). */
 static void put_record(uint32_t type, const struct ft_config *c, uint32_t n)
 {
-  put32((FT_WIRE_MAGIC << 16) | (FT_WIRE_VERSION << 8) | type);
-  put32(c->run_id);
-  put32(c->fw_id);
-  put32(ft_st.iteration);
-  put32(n);
-  put32((ft_cur.kind << 28) | (ft_cur.lsu_kind << 24) | (ft_cur.phase & 0xFFFFFFu));
   uint32_t ra = c->nranges ? c->ranges[ft_cur.range_a] : 0;
   uint32_t rb = c->nranges ? c->ranges[ft_cur.range_b] : 0;
-  put32(ft_cur.kind ? (ra << 16) | rb : 0);
+  const uint32_t w[7] = {(FT_WIRE_MAGIC << 16) | (FT_WIRE_VERSION << 8) | type,
+                         c->run_id,
+                         c->fw_id,
+                         ft_st.iteration,
+                         n,
+                         (ft_cur.kind << 28) | (ft_cur.lsu_kind << 24) | (ft_cur.phase & 0xFFFFFFu),
+                         ft_cur.kind ? (ra << 16) | rb : 0};
+  uint32_t h = 0x811C9DC5u; /* FNV-1a: the check word */
+  for (unsigned i = 0; i < 7; i++) {
+    put32(w[i]);
+    h = (h ^ w[i]) * 0x01000193u;
+  }
+  put32(h);
 }
 
 static const struct ft_config *ft_cfg;
