@@ -250,10 +250,81 @@ static struct sonde_ft_trace *ground_truth(const char *machine, const char *elf,
   return t;
 }
 
+/* Without --probe: the ELF links the runner (target/cortexm/frankentrace),
+ * which sets the phase itself and resets the chip after each iteration. One
+ * VM runs the whole chain through SYSRESETREQ as silicon would (.noinit
+ * retained); its SWO capture goes through `frankentrace stitch`, and with
+ * --verify the same run's --trace-pc is the ground truth. */
+static int run_chained(const char *machine, const char *elf, const char *out, const char *fmt,
+                       bool verify, uint64_t max_cycles, uint64_t n, uint64_t baud, uint64_t jobs,
+                       const char *lsu)
+{
+  if (n || baud || jobs != 1 || lsu) {
+    cli_error("frankentrace run: -N, --baud, --jobs and --lsu are --probe options; a runner image "
+              "takes them from its ft_config");
+    return CLI_USAGE;
+  }
+  char swo[] = "/tmp/sonde-ft-swo-XXXXXX", gt[] = "/tmp/sonde-ft-gt-XXXXXX";
+  int fd1 = mkstemp(swo), fd2 = mkstemp(gt);
+  if (fd1 >= 0)
+    close(fd1);
+  if (fd2 >= 0)
+    close(fd2);
+  if (fd1 < 0 || fd2 < 0) {
+    cli_error("frankentrace run: temporary file: %s", strerror(errno));
+    return CLI_FAIL;
+  }
+  char maxc[32];
+  snprintf(maxc, sizeof maxc, "%" PRIu64, max_cycles);
+  int status = CLI_FAIL;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0)
+      dup2(null, 1);
+    if (verify)
+      execl("/proc/self/exe", "sonde", "run", "-m", machine, "--max-cycles", maxc, "--swo", swo,
+            "--trace-pc", gt, elf, (char *)NULL);
+    else
+      execl("/proc/self/exe", "sonde", "run", "-m", machine, "--max-cycles", maxc, "--swo", swo, elf,
+            (char *)NULL);
+    _exit(127);
+  }
+  int ws = 0;
+  if (pid < 0 || waitpid(pid, &ws, 0) < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) == 127) {
+    cli_error("frankentrace run: the VM run of '%s' failed", elf);
+  } else {
+    if (WEXITSTATUS(ws) != 0)
+      cli_warn("frankentrace run: the firmware exited with status %d", WEXITSTATUS(ws));
+    char *argv[12];
+    int argc = 0;
+    argv[argc++] = "stitch";
+    argv[argc++] = "-e";
+    argv[argc++] = (char *)elf;
+    argv[argc++] = "--format";
+    argv[argc++] = (char *)fmt;
+    if (out) {
+      argv[argc++] = "-o";
+      argv[argc++] = (char *)out;
+    }
+    if (verify) {
+      argv[argc++] = "--verify";
+      argv[argc++] = gt;
+    }
+    argv[argc++] = swo;
+    argv[argc] = NULL;
+    status = cmd_frankentrace_stitch(argc, argv);
+  }
+  unlink(swo);
+  unlink(gt);
+  return status;
+}
+
 int cmd_frankentrace_run(int argc, char **argv)
 {
   static const struct cli_command_help help = {
-      "sonde frankentrace run -e <elf> --probe [options] -o <trace>",
+      "sonde frankentrace run -e <elf> --probe [options] -o <trace>\n"
+      "sonde frankentrace run -e <runner-elf> [-m <machine>] [--verify] -o <trace>",
       "FrankenTrace on the virtual Cortex-M: run the program N times, each time sampling\n"
       "the PC every N cycles with another phase, and stitch the samples into a\n"
       "cycle-level PC trace (docs/frankentrace.md). --probe traces an unmodified ELF:\n"
@@ -262,9 +333,12 @@ int cmd_frankentrace_run(int argc, char **argv)
       "a sample: PC packet + local timestamp); an N the baud cannot carry is refused with\n"
       "the smallest that can. --verify compares the result with the VM's ground truth\n"
       "(`sonde run --trace-pc`, projected by the DWT rule) cycle by cycle; exit 1 on any\n"
-      "difference. The result is identical for every --jobs."};
+      "difference. The result is identical for every --jobs.\n"
+      "Without --probe the ELF links the FrankenTrace runner (target/cortexm/frankentrace):\n"
+      "one VM runs every iteration chained through SYSRESETREQ, as on silicon, and the SWO\n"
+      "capture is stitched as `sonde frankentrace stitch` does."};
   const char *elf = NULL, *out = NULL, *machine = "cm3", *fmt = "pct", *lsu = NULL;
-  uint64_t n = 0, baud = 0, jobs = 1, max_cycles = 100000000;
+  uint64_t n = 0, baud = 0, jobs = 1, max_cycles = 0;
   bool probe = false, verify = false, json = false;
   struct cli_opt opts[] = {
       OPT_STRING('e', "elf", "<file>", &elf, "firmware ELF image to trace"),
@@ -274,7 +348,7 @@ int cmd_frankentrace_run(int argc, char **argv)
       OPT_U64('j', "jobs", "<j>", &jobs, "run iterations on <j> threads (default 1)"),
       OPT_FLAG(0, "probe", &probe, "trace an unmodified ELF, set up through the debug port"),
       OPT_STRING(0, "lsu", "<ranges>", &lsu, "LSU range pairs (not in this build: refused)"),
-      OPT_U64(0, "max-cycles", "<n>", &max_cycles, "cycle limit of each run (default 100M)"),
+      OPT_U64(0, "max-cycles", "<n>", &max_cycles, "cycle limit of a run (default 100M per --probe run, 1G for a runner chain)"),
       OPT_FLAG(0, "verify", &verify, "compare with the VM's ground truth; exit 1 on a difference"),
       OPT_STRING(0, "format", "pct|csv|perfetto", &fmt, "output format (default pct)"),
       OPT_OUTPUT(&out),
@@ -290,8 +364,10 @@ int cmd_frankentrace_run(int argc, char **argv)
   if (na)
     return cli_usage_error(&help, "unexpected argument '%s'", argv[0]);
   if (!probe)
-    return cli_usage_error(&help, "only --probe runs are built so far (the runner-linked mode is "
-                                  "target/cortexm/frankentrace; its VM orchestration is not)");
+    return run_chained(machine, elf, out, fmt, verify, max_cycles ? max_cycles : 1000000000, n, baud,
+                       jobs, lsu);
+  if (!max_cycles)
+    max_cycles = 100000000;
   if (lsu)
     return cli_usage_error(&help, "--lsu is not built in this version");
   if (jobs < 1 || jobs > 64)

@@ -16,7 +16,7 @@ S=$SONDE
 # name:machine:N:baud:cycles (cycles = the run's length from cycle 1)
 for c in exc_nesting_m3:cm3:128:48000000:892 exc_systick_m3:cm3:256:24000000:10470 \
          exc_wfi_m3:cm3:512:8000000:40841 demo:cm3:192:48000000:361993 \
-         exc_nesting_m3:cm3:3072:2000000:892 fw_sort_m3_Os:cm3:5120:1000000:; do
+         exc_nesting_m3:cm3:3072:2000000:892 exc_wfi_m3:cm3:5120:1000000:40841; do
   IFS=: read -r f m n b len <<<"$c"
   for j in 1 2; do
     "$S" frankentrace run --probe -e "$B/$f.elf" -m "$m" -N "$n" --baud "$b" --jobs "$j" --verify \
@@ -54,8 +54,14 @@ check "baud rc" $? 1
 check "slow baud rc" $? 1
 check "slow baud message" "$(cat "$tmp/err")" \
   "sonde: frankentrace run: 100000 baud cannot carry PC samples even every 16384 cycles at 48000000 Hz (8 bytes a sample)"
-"$S" frankentrace run -e "$B/demo.elf" -o "$tmp/x" 2>/dev/null
-check "no --probe is usage" $? 2
+"$S" frankentrace run -e "$B/demo.elf" -N 512 -o "$tmp/x" 2>/dev/null
+check "-N without --probe is usage" $? 2
+# a runner image (firmware/ft/ft_prog.c) without --probe: one VM chained through SYSRESETREQ
+"$S" frankentrace run -e "$B/ft_prog.elf" --verify -o "$tmp/chain.pct" >"$tmp/out" 2>&1
+check "runner chain rc" $? 0
+check "runner chain verified" "$(grep -c '7185 compared, 7185 equal, 0 different, 0 unrecoverable' "$tmp/out")" 1
+"$S" frankentrace run -e "$B/demo.elf" -o "$tmp/x" 2>"$tmp/err"
+check "no runner, no --probe rc" $? 1
 "$S" frankentrace run --probe -e "$B/run_forever.elf" --max-cycles 100000 -N 1024 -o "$tmp/x" 2>"$tmp/err"
 check "no exit rc" $? 1
 check "no exit message" "$(cat "$tmp/err")" \
