@@ -46,9 +46,9 @@ struct sonde_ftw_samples {
   uint64_t skips;      /* decoder losses (corrupt bytes) */
 };
 /* Collect the PC samples of `n` packets of one iteration sampling every N
- * cycles. The local timestamp after each sample must be a multiple of N
- * cycles after the previous one: m*N means m-1 samples were lost (they are
- * appended as LOST); anything else counts in bad_spacing. */
+ * cycles. The local timestamp after each sample must be N cycles after the
+ * previous one, or m*N with an overflow packet between them (m-1 samples
+ * lost, appended as LOST); anything else counts in bad_spacing. */
 int sonde_ftw_collect(const struct sonde_itm_packet *p, size_t n, uint32_t N,
                       struct sonde_ftw_samples *out);
 void sonde_ftw_samples_free(struct sonde_ftw_samples *s);

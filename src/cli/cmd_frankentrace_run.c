@@ -30,12 +30,18 @@ struct ftr_job {
   const char *elf;
   uint32_t n, baud;
   uint64_t max_cycles;
+  struct sonde_sym *sym; /* the ELF: a sample outside its code is a corrupt capture */
+  pthread_mutex_t sym_lock;
+  double bit_errors; /* --swo-bit-errors: each bit of the captured bytes flipped with this probability */
+  uint64_t seed;
   /* per phase results, indexed by phase */
   struct ftr_result {
     struct sonde_ftw_samples s;
     uint64_t cycles;
     bool exited;
     int err;
+    uint32_t reruns; /* runs repeated because their capture was corrupt */
+    uint64_t outside; /* samples outside the ELF's code or after the run's end */
     char why[160];
   } *res;
   /* work distribution */
@@ -87,7 +93,26 @@ static int probe_setup(struct sonde_vm *vm, const struct ft_setup *s)
   return rc ? SONDE_E_IO : 0;
 }
 
-static void run_phase(struct ftr_job *j, uint32_t phase)
+static uint64_t splitmix(uint64_t *x)
+{
+  uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* --swo-bit-errors: the wire's bit errors, from a generator seeded by the
+ * phase and the attempt, so the result does not depend on --jobs. */
+static void impair(const struct ftr_job *j, uint32_t phase, uint32_t attempt, uint8_t *b, size_t len)
+{
+  uint64_t x = j->seed ^ ((uint64_t)phase << 20) ^ ((uint64_t)attempt << 52);
+  for (size_t i = 0; i < len; i++)
+    for (unsigned bit = 0; bit < 8; bit++)
+      if ((double)(splitmix(&x) >> 11) * (1.0 / 9007199254740992.0) < j->bit_errors)
+        b[i] ^= (uint8_t)(1u << bit);
+}
+
+static void run_once(struct ftr_job *j, uint32_t phase, uint32_t attempt)
 {
   struct ftr_result *r = &j->res[phase];
   struct sonde_vm *vm = NULL;
@@ -123,6 +148,8 @@ static void run_phase(struct ftr_job *j, uint32_t phase)
     free(swo.b);
     return;
   }
+  if (j->bit_errors > 0)
+    impair(j, phase, attempt, swo.b, swo.len);
   struct sonde_itm *d = sonde_itm_new(NULL);
   size_t cap = 4096, off = 0;
   struct sonde_itm_packet *pk = malloc(cap * sizeof *pk);
@@ -141,6 +168,31 @@ static void run_phase(struct ftr_job *j, uint32_t phase)
   free(pk);
   sonde_itm_free(d);
   free(swo.b);
+}
+
+/* One phase; a run whose capture is corrupt (timestamps off the N grid, bytes
+ * the decoder had to skip) is run again, up to 4 times in all. */
+static void run_phase(struct ftr_job *j, uint32_t phase)
+{
+  struct ftr_result *r = &j->res[phase];
+  for (uint32_t attempt = 0; attempt < 4; attempt++) {
+    sonde_ftw_samples_free(&r->s);
+    memset(&r->s, 0, sizeof r->s);
+    run_once(j, phase, attempt);
+    r->outside = 0;
+    if (!r->err) {
+      pthread_mutex_lock(&j->sym_lock); /* a sym handle is not thread-safe */
+      for (size_t i = 0; i < r->s.count; i++)
+        if (i * (uint64_t)j->n + phase + 1 >= r->cycles ||
+            (!(r->s.v[i] & 1) && j->sym && sonde_sym_lookup(j->sym, r->s.v[i], NULL, NULL) < 0))
+          r->outside++;
+      pthread_mutex_unlock(&j->sym_lock);
+    }
+    if (r->err || (!r->s.bad_spacing && !r->s.skips && !r->s.overflows && !r->outside))
+      return;
+    if (attempt < 3)
+      r->reruns++;
+  }
 }
 
 static void *worker(void *arg)
@@ -340,6 +392,8 @@ int cmd_frankentrace_run(int argc, char **argv)
   const char *elf = NULL, *out = NULL, *machine = "cm3", *fmt = "pct", *lsu = NULL;
   uint64_t n = 0, baud = 0, jobs = 1, max_cycles = 0;
   bool probe = false, verify = false, json = false;
+  double bit_errors = 0;
+  uint64_t seed = 1;
   struct cli_opt opts[] = {
       OPT_STRING('e', "elf", "<file>", &elf, "firmware ELF image to trace"),
       OPT_STRING('m', "machine", "<name|file>", &machine, "machine (default cm3)"),
@@ -348,6 +402,9 @@ int cmd_frankentrace_run(int argc, char **argv)
       OPT_U64('j', "jobs", "<j>", &jobs, "run iterations on <j> threads (default 1)"),
       OPT_FLAG(0, "probe", &probe, "trace an unmodified ELF, set up through the debug port"),
       OPT_STRING(0, "lsu", "<ranges>", &lsu, "LSU range pairs (not in this build: refused)"),
+      OPT_DOUBLE(0, "swo-bit-errors", "<p>", &bit_errors,
+                 "--probe: flip each captured SWO bit with probability <p>; corrupt runs are re-run"),
+      OPT_U64(0, "swo-seed", "<n>", &seed, "seed of --swo-bit-errors (default 1)"),
       OPT_U64(0, "max-cycles", "<n>", &max_cycles, "cycle limit of a run (default 100M per --probe run, 1G for a runner chain)"),
       OPT_FLAG(0, "verify", &verify, "compare with the VM's ground truth; exit 1 on a difference"),
       OPT_STRING(0, "format", "pct|csv|perfetto", &fmt, "output format (default pct)"),
@@ -411,9 +468,17 @@ int cmd_frankentrace_run(int argc, char **argv)
     return CLI_FAIL;
   }
   struct ftr_job j = {.m = m, .image = image, .image_len = image_len, .elf = elf, .n = (uint32_t)n,
-                      .baud = (uint32_t)baud, .max_cycles = max_cycles};
+                      .baud = (uint32_t)baud, .max_cycles = max_cycles, .bit_errors = bit_errors,
+                      .seed = seed};
   j.res = calloc(n, sizeof *j.res);
   pthread_mutex_init(&j.lock, NULL);
+  pthread_mutex_init(&j.sym_lock, NULL);
+  if (ft_cli_open_elf(elf, &j.sym)) {
+    free(j.res);
+    free(image);
+    sonde_machine_free(m);
+    return CLI_FAIL;
+  }
   double t0 = cli_now_s();
   struct cli_progress prog;
   cli_progress_start(&prog, "runs", n);
@@ -451,7 +516,11 @@ int cmd_frankentrace_run(int argc, char **argv)
     cli_error("frankentrace run: %s", diag.msg);
     goto done;
   }
-  uint64_t lost = 0, bad = 0, overflows = 0;
+  if (!(bit_errors >= 0 && bit_errors <= 1)) {
+    cli_error("frankentrace run: --swo-bit-errors: %g is not a probability", bit_errors);
+    goto done;
+  }
+  uint64_t lost = 0, bad = 0, overflows = 0, reruns = 0, corrupt = 0;
   for (uint32_t p = 0; p < n; p++) { /* in phase order: the same report for every --jobs */
     struct ftr_result *r = &j.res[p];
     if (r->err) {
@@ -464,11 +533,15 @@ int cmd_frankentrace_run(int argc, char **argv)
       goto done;
     }
     lost += r->s.lost;
+    reruns += r->reruns;
     bad += r->s.bad_spacing;
     overflows += r->s.overflows;
-    if (r->s.bad_spacing || r->s.skips) { /* timestamps off the grid or corrupt bytes: untrusted */
-      cli_warn("frankentrace run: phase %u: %" PRIu64 " samples off the N grid, %" PRIu64
-               " corrupt stretches: its samples are not used", p, r->s.bad_spacing, r->s.skips);
+    if (r->s.bad_spacing || r->s.skips || r->s.overflows || r->outside) { /* untrusted */
+      if (corrupt++ < 10)
+        cli_warn("frankentrace run: phase %u: %" PRIu64 " samples off the N grid, %" PRIu64
+                 " corrupt stretches, %" PRIu64 " overflows, %" PRIu64 " PCs outside the ELF or the "
+                 "run: its samples are not used", p, r->s.bad_spacing, r->s.skips, r->s.overflows,
+                 r->outside);
       sonde_ft_iter_discard(it);
       continue;
     }
@@ -495,13 +568,7 @@ int cmd_frankentrace_run(int argc, char **argv)
   FILE *f = cli_open_output(out ? out : "-", format != SONDE_FT_FORMAT_CSV);
   if (!f)
     goto done;
-  struct sonde_sym *sym = NULL;
-  if (format != SONDE_FT_FORMAT_PCT && ft_cli_open_elf(elf, &sym)) {
-    cli_close_output(f, out ? out : "-");
-    goto done;
-  }
-  rc = sonde_ft_write(f, out ? out : "-", format, t, sym, &diag);
-  sonde_sym_free(sym);
+  rc = sonde_ft_write(f, out ? out : "-", format, t, format != SONDE_FT_FORMAT_PCT ? j.sym : NULL, &diag);
   if (cli_close_output(f, out ? out : "-") != CLI_OK || rc < 0) {
     if (rc < 0)
       cli_error("frankentrace run: %s", diag.msg);
@@ -515,6 +582,21 @@ int cmd_frankentrace_run(int argc, char **argv)
           " overflows, %zu conflicts; runs %.3f s, total %.3f s\n",
           n, baud, n, jobs, rep.length, rep.samples, lost, overflows, rep.conflict_count, t_runs,
           t_stitch);
+  if (bit_errors > 0 || reruns || corrupt)
+    fprintf(sum, "frankentrace run: %" PRIu64 " runs repeated for a corrupt capture, %" PRIu64
+            " phases still corrupt after 4 runs (unsampled)\n", reruns, corrupt);
+  if (corrupt)
+    status = CLI_FAIL;
+  if (bit_errors > 0) { /* a flipped bit inside a PC payload: only the code can tell */
+    struct sonde_ft_check_result chk;
+    if (sonde_ft_check(t, j.sym, 1, &chk, &diag) == 0) {
+      fprintf(sum, "check: %" PRIu64 " impossible transitions%s\n", chk.impossible,
+              chk.impossible ? ": corrupt samples merged" : "");
+      if (chk.impossible)
+        status = CLI_FAIL;
+      sonde_ft_check_result_free(&chk);
+    }
+  }
   (void)bad;
   if (rep.conflict_count)
     status = CLI_FAIL;
@@ -547,6 +629,8 @@ done:
     sonde_ftw_samples_free(&j.res[p].s);
   free(j.res);
   pthread_mutex_destroy(&j.lock);
+  pthread_mutex_destroy(&j.sym_lock);
+  sonde_sym_free(j.sym);
   free(image);
   sonde_machine_free(m);
   return status;

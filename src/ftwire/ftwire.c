@@ -61,7 +61,7 @@ static int push(struct sonde_ftw_samples *s, uint32_t v)
 int sonde_ftw_collect(const struct sonde_itm_packet *p, size_t n, uint32_t N,
                       struct sonde_ftw_samples *out)
 {
-  bool after_sample = false, have_prev = false;
+  bool after_sample = false, have_prev = false, overflowed = false;
   uint64_t since = 0; /* cycles since the last sample's timestamp */
   for (size_t i = 0; i < n; i++) {
     int rc = 0;
@@ -77,8 +77,8 @@ int sonde_ftw_collect(const struct sonde_itm_packet *p, size_t n, uint32_t N,
         break;
       after_sample = false;
       if (have_prev) {
-        if (since % N) {
-          out->bad_spacing++;
+        if (since % N || (since > N && !overflowed)) {
+          out->bad_spacing++; /* the ITM drops packets only with an overflow packet */
         } else if (since > N) { /* samples between were lost: keep k right */
           uint32_t last = out->v[out->count - 1];
           out->count--;
@@ -89,10 +89,12 @@ int sonde_ftw_collect(const struct sonde_itm_packet *p, size_t n, uint32_t N,
         }
       }
       have_prev = true;
+      overflowed = false;
       since = 0;
       break;
     case SONDE_ITM_OVERFLOW:
       out->overflows++;
+      overflowed = true;
       break;
     case SONDE_ITM_SKIP:
       if (p[i].flags != SONDE_ITM_SKIP_TRUNCATED) /* a packet cut by the end of input is a cut, not corruption */

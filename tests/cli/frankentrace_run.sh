@@ -29,6 +29,17 @@ for c in exc_nesting_m3:cm3:128:48000000:892 exc_systick_m3:cm3:256:24000000:104
   cmp -s "$tmp/$f-$n-1.pct" "$tmp/$f-$n-2.pct"; check "$f N=$n same trace for --jobs 1 and 2" $? 0
 done
 
+# bit errors on the wire: corrupt runs are detected and re-run; the result is still exact
+for j in 1 2; do
+  "$S" frankentrace run --probe -e "$B/exc_wfi_m3.elf" -N 512 --baud 8000000 --swo-bit-errors 0.00005 \
+    --jobs "$j" --verify -o "$tmp/be-$j.pct" >"$tmp/out" 2>&1
+  check "bit errors jobs=$j rc" $? 0
+  check "bit errors jobs=$j re-runs" "$(grep -c '^frankentrace run: 68 runs repeated for a corrupt capture, 0 phases still corrupt' "$tmp/out")" 1
+  check "bit errors jobs=$j exact" "$(grep -c '40841 equal, 0 different' "$tmp/out")" 1
+done
+cmp -s "$tmp/be-1.pct" "$tmp/be-2.pct"; check "bit errors: same trace for --jobs 1 and 2" $? 0
+cmp -s "$tmp/be-1.pct" "$tmp/exc_wfi_m3-512-1.pct"; check "bit errors: same trace as without" $? 0
+
 # the stitched trace against ground truth with the host library's own verify command
 "$S" run --trace-pc "$tmp/gt.pct" "$B/exc_wfi_m3.elf" >/dev/null 2>&1
 "$S" frankentrace verify "$tmp/exc_wfi_m3-512-1.pct" "$tmp/gt.pct" >"$tmp/v" 2>&1

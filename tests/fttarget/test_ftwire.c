@@ -64,16 +64,17 @@ static void test_collect(void)
       pk(SONDE_ITM_LTS, 128),  pk(SONDE_ITM_OVERFLOW, 0), pk(SONDE_ITM_PC, 0x10c),
       pk(SONDE_ITM_LTS, 256),  pk(SONDE_ITM_PC_SLEEP, 0), pk(SONDE_ITM_LTS, 128),
       pk(SONDE_ITM_PC, 0x110), pk(SONDE_ITM_LTS, 100), pk(SONDE_ITM_SKIP, 3),
+      pk(SONDE_ITM_PC, 0x114), pk(SONDE_ITM_LTS, 256), /* 2N with no overflow: corrupt */
   };
   struct sonde_ftw_samples s = {0};
   CHECK_EQ_I(sonde_ftw_collect(p, sizeof p / sizeof p[0], 128, &s), 0);
-  static const uint32_t want[] = {0x100, 0x104, 3, 0x10c, 1, 0x110};
-  CHECK_EQ_U(s.count, 6);
-  for (unsigned i = 0; i < 6 && i < s.count; i++)
+  static const uint32_t want[] = {0x100, 0x104, 3, 0x10c, 1, 0x110, 0x114};
+  CHECK_EQ_U(s.count, 7);
+  for (unsigned i = 0; i < 7 && i < s.count; i++)
     CHECK_EQ_U(s.v[i], want[i]);
   CHECK_EQ_U(s.lost, 1);
   CHECK_EQ_U(s.overflows, 1);
-  CHECK_EQ_U(s.bad_spacing, 1);
+  CHECK_EQ_U(s.bad_spacing, 2);
   CHECK_EQ_U(s.skips, 1);
   sonde_ftw_samples_free(&s);
 }
