@@ -391,7 +391,7 @@ int cmd_frankentrace_run(int argc, char **argv)
       "capture is stitched as `sonde frankentrace stitch` does."};
   const char *elf = NULL, *out = NULL, *machine = "cm3", *fmt = "pct", *lsu = NULL;
   uint64_t n = 0, baud = 0, jobs = 1, max_cycles = 0;
-  bool probe = false, verify = false, json = false;
+  bool probe = false, verify = false;
   double bit_errors = 0;
   uint64_t seed = 1;
   struct cli_opt opts[] = {
@@ -409,7 +409,6 @@ int cmd_frankentrace_run(int argc, char **argv)
       OPT_FLAG(0, "verify", &verify, "compare with the VM's ground truth; exit 1 on a difference"),
       OPT_STRING(0, "format", "pct|csv|perfetto", &fmt, "output format (default pct)"),
       OPT_OUTPUT(&out),
-      OPT_JSON(&json),
       OPT_END(),
   };
   int na;
@@ -520,7 +519,7 @@ int cmd_frankentrace_run(int argc, char **argv)
     cli_error("frankentrace run: --swo-bit-errors: %g is not a probability", bit_errors);
     goto done;
   }
-  uint64_t lost = 0, bad = 0, overflows = 0, reruns = 0, corrupt = 0;
+  uint64_t lost = 0, overflows = 0, reruns = 0, corrupt = 0;
   for (uint32_t p = 0; p < n; p++) { /* in phase order: the same report for every --jobs */
     struct ftr_result *r = &j.res[p];
     if (r->err) {
@@ -534,7 +533,6 @@ int cmd_frankentrace_run(int argc, char **argv)
     }
     lost += r->s.lost;
     reruns += r->reruns;
-    bad += r->s.bad_spacing;
     overflows += r->s.overflows;
     if (r->s.bad_spacing || r->s.skips || r->s.overflows || r->outside) { /* untrusted */
       if (corrupt++ < 10)
@@ -597,7 +595,6 @@ int cmd_frankentrace_run(int argc, char **argv)
       sonde_ft_check_result_free(&chk);
     }
   }
-  (void)bad;
   if (rep.conflict_count)
     status = CLI_FAIL;
   if (verify) {
