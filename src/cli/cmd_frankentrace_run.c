@@ -527,7 +527,7 @@ int cmd_frankentrace_run(int argc, char **argv)
       goto done;
     }
     struct sonde_ft_iter *it;
-    if (sonde_ft_iter_begin(st, p, p, &it) < 0 || sonde_ft_iter_feed(it, 0, r->s.v, r->s.count) < 0) {
+    if (sonde_ft_iter_begin(st, p, p, &it) < 0 || (r->s.count && sonde_ft_iter_feed(it, 0, r->s.v, r->s.count) < 0)) {
       cli_error("frankentrace run: phase %u: %s", p, sonde_ft_stitch_error_detail(st));
       goto done;
     }

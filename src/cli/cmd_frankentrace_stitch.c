@@ -77,7 +77,7 @@ static int on_iteration(void *vctx, const struct sonde_ftw_iteration *it)
   c->overflows += s.overflows;
   struct sonde_ft_iter *fi;
   if (sonde_ft_iter_begin(c->st, b->phase, b->iteration, &fi) < 0 ||
-      sonde_ft_iter_feed(fi, 0, s.v, s.count) < 0) {
+      (s.count && sonde_ft_iter_feed(fi, 0, s.v, s.count) < 0)) {
     cli_error("frankentrace stitch: %s: iteration %u: %s", c->input, b->iteration,
               sonde_ft_stitch_error_detail(c->st));
     sonde_ftw_samples_free(&s);
