@@ -294,6 +294,8 @@ enter: {
    * in the compiled block's checked variant where there is one */
   e = &b->op->d;
   if (VM_UNLIKELY(cy + b->op->bound >= ev)) {
+    if (e->fast == VM_FAST_SLOW) /* just a slow instruction (block.c) */
+      goto slow;
     if (b->op->jit_checked) {
       code = b->op->jit_checked;
       js.exec_pc = c->exec_pc; /* what it stops with if it stops before its first */
@@ -324,7 +326,7 @@ jit_run: {
   cy = js.cy;
   ir = js.ir;
   fl = js.fl;
-  if (VM_UNLIKELY(cy >= ev)) /* only checked code gets there: it kept the last */
+  if (VM_UNLIKELY(cy >= ev) || how == VM_JIT_ENTER) /* its exits kept the last */
     c->exec_pc = js.exec_pc;
   if (how != VM_JIT_ENTER) { /* it stopped before an entry, with nothing of it done */
     lsp = js.lsp;

@@ -401,9 +401,11 @@ static void test_table2_every_sample(void)
 
 /* ---- the FrankenTrace property: phases 0..N-1 cover every cycle ---------------- */
 
-/* Samples inside the exception entry of a fault in the first instruction
- * after a taken branch, in the compiled and block executors (a known gap,
- * docs/vm.md): counted apart when `fault_gap`, else wrong. */
+/* Samples inside the exception entry of a fault whose instruction the
+ * one-at-a-time executor or compiled code reached by a branch just before
+ * the event (a known gap, docs/vm.md "Which PC a sample carries"): they
+ * show the instruction before that branch. Counted apart when `fault_gap`,
+ * else wrong. */
 static size_t fault_gap_samples;
 static bool fault_gap;
 
@@ -434,8 +436,11 @@ static void check_union(uint32_t ctrl13, int ex)
           continue;
         }
         struct sonde_pcsample e = expect_at(t);
-        if (!same(&smp[j], &e) && fault_gap && gt.kind[t] == K_GAP)
+        if (!same(&smp[j], &e) && fault_gap && gt.kind[t] == K_GAP) {
+          if (getenv("PCAT_DEBUG"))
+            printf("  gap: cycle %llu got %#x want %#x\n", (unsigned long long)t, smp[j].pc, e.pc);
           fault_gap_samples++;
+        }
         else if (!same(&smp[j], &e) && wrong++ < 3)
           printf("  phase cyccnt %u postinit %u: sample at cycle %llu: got %d %#x, want %d %#x\n",
                  v, post, (unsigned long long)t, smp[j].kind, smp[j].pc, e.kind, e.pc);
@@ -692,7 +697,7 @@ static void test_exception_firmware(void)
       if (fault_gap) { /* only inside fault entries; none on the hooked executor */
         printf("  %zu samples inside a fault's exception entry show an older instruction\n",
                fault_gap_samples);
-        CHECK(fault_gap_samples < 64);
+        CHECK(fault_gap_samples <= 19); /* 19 of 5176 when written; fewer is better */
         fault_gap_samples = 0;
         check_union(0x1001, EX_HOOKED);
         CHECK_EQ_U(fault_gap_samples, 0);
