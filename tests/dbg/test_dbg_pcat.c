@@ -401,11 +401,11 @@ static void test_table2_every_sample(void)
 
 /* ---- the FrankenTrace property: phases 0..N-1 cover every cycle ---------------- */
 
-/* Samples inside the exception entry of a fault whose instruction the
- * one-at-a-time executor or compiled code reached by a branch just before
- * the event (a known gap, docs/vm.md "Which PC a sample carries"): they
- * show the instruction before that branch. Counted apart when `fault_gap`,
- * else wrong. */
+/* Samples inside the exception entry of a fault whose instruction ran in
+ * the one-at-a-time executor (near the event) or first in a compiled block
+ * entered by a branch (a known gap, docs/vm.md "Which PC a sample
+ * carries"): they may show an older instruction. Counted apart when
+ * `fault_gap`, else wrong. */
 static size_t fault_gap_samples;
 static bool fault_gap;
 
