@@ -133,7 +133,10 @@ int sonde_ft_stitch_set_preamble(struct sonde_ft_stitch *st, uint64_t first_cycl
  * caller's name for it (its index in the capture), used in reports. Several
  * iterations may be open at once (parallel runs); each is merged into the
  * trace only by sonde_ft_iter_end(), so the result does not depend on the
- * order in which open iterations were fed. */
+ * order in which open iterations were fed. Which of two disagreeing
+ * iterations counts as the earlier one (iter_a, the value kept in a CONFLICT
+ * cell) is the order of _iter_end: end them in iteration order for reports
+ * that are identical whatever the parallelism. */
 int sonde_ft_iter_begin(struct sonde_ft_stitch *st, uint32_t phase, uint32_t id,
                         struct sonde_ft_iter **out);
 /* Samples k0, k0+1, ..., k0+n-1 of this iteration (cycle origin + k*N + phase).
