@@ -38,6 +38,7 @@ enum sonde_pctrace_kind {
   SONDE_PCTRACE_EXC_RETURN = 3, /* exception return (unstacking) */
   SONDE_PCTRACE_TAIL_CHAIN = 4, /* tail-chain into another handler */
   SONDE_PCTRACE_HALTED = 5,     /* core halted (debug) */
+  SONDE_PCTRACE_UNKNOWN = 6,    /* not known (a reconstructed trace's unrecoverable cycles) */
 };
 #define SONDE_PCTRACE_EXC_MAX 0xFFFFFFu /* exception numbers fit in 24 bits */
 

@@ -15,7 +15,7 @@
 #define CSV_HEADER "cycle,pc"
 
 static const char *const span_names[] = {NULL, "sleep", "exc_entry", "exc_return",
-                                         "tail_chain", "halted"};
+                                         "tail_chain", "halted", "unknown"};
 
 static void put_le(uint8_t *p, uint64_t v, int n)
 {
@@ -121,7 +121,7 @@ static int write_record(struct sonde_pctrace_writer *w, uint32_t word, uint32_t 
       unsigned kind = (word >> 1) & 7;
       n = strlen(span_names[kind]);
       memcpy(label, span_names[kind], n);
-      if (kind != SONDE_PCTRACE_SLEEP && kind != SONDE_PCTRACE_HALTED) {
+      if (kind != SONDE_PCTRACE_SLEEP && kind < SONDE_PCTRACE_HALTED) {
         label[n++] = ':';
         n += trace_fmt_u64(label + n, word >> 8);
       }
@@ -145,11 +145,11 @@ int sonde_pctrace_write(struct sonde_pctrace_writer *w, uint32_t pc, uint32_t cy
 int sonde_pctrace_write_span(struct sonde_pctrace_writer *w, enum sonde_pctrace_kind kind,
                              uint32_t exc, uint32_t cycles)
 {
-  if (kind < SONDE_PCTRACE_SLEEP || kind > SONDE_PCTRACE_HALTED || cycles == 0 ||
+  if (kind < SONDE_PCTRACE_SLEEP || kind > SONDE_PCTRACE_UNKNOWN || cycles == 0 ||
       exc > SONDE_PCTRACE_EXC_MAX)
     return sonde_diag_set(&w->diag, SONDE_E_ARG, "%s: bad span record (kind %d, exc %u, %u cycles)",
                           w->name, (int)kind, exc, cycles);
-  if (kind == SONDE_PCTRACE_SLEEP || kind == SONDE_PCTRACE_HALTED)
+  if (kind == SONDE_PCTRACE_SLEEP || kind >= SONDE_PCTRACE_HALTED)
     exc = 0;
   return write_record(w, 1u | (uint32_t)kind << 1 | exc << 8, cycles);
 }
@@ -297,7 +297,8 @@ static int decode_word(struct sonde_pctrace_record *rec, uint32_t word)
     return 0;
   }
   unsigned kind = (word >> 1) & 7;
-  if (kind < SONDE_PCTRACE_SLEEP || kind > SONDE_PCTRACE_HALTED || (word & 0xF0))
+  if (kind < SONDE_PCTRACE_SLEEP || kind > SONDE_PCTRACE_UNKNOWN || (word & 0xF0) ||
+      (kind >= SONDE_PCTRACE_HALTED && (word >> 8)))
     return -1;
   rec->kind = (enum sonde_pctrace_kind)kind;
   rec->exc = word >> 8;
@@ -371,12 +372,12 @@ static int csv_row(struct sonde_pctrace_reader *r, struct sonde_pctrace_record *
     const char *colon = memchr(t, ':', tn);
     size_t kn = colon ? (size_t)(colon - t) : tn;
     unsigned k;
-    for (k = 1; k <= SONDE_PCTRACE_HALTED; k++)
+    for (k = 1; k <= SONDE_PCTRACE_UNKNOWN; k++)
       if (strlen(span_names[k]) == kn && memcmp(span_names[k], t, kn) == 0)
         break;
-    if (k > SONDE_PCTRACE_HALTED)
+    if (k > SONDE_PCTRACE_UNKNOWN)
       goto bad_pc;
-    bool needs_exc = k != SONDE_PCTRACE_SLEEP && k != SONDE_PCTRACE_HALTED;
+    bool needs_exc = k != SONDE_PCTRACE_SLEEP && k < SONDE_PCTRACE_HALTED;
     if (needs_exc != (colon != NULL))
       goto bad_pc;
     if (colon && (!trace_parse_u64(colon + 1, tn - kn - 1, false, &v) || v > SONDE_PCTRACE_EXC_MAX))

@@ -1,0 +1,5 @@
+# bench_frankentrace: stitching throughput (goal >= 50 M samples/s) vs a strided-copy floor; real-trace read/check.
+add_executable(bench_frankentrace ${CMAKE_CURRENT_SOURCE_DIR}/frankentrace_bench.c)
+target_link_libraries(bench_frankentrace PRIVATE sonde_frankentrace)
+target_compile_definitions(bench_frankentrace PRIVATE SONDE_TESTDATA="${SONDE_TESTDATA}")
+add_dependencies(bench bench_frankentrace)

@@ -1,0 +1,2 @@
+sonde_fuzz_target(ftcsv LIBS sonde_frankentrace)
+sonde_fuzz_target(ftstitch LIBS sonde_frankentrace)

@@ -1,0 +1,14 @@
+/* Whole-file input for the readers of src/frankentrace. */
+#ifndef SONDE_FT_LOAD_FILE_H
+#define SONDE_FT_LOAD_FILE_H
+
+#include <stddef.h>
+
+#include "sonde/common.h"
+
+/* Read all of `path` ("-": stdin), gunzipping it if it is gzip. *data is
+ * malloc'd and NUL-terminated (not counted in *len). A cut gzip stream is
+ * SONDE_E_TRUNCATED, never a silent partial result. */
+int ft_load_file(const char *path, char **data, size_t *len, struct sonde_diag *diag);
+
+#endif
