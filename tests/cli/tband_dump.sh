@@ -1,5 +1,5 @@
 #!/bin/bash
-# sonde tband dump on the real trace from shared/testdata and on corrupt input.
+# sonde tband dump on the real trace from tests/data and on corrupt input.
 set -u
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }

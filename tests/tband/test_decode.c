@@ -1,4 +1,4 @@
-/* Decoder tests: the real trace from shared/testdata, and corrupt input. */
+/* Decoder tests: the real trace from tests/data, and corrupt input. */
 #include "check.h"
 #include "sonde/tband.h"
 
