@@ -24,6 +24,10 @@
 
 #define DEFAULT_MAX_CYCLES 10000000000ull /* 10 G cycles: a runaway guard */
 #define PROGRESS_SLICE_CYCLES 20000000ull
+/* The run is always cut into slices this long so Ctrl-C is seen between them
+ * even when nothing in the firmware schedules a timed event (where the VM looks
+ * at its halt flag): ~2 ms of compiled code, ~20 ms with every trace hook on. */
+#define INTERRUPT_SLICE_CYCLES 2000000ull
 #define MAX_GAP_EVENTS 16
 
 struct exc_event {
@@ -213,9 +217,11 @@ static int on_output(void *ctx, int stream, const void *data, size_t len)
 }
 
 static struct sonde_vm *volatile interrupted_vm;
+static volatile sig_atomic_t sigint_seen;
 static void on_sigint(int sig)
 {
   (void)sig;
+  sigint_seen = 1;
   if (interrupted_vm)
     sonde_vm_halt(interrupted_vm);
 }
@@ -525,21 +531,28 @@ int cmd_run(int argc, char **argv)
   double t0 = cli_now_s();
   if (gdb_spec && run_gdb(vm, gdb_spec, max_cycles, &stop) != CLI_OK)
     goto out;
+  sigint_seen = 0;
+  uint64_t next_progress = 0;
   for (; !gdb_spec;) {
+    sonde_vm_get_stats(vm, &st);
     uint64_t limit = max_cycles;
-    if (prog.enabled) {
-      sonde_vm_get_stats(vm, &st);
-      if (max_cycles - st.cycles > PROGRESS_SLICE_CYCLES)
-        limit = st.cycles + PROGRESS_SLICE_CYCLES;
-    }
+    if (max_cycles - st.cycles > INTERRUPT_SLICE_CYCLES)
+      limit = st.cycles + INTERRUPT_SLICE_CYCLES;
     rc = sonde_vm_run(vm, limit, &stop);
     if (rc < 0 && stop.reason != SONDE_VM_STOP_ERROR) {
       stop.reason = SONDE_VM_STOP_ERROR;
     }
     if (stop.reason != SONDE_VM_STOP_CYCLE_LIMIT || limit == max_cycles)
       break;
+    if (sigint_seen) { /* Ctrl-C between two timed events: stop here */
+      stop.reason = SONDE_VM_STOP_HALT;
+      break;
+    }
     sonde_vm_get_stats(vm, &st);
-    cli_progress_update(&prog, st.cycles);
+    if (prog.enabled && st.cycles >= next_progress) {
+      cli_progress_update(&prog, st.cycles);
+      next_progress = st.cycles + PROGRESS_SLICE_CYCLES;
+    }
   }
   double seconds = cli_now_s() - t0;
   signal(SIGINT, old_sigint);
