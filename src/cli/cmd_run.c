@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,15 @@
 
 #define DEFAULT_MAX_CYCLES 10000000000ull /* 10 G cycles: a runaway guard */
 #define PROGRESS_SLICE_CYCLES 20000000ull
+/* The run is always cut into slices this long so Ctrl-C is seen between them
+ * even when nothing in the firmware schedules a timed event (where the VM looks
+ * at its halt flag): ~2 ms of compiled code, ~20 ms with every trace hook on. */
+#define INTERRUPT_SLICE_CYCLES 2000000ull
 #define MAX_GAP_EVENTS 16
+/* Firmware ELF files with full debug information stay far below this; the
+ * cap keeps a wrong path from eating the host's memory. */
+#define MAX_ELF_FILE ((size_t)512 << 20)
+#define MAX_MACHINE_FILE ((size_t)1 << 20)
 
 struct exc_event {
   uint64_t cycle;
@@ -213,18 +222,29 @@ static int on_output(void *ctx, int stream, const void *data, size_t len)
 }
 
 static struct sonde_vm *volatile interrupted_vm;
+static volatile sig_atomic_t sigint_seen;
 static void on_sigint(int sig)
 {
   (void)sig;
+  sigint_seen = 1;
   if (interrupted_vm)
     sonde_vm_halt(interrupted_vm);
 }
 
-static void *read_whole_file(const char *path, size_t *len)
+/* Read a whole file of at most `max` bytes. With `elf`, the first bytes must be
+ * an ELF header before anything more is read, so a wrong file (a disk image,
+ * /dev/zero) is refused at once instead of being read whole. */
+static void *read_whole_file(const char *path, size_t *len, size_t max, bool elf)
 {
   FILE *f = fopen(path, "rb");
   if (!f) {
     cli_error("run: cannot open '%s': %s", path, strerror(errno));
+    return NULL;
+  }
+  struct stat sb;
+  if (!fstat(fileno(f), &sb) && S_ISDIR(sb.st_mode)) {
+    fclose(f);
+    cli_error("run: '%s' is a directory", path);
     return NULL;
   }
   size_t cap = 1 << 16, n = 0;
@@ -236,8 +256,26 @@ static void *read_whole_file(const char *path, size_t *len)
       return NULL;
     }
     n += fread(buf + n, 1, cap - n, f);
+    if (elf && n < cap) { /* the whole file is in: the loader says what is wrong */
+      break;
+    }
+    if (elf && memcmp(buf, "\177ELF", 4)) {
+      cli_error("run: '%s' is not an ELF file (it starts with %02x %02x %02x %02x, not 7f 45 4c 46)",
+                path, (unsigned char)buf[0], (unsigned char)buf[1], (unsigned char)buf[2],
+                (unsigned char)buf[3]);
+      free(buf);
+      fclose(f);
+      return NULL;
+    }
     if (n < cap)
       break;
+    if (n >= max) {
+      free(buf);
+      fclose(f);
+      cli_error("run: '%s' is larger than %zu MiB: not a firmware image or machine file", path,
+                max >> 20);
+      return NULL;
+    }
     cap *= 2;
     char *nb = realloc(buf, cap);
     if (!nb)
@@ -271,7 +309,7 @@ static int load_machine(const char *spec, struct sonde_machine **m)
   }
   fclose(probe);
   size_t len;
-  char *text = read_whole_file(spec, &len);
+  char *text = read_whole_file(spec, &len, MAX_MACHINE_FILE, false);
   if (!text)
     return CLI_FAIL;
   struct sonde_diag diag = {{0}};
@@ -440,7 +478,7 @@ int cmd_run(int argc, char **argv)
   if (load_machine(machine_name, &machine) != CLI_OK)
     goto out;
   size_t image_len;
-  image = read_whole_file(fw_path, &image_len);
+  image = read_whole_file(fw_path, &image_len, MAX_ELF_FILE, true);
   if (!image)
     goto out;
   rc = sonde_vm_new(machine, &vm);
@@ -525,21 +563,28 @@ int cmd_run(int argc, char **argv)
   double t0 = cli_now_s();
   if (gdb_spec && run_gdb(vm, gdb_spec, max_cycles, &stop) != CLI_OK)
     goto out;
+  sigint_seen = 0;
+  uint64_t next_progress = 0;
   for (; !gdb_spec;) {
+    sonde_vm_get_stats(vm, &st);
     uint64_t limit = max_cycles;
-    if (prog.enabled) {
-      sonde_vm_get_stats(vm, &st);
-      if (max_cycles - st.cycles > PROGRESS_SLICE_CYCLES)
-        limit = st.cycles + PROGRESS_SLICE_CYCLES;
-    }
+    if (max_cycles - st.cycles > INTERRUPT_SLICE_CYCLES)
+      limit = st.cycles + INTERRUPT_SLICE_CYCLES;
     rc = sonde_vm_run(vm, limit, &stop);
     if (rc < 0 && stop.reason != SONDE_VM_STOP_ERROR) {
       stop.reason = SONDE_VM_STOP_ERROR;
     }
     if (stop.reason != SONDE_VM_STOP_CYCLE_LIMIT || limit == max_cycles)
       break;
+    if (sigint_seen) { /* Ctrl-C between two timed events: stop here */
+      stop.reason = SONDE_VM_STOP_HALT;
+      break;
+    }
     sonde_vm_get_stats(vm, &st);
-    cli_progress_update(&prog, st.cycles);
+    if (prog.enabled && st.cycles >= next_progress) {
+      cli_progress_update(&prog, st.cycles);
+      next_progress = st.cycles + PROGRESS_SLICE_CYCLES;
+    }
   }
   double seconds = cli_now_s() - t0;
   signal(SIGINT, old_sigint);

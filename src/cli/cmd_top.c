@@ -54,6 +54,11 @@ static int report_text(struct top_ctx *c, bool clear)
   if (clear)
     fputs("\033[H\033[2J", o);
   double tot = t.samples ? (double)t.samples : 1;
+  if (t.untracked)
+    fprintf(o, "warning: %llu samples (%.2f%%) at addresses beyond the %u distinct ones tracked "
+               "are in no row: is the stream corrupt, or the baud rate wrong?\n",
+            (unsigned long long)t.untracked, 100.0 * (double)t.untracked / tot,
+            SONDE_PROFILE_MAX_PCS);
   fprintf(o, "samples %llu, sleep %llu (%.2f%%), distinct PCs %llu, overflows %llu, "
              "bytes skipped %llu\n",
           (unsigned long long)t.samples, (unsigned long long)t.sleep, 100.0 * (double)t.sleep / tot,
@@ -121,6 +126,7 @@ static int report_json(struct top_ctx *c)
           (unsigned long long)t.sleep, (double)t.sleep / tot, (unsigned long long)t.distinct_pcs,
           (unsigned long long)t.overflows, (unsigned long long)c->st->skipped_bytes,
           (unsigned long long)t.unmatched);
+  fprintf(o, ",\"untracked\":%llu", (unsigned long long)t.untracked);
   if (t.have_ts)
     fprintf(o, ",\"first_ts\":%llu,\"last_ts\":%llu", (unsigned long long)t.first_ts,
             (unsigned long long)t.last_ts);

@@ -1,5 +1,6 @@
 /* Output files, progress display, JSON strings and host time for the CLI. */
 #include "cli.h"
+#include "sonde/common.h"
 
 #include <errno.h>
 #include <string.h>
@@ -70,22 +71,12 @@ void cli_progress_end(struct cli_progress *p)
     fputs("\r\033[K", stderr);
 }
 
+static void put_file(void *ctx, const char *p, size_t n)
+{
+  fwrite(p, 1, n, ctx);
+}
+
 void cli_json_string(FILE *out, const char *s)
 {
-  fputc('"', out);
-  for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
-    switch (*c) {
-    case '"': fputs("\\\"", out); break;
-    case '\\': fputs("\\\\", out); break;
-    case '\n': fputs("\\n", out); break;
-    case '\r': fputs("\\r", out); break;
-    case '\t': fputs("\\t", out); break;
-    default:
-      if (*c < 0x20)
-        fprintf(out, "\\u%04x", *c);
-      else
-        fputc(*c, out);
-    }
-  }
-  fputc('"', out);
+  sonde_json_quote(s, put_file, out);
 }

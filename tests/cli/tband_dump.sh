@@ -1,5 +1,5 @@
 #!/bin/bash
-# sonde tband dump on the real trace from shared/testdata and on corrupt input.
+# sonde tband dump on the real trace from tests/data and on corrupt input.
 set -u
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
@@ -51,6 +51,20 @@ for sub in dump conv; do
 done
 # a directory is not a trace
 "$SONDE" tband dump "$W" 2>"$W/e"; [ $? -eq 1 ] && grep -q "sonde: tband dump:" "$W/e" && ok || bad "directory input"
+
+# JSON output is valid UTF-8 JSON whatever bytes a message holds: the first
+# frame of the real trace (task 1's name "mytask1") with 0xff and 0x7f in it
+printf '0a 5f 01 6d ff 7f 61 73 6b 31 00\n' >"$W/bytes.hex"
+"$SONDE" tband dump --format json "$W/bytes.hex" >"$W/bytes.json" 2>"$W/e" && ok || bad "dump of odd bytes: $(cat "$W/e")"
+python3 -c '
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+lines = raw.decode("utf-8", "strict").splitlines()   # raises on invalid UTF-8
+objs = [json.loads(l) for l in lines]
+names = [v for o in objs for v in o.values() if isinstance(v, str) and v.startswith("m")]
+assert "m\u00ff\u007fask1" in names, names
+assert b"\x7f" not in raw and b"\xff" not in raw
+' "$W/bytes.json" && ok || bad "tband dump --format json is not valid UTF-8 JSON: $(od -c "$W/bytes.json" | head -5)"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,6 +1,6 @@
 #!/bin/bash
 # `sonde top` on PC samples taken from a real trace: every 7th row of the
-# FrankenTrace CC2650 PC trace (shared/testdata) becomes a DWT periodic PC
+# FrankenTrace CC2650 PC trace (tests/data) becomes a DWT periodic PC
 # sample packet (with an LTS1 after it); the expected per-function counts come
 # from that file's `label` column (FrankenTrace's own symbolisation), so the
 # counts must match exactly. Exceptions are added by hand with known

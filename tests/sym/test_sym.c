@@ -1,5 +1,5 @@
 /* Tests of src/sym against things we did not write:
- *  - the FrankenTrace CC2650 PC trace (shared/testdata): every distinct PC in
+ *  - the FrankenTrace CC2650 PC trace (tests/data): every distinct PC in
  *    the ELF's image resolves to the function named in the `label` column
  *    with the same offset, and our disassembly's mnemonic agrees with the
  *    trace's `short_instr` (objdump syntax) where comparable;
