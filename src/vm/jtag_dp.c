@@ -28,7 +28,7 @@
 #define CSW_DEVICEEN (1u << 6)
 #define CSW_ADDRINC_MASK (3u << 4)
 #define CSW_ADDRINC_SINGLE (1u << 4)
-#define TAR_AUTOINC_BLOCK 0x3FFu /* TAR increments within a 1 KiB block (C2.2.2) */
+#define TAR_AUTOINC_BLOCK 0xFFFu /* TAR[11:0] increments: 4 KiB blocks (Cortex-M AHB-AP) */
 
 static uint32_t default_idcode(enum sonde_vm_core core)
 {

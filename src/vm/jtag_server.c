@@ -276,6 +276,9 @@ int sonde_jtag_new(struct sonde_vm *vm, const char *addr, unsigned port, struct 
     return SONDE_E_NOMEM;
   j->vm = vm;
   j->cfd = -1;
+  j->max_cycles = UINT64_MAX;
+  j->timeout_ms = 10000;
+  j->last.reason = SONDE_VM_STOP_HALT;
   vm_jtag_dp_init(&j->dp, vm);
   j->dp.sync = catch_up;
   j->dp.sync_ctx = j;
@@ -337,6 +340,14 @@ void sonde_jtag_set_ap_busy(struct sonde_jtag *j, unsigned tck)
     j->dp.ap_busy_tck = tck;
 }
 
+void sonde_jtag_configure(struct sonde_jtag *j, uint64_t max_cycles, unsigned timeout_ms)
+{
+  if (!j)
+    return;
+  j->max_cycles = max_cycles;
+  j->timeout_ms = timeout_ms ? timeout_ms : 10000;
+}
+
 void sonde_jtag_stop(struct sonde_jtag *j)
 {
   if (j)
@@ -359,32 +370,37 @@ void sonde_jtag_get_stats(const struct sonde_jtag *j, struct sonde_jtag_stats *o
   out->bus_errors = j->dp.bus_errors;
 }
 
+int sonde_jtag_poll(struct sonde_jtag *j, int wait_ms)
+{
+  if (!j)
+    return SONDE_E_ARG;
+  if (j->ended && j->ended_seen && j->cfd < 0)
+    return 1; /* the firmware ended and the client that saw it left */
+  bool run = core_runs(j) && !j->cycles_per_tck;
+  if (j->cfd < 0)
+    accept_client(j, run ? 0 : wait_ms);
+  else
+    serve_client(j, run ? 0 : wait_ms);
+  int rc = 0;
+  if (run && core_runs(j))
+    rc = run_to(j, j->vm->cpu.cycles + SLICE_CYCLES);
+  else if (j->cycles_per_tck && reset_pending(j) && core_runs(j))
+    rc = run_to(j, j->vm->cpu.cycles); /* an SRST release takes effect at once */
+  return rc;
+}
+
 int sonde_jtag_serve(struct sonde_jtag *j, uint64_t max_cycles, unsigned timeout_ms,
                      struct sonde_vm_stop *stop)
 {
   if (!j)
     return SONDE_E_ARG;
-  j->max_cycles = max_cycles;
-  j->timeout_ms = timeout_ms ? timeout_ms : 10000;
-  memset(&j->last, 0, sizeof j->last);
-  j->last.reason = SONDE_VM_STOP_HALT;
+  sonde_jtag_configure(j, max_cycles, timeout_ms);
   int rc = 0;
-  while (!j->stop_req && rc == 0) {
-    if (j->ended && j->ended_seen && j->cfd < 0)
-      break; /* the firmware ended and the client that saw it left */
-    bool run = core_runs(j) && !j->cycles_per_tck;
-    if (j->cfd < 0)
-      accept_client(j, run ? 0 : IDLE_POLL_MS);
-    else
-      serve_client(j, run ? 0 : IDLE_POLL_MS);
-    if (run && core_runs(j))
-      rc = run_to(j, j->vm->cpu.cycles + SLICE_CYCLES);
-    else if (j->cycles_per_tck && reset_pending(j) && core_runs(j))
-      rc = run_to(j, j->vm->cpu.cycles); /* an SRST release takes effect at once */
-  }
+  while (!j->stop_req && rc == 0)
+    rc = sonde_jtag_poll(j, IDLE_POLL_MS);
   if (stop)
     *stop = j->last;
-  return rc;
+  return rc < 0 ? rc : 0;
 }
 
 /* Fuzzing entry (fuzz/fuzz_jtag.c): `data` is what a client sends, decoded in
