@@ -101,6 +101,7 @@ static int run_to(struct sonde_jtag *j, uint64_t limit)
   case SONDE_VM_STOP_EXIT:
     j->ended = true;
     vm_dbgh_set_halted(vm, true); /* stopped at the exit call, as at a BKPT */
+    vm->sys.dfsr |= DFSR_BKPT;
     break;
   case SONDE_VM_STOP_BREAKPOINT:
   case SONDE_VM_STOP_HALT:
@@ -398,6 +399,10 @@ int sonde_jtag_serve(struct sonde_jtag *j, uint64_t max_cycles, unsigned timeout
   int rc = 0;
   while (!j->stop_req && rc == 0)
     rc = sonde_jtag_poll(j, IDLE_POLL_MS);
+  if (!j->ended) { /* stopped from outside while the firmware still ran */
+    j->last.reason = SONDE_VM_STOP_HALT;
+    j->last.pc = j->vm->cpu.r[15];
+  }
   if (stop)
     *stop = j->last;
   return rc < 0 ? rc : 0;
