@@ -67,7 +67,10 @@ struct sonde_jtag_stats {
   uint64_t waits;         /* scans answered WAIT */
   uint64_t bus_errors;    /* AP accesses that set STICKYERR */
   uint64_t ignored_bytes; /* bytes that are no command */
-  double protocol_s;      /* seconds spent decoding bytes and answering (the VM's side) */
+  double protocol_s;      /* seconds from a batch's arrival to its answer sent (the VM's
+                             side of the socket, wall clock) */
+  double decode_s;        /* ... of which decoding the bits and the DP/AP accesses (the
+                             rest: the send() of the answer) */
 };
 void sonde_jtag_get_stats(const struct sonde_jtag *j, struct sonde_jtag_stats *out);
 

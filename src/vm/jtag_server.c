@@ -11,6 +11,7 @@
  * dbg_halt.c), held in reset (SRST), locked up, or the firmware has ended
  * (semihosting exit, the cycle limit). An exit leaves the core halted, as at
  * a BKPT; a debugger that resumes or resets it makes it run again. */
+#define _GNU_SOURCE /* ppoll */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 #define BATCH 65536
 #define SLICE_CYCLES 20000u /* a free-running slice between two looks at the socket */
 #define IDLE_POLL_MS 100
+#define BURST_WAIT_US 300 /* a pause this long ends a burst of batches */
 
 struct sonde_jtag {
   struct sonde_vm *vm;
@@ -61,6 +63,8 @@ static double now_s(void)
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
+
+
 
 /* ---- the core ---------------------------------------------------------------- */
 
@@ -215,28 +219,31 @@ static bool send_all(struct sonde_jtag *j, const char *p, size_t n)
   return j->cfd >= 0;
 }
 
-/* Wait up to `wait_ms` for bytes from the client and handle them. */
-static void serve_client(struct sonde_jtag *j, int wait_ms)
+/* Wait up to `wait_us` for bytes from the client and handle them; true when
+ * a batch was handled. */
+static bool serve_client(struct sonde_jtag *j, long wait_us)
 {
   struct pollfd pf = {j->cfd, POLLIN, 0};
-  int r = poll(&pf, 1, wait_ms);
+  struct timespec ts = {wait_us / 1000000, (wait_us % 1000000) * 1000};
+  int r = ppoll(&pf, 1, &ts, NULL);
   if (r <= 0) {
     /* a client stalled in the middle of a scan is dropped */
     bool mid_scan = j->tap.state != TAP_IDLE && j->tap.state != TAP_RESET;
     if (r == 0 && mid_scan && now_s() - j->idle_since > j->timeout_ms / 1000.0)
       drop_client(j);
-    return;
+    return false;
   }
   ssize_t k = recv(j->cfd, j->in, sizeof j->in, 0);
   if (k <= 0) {
     drop_client(j);
-    return;
+    return false;
   }
   double t0 = now_s();
   j->idle_since = t0;
   j->st.batches++;
   j->st.bytes_in += (uint64_t)k;
   long o = decode(j, j->in, (size_t)k);
+  j->st.decode_s += now_s() - t0;
   bool quit = o < 0;
   if (quit)
     o = -1 - o;
@@ -245,6 +252,7 @@ static void serve_client(struct sonde_jtag *j, int wait_ms)
   if (quit)
     drop_client(j);
   j->st.protocol_s += now_s() - t0;
+  return true;
 }
 
 static void accept_client(struct sonde_jtag *j, int wait_ms)
@@ -378,10 +386,15 @@ int sonde_jtag_poll(struct sonde_jtag *j, int wait_ms)
   if (j->ended && j->ended_seen && j->cfd < 0)
     return 1; /* the firmware ended and the client that saw it left */
   bool run = core_runs(j) && !j->cycles_per_tck;
-  if (j->cfd < 0)
+  if (j->cfd < 0) {
     accept_client(j, run ? 0 : wait_ms);
-  else
-    serve_client(j, run ? 0 : wait_ms);
+  } else if (serve_client(j, run ? 0 : wait_ms * 1000L)) {
+    /* A debugger's command comes as a burst of batches, each sent when the
+     * answer to the last arrived: answer the whole burst before the core runs
+     * on, so that no batch waits for a slice. */
+    while (j->cfd >= 0 && serve_client(j, BURST_WAIT_US)) {
+    }
+  }
   int rc = 0;
   if (run && core_runs(j))
     rc = run_to(j, j->vm->cpu.cycles + SLICE_CYCLES);
