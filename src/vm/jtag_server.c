@@ -30,9 +30,10 @@
 #include "vm_internal.h"
 
 #define BATCH 65536
-#define SLICE_CYCLES 20000u /* a free-running slice between two looks at the socket */
+#define SLICE_CYCLES 50000u       /* a free-running slice between two looks at the socket */
+#define SLICE_ACTIVE_CYCLES 2000u /* ... while the debugger is talking */
+#define ACTIVE_S 0.005            /* "talking": a batch came within the last 5 ms */
 #define IDLE_POLL_MS 100
-#define BURST_WAIT_US 300 /* a pause this long ends a burst of batches */
 
 struct sonde_jtag {
   struct sonde_vm *vm;
@@ -388,16 +389,15 @@ int sonde_jtag_poll(struct sonde_jtag *j, int wait_ms)
   bool run = core_runs(j) && !j->cycles_per_tck;
   if (j->cfd < 0) {
     accept_client(j, run ? 0 : wait_ms);
-  } else if (serve_client(j, run ? 0 : wait_ms * 1000L)) {
-    /* A debugger's command comes as a burst of batches, each sent when the
-     * answer to the last arrived: answer the whole burst before the core runs
-     * on, so that no batch waits for a slice. */
-    while (j->cfd >= 0 && serve_client(j, BURST_WAIT_US)) {
-    }
+  } else {
+    serve_client(j, run ? 0 : wait_ms * 1000L);
   }
   int rc = 0;
+  /* While the debugger talks, its next batch comes within microseconds of
+   * the last answer: short slices keep it from waiting for the core. */
+  bool talking = j->cfd >= 0 && now_s() - j->idle_since < ACTIVE_S;
   if (run && core_runs(j))
-    rc = run_to(j, j->vm->cpu.cycles + SLICE_CYCLES);
+    rc = run_to(j, j->vm->cpu.cycles + (talking ? SLICE_ACTIVE_CYCLES : SLICE_CYCLES));
   else if (j->cycles_per_tck && reset_pending(j) && core_runs(j))
     rc = run_to(j, j->vm->cpu.cycles); /* an SRST release takes effect at once */
   return rc;
