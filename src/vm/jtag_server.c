@@ -33,6 +33,7 @@
 #define SLICE_CYCLES 50000u       /* a free-running slice between two looks at the socket */
 #define SLICE_ACTIVE_CYCLES 2000u /* ... while the debugger is talking */
 #define ACTIVE_S 0.005            /* "talking": a batch came within the last 5 ms */
+#define TALK_WAIT_US 100          /* ... then wait this long for the next one */
 #define IDLE_POLL_MS 100
 
 struct sonde_jtag {
@@ -387,15 +388,17 @@ int sonde_jtag_poll(struct sonde_jtag *j, int wait_ms)
   if (j->ended && j->ended_seen && j->cfd < 0)
     return 1; /* the firmware ended and the client that saw it left */
   bool run = core_runs(j) && !j->cycles_per_tck;
-  if (j->cfd < 0) {
-    accept_client(j, run ? 0 : wait_ms);
-  } else {
-    serve_client(j, run ? 0 : wait_ms * 1000L);
-  }
-  int rc = 0;
   /* While the debugger talks, its next batch comes within microseconds of
-   * the last answer: short slices keep it from waiting for the core. */
+   * the last answer: the server waits a little for it (leaving the host's
+   * CPU to the debugger) and then runs the core in short slices, so that a
+   * batch never waits long for the core nor the core for the debugger. */
   bool talking = j->cfd >= 0 && now_s() - j->idle_since < ACTIVE_S;
+  if (j->cfd < 0)
+    accept_client(j, run ? 0 : wait_ms);
+  else
+    serve_client(j, !run ? wait_ms * 1000L : talking ? TALK_WAIT_US : 0);
+  int rc = 0;
+  talking = j->cfd >= 0 && now_s() - j->idle_since < ACTIVE_S;
   if (run && core_runs(j))
     rc = run_to(j, j->vm->cpu.cycles + (talking ? SLICE_ACTIVE_CYCLES : SLICE_CYCLES));
   else if (j->cycles_per_tck && reset_pending(j) && core_runs(j))
