@@ -1,7 +1,8 @@
 #!/bin/bash
 # `sonde run --jtag` (issue 16) survives bad clients: garbage bytes, a client
 # that disconnects in the middle of a scan; real OpenOCD attaches afterwards
-# and reads memory; SIGTERM ends the server; bad options are usage errors.
+# and reads memory; another resets the core through SRST; SIGTERM ends the
+# server; bad options are usage errors.
 set -u
 FW=$SONDE_BUILD/firmware/jtag_demo_m3.elf
 pass=0 fail=0
@@ -65,10 +66,22 @@ a=$(sed -n 2p "$TMP/rpc.out" | cut -d' ' -f2); b=$(sed -n 4p "$TMP/rpc.out" | cu
 grep -qF 'Info : [sonde.cpu] Cortex-M3 r2p1 processor detected' "$TMP/ocd.log" && ok || bad "no Cortex-M3 in the OpenOCD log"
 R shutdown > /dev/null 2>&1
 wait "$OCD"; OCD=
+
+# a second OpenOCD that resets through SRST (remote_bitbang's reset command)
+SONDE_JTAG_PORT=$PORT timeout 100 openocd -l "$TMP/ocd2.log" \
+  -c "gdb_port disabled; telnet_port disabled; tcl_port $TCL" \
+  -f "$SONDE_SRC/scripts/openocd/sonde-vm.cfg" -c 'reset_config srst_only srst_nogate' 2> /dev/null &
+OCD=$!
+RESET=$(arm-none-eabi-nm "$FW" | sed -n 's/^\([0-9a-f]*\) T Reset_Handler$/\1/p')
+R "reset halt" "reg pc" "reset run" "sleep 300" "sonde.cpu curstate" > "$TMP/rpc2.out"
+grep -qx "pc (/32): 0x$RESET" "$TMP/rpc2.out" && ok || bad "reset halt through SRST: $(cat "$TMP/rpc2.out")"
+[ "$(tail -1 "$TMP/rpc2.out")" = running ] && ok || bad "not running after reset run: $(cat "$TMP/rpc2.out")"
+R shutdown > /dev/null 2>&1
+wait "$OCD"; OCD=
 kill -TERM "$SRV"; wait "$SRV"; rc=$?; SRV=
 [ $rc -eq 1 ] && ok || bad "SIGTERM: sonde exit $rc, expected 1"
 grep -q '^sonde: run: .*: interrupted at pc 0x' "$TMP/srv.err" && ok || bad "no 'interrupted' message"
-grep -q '^jtag clients  3$' "$TMP/srv.err" && ok || bad "jtag clients: $(grep clients "$TMP/srv.err")"
+grep -q '^jtag clients  4$' "$TMP/srv.err" && ok || bad "jtag clients: $(grep clients "$TMP/srv.err")"
 if [ $fail -ne 0 ]; then cat "$TMP/srv.err"; cat "$TMP/ocd.log"; fi
 echo "jtag_robust: $pass passed, $fail failed"
 [ $fail -eq 0 ]
