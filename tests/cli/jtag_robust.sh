@@ -73,7 +73,7 @@ SONDE_JTAG_PORT=$PORT timeout 100 openocd -l "$TMP/ocd2.log" \
   -f "$SONDE_SRC/scripts/openocd/sonde-vm.cfg" -c 'reset_config srst_only srst_nogate' 2> /dev/null &
 OCD=$!
 RESET=$(arm-none-eabi-nm "$FW" | sed -n 's/^\([0-9a-f]*\) T Reset_Handler$/\1/p')
-R "reset halt" "reg pc" "reset run" "sleep 300" "sonde.cpu curstate" > "$TMP/rpc2.out"
+R "reset halt" "reg pc" "reset run" "sonde.cpu arp_poll" "sonde.cpu arp_poll" "sonde.cpu curstate" > "$TMP/rpc2.out"
 grep -qx "pc (/32): 0x$RESET" "$TMP/rpc2.out" && ok || bad "reset halt through SRST: $(cat "$TMP/rpc2.out")"
 [ "$(tail -1 "$TMP/rpc2.out")" = running ] && ok || bad "not running after reset run: $(cat "$TMP/rpc2.out")"
 R shutdown > /dev/null 2>&1
