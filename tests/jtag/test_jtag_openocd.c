@@ -24,6 +24,7 @@
 
 extern char **environ;
 
+static struct sonde_machine *M;
 static struct sonde_vm *vm;
 static struct sonde_jtag *J;
 static struct sonde_sym *S;
@@ -411,8 +412,7 @@ static void test_reset_and_exit(void)
 
 static void load(const char *machine, const char *elf)
 {
-  struct sonde_machine *m = NULL;
-  if (sonde_machine_builtin(machine, &m) != 0 || sonde_vm_new(m, &vm) != 0)
+  if (sonde_machine_builtin(machine, &M) != 0 || sonde_vm_new(M, &vm) != 0)
     abort();
   FILE *f = fopen(elf, "rb");
   static uint8_t buf[1 << 20];
@@ -452,6 +452,7 @@ int main(void)
     fprintf(stderr, "OpenOCD log: %s\n", logpath);
   sonde_jtag_free(J);
   sonde_vm_free(vm);
+  sonde_machine_free(M);
   sonde_sym_free(S);
   return check_summary();
 }
