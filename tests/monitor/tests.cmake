@@ -1,0 +1,5 @@
+# src/monitor (issue 18) and `sonde monitor` / `sonde energy`.
+if(SONDE_HAVE_FIRMWARE)
+  sonde_unit_test(test_monitor monitor/test_monitor.c LIBS sonde_monitor sonde_vm)
+  add_dependencies(test_monitor fw_mon_demo fw_mon_burst sonde)
+endif()
