@@ -9,3 +9,4 @@ SONDE_COMMAND(grammar, "compress traces into grammars (Sequitur, ReSequitur, Cyc
 SONDE_COMMAND(tband, "decode Tonbandgerät event traces and convert them to Perfetto")
 SONDE_COMMAND(itm, "decode ITM/DWT packets from SWO: software channels, events, statistics")
 SONDE_COMMAND(top, "statistical profile from ITM PC samples: functions, lines, sleep, exceptions")
+SONDE_COMMAND(monitor, "monitor a running target through its debug port: PC polling, watchpoints, breakpoints, energy")
