@@ -40,7 +40,9 @@ int sonde_mon_break(struct sonde_mon_link *l, const uint32_t *addrs, unsigned n,
     return res->error = sonde_diag_set(&l->diag, SONDE_E_LIMIT,
                                        "%s: %u breakpoints, but the FPB has %u code comparators",
                                        l->name, n, ncode);
-  rc = sonde_mon_write32(l, SONDE_MON_FP_CTRL, FP_KEY_ENABLE);
+  rc = mon_enable_cyccnt(l);
+  if (rc == 0)
+    rc = sonde_mon_write32(l, SONDE_MON_FP_CTRL, FP_KEY_ENABLE);
   for (unsigned i = 0; i < n && rc == 0; i++)
     rc = sonde_mon_write32(l, SONDE_MON_FP_COMP(i), fp_comp_value(addrs[i], v2));
   if (rc == 0)

@@ -58,6 +58,9 @@ uint64_t mon_now_ns(void);
 /* Extend a 32-bit CYCCNT reading (monotonic between calls) to 64 bits. */
 uint64_t mon_cyc_extend(struct sonde_mon_link *l, uint32_t cyccnt);
 
+/* DEMCR.TRCENA and DWT_CTRL.CYCCNTENA on (read-modify-write; pcpoll.c). */
+int mon_enable_cyccnt(struct sonde_mon_link *l);
+
 /* Backends. */
 int mon_link_vm_init(struct sonde_mon_link *l, struct sonde_vm *vm);
 int mon_link_openocd_init(struct sonde_mon_link *l, const char *host, unsigned port);

@@ -164,7 +164,7 @@ static int poll_vm(struct sonde_mon_link *l, const struct sonde_mon_pc_opts *o,
 /* ---- probes ---------------------------------------------------------------------- */
 
 /* DEMCR.TRCENA and DWT_CTRL.CYCCNTENA so that CYCCNT counts (read-modify-write). */
-static int enable_cyccnt(struct sonde_mon_link *l)
+int mon_enable_cyccnt(struct sonde_mon_link *l)
 {
   uint32_t v;
   int rc = sonde_mon_read32(l, SONDE_MON_DEMCR, &v);
@@ -184,7 +184,7 @@ static int poll_probe(struct sonde_mon_link *l, const struct sonde_mon_pc_opts *
   int rc = 0;
   if (halting && (rc = sonde_mon_halt(l)) < 0)
     return rc;
-  if ((rc = enable_cyccnt(l)) < 0)
+  if ((rc = mon_enable_cyccnt(l)) < 0)
     return rc;
   if (halting && (rc = sonde_mon_resume(l)) < 0)
     return rc;
