@@ -20,6 +20,7 @@
 
 #include "sonde/trace.h"
 #include "sonde/gdb.h"
+#include "cmd_run_jtag.h"
 #include "sonde/vm.h"
 
 #define DEFAULT_MAX_CYCLES 10000000000ull /* 10 G cycles: a runaway guard */
@@ -287,20 +288,14 @@ static int load_machine(const char *spec, struct sonde_machine **m)
 static int run_gdb(struct sonde_vm *vm, const char *spec, uint64_t max_cycles,
                    struct sonde_vm_stop *stop)
 {
-  char addr[64] = "127.0.0.1";
-  const char *colon = strrchr(spec, ':'), *ps = colon ? colon + 1 : spec;
-  if (colon && (size_t)(colon - spec) < sizeof addr) {
-    memcpy(addr, spec, (size_t)(colon - spec));
-    addr[colon - spec] = 0;
-  }
-  char *end;
-  unsigned long port = strtoul(ps, &end, 10);
-  if (!*ps || *end || port > 65535)
+  char addr[64];
+  unsigned port;
+  if (!run_parse_listen(spec, addr, sizeof addr, &port))
     return cli_error("run: --gdb: '%s' is not [ADDR:]PORT", spec);
   struct sonde_gdb *g = NULL;
-  int rc = sonde_gdb_new(vm, addr, (unsigned)port, &g);
+  int rc = sonde_gdb_new(vm, addr, port, &g);
   if (rc < 0)
-    return cli_error("run: --gdb: cannot listen on %s:%lu: %s", addr, port,
+    return cli_error("run: --gdb: cannot listen on %s:%u: %s", addr, port,
                      rc == SONDE_E_IO ? strerror(errno) : sonde_strerror(rc));
   fprintf(stderr, "sonde: gdb server listening on %s:%u\n", addr, sonde_gdb_port(g));
   fflush(stderr);
@@ -330,7 +325,8 @@ static const char *stop_name(enum sonde_vm_stop_reason r)
 int cmd_run(int argc, char **argv)
 {
   const char *machine_name = "cm3", *trace_pc = NULL, *trace_fmt = "bin", *trace_lsu = NULL,
-             *uart_path = NULL, *gdb_spec = NULL;
+             *uart_path = NULL, *gdb_spec = NULL, *jtag_spec = NULL;
+  uint64_t jtag_cpt = 0, jtag_ap_wait = 0;
   const char *swo_path = NULL, *swo_timed = NULL, *swo_samples = NULL, *sample_rate = NULL;
   struct run_swo *swo = NULL; /* cmd_run_swo.c */
   const char *power_path = NULL, *power_rate = NULL;
@@ -367,6 +363,16 @@ int cmd_run(int argc, char **argv)
       OPT_STRING(0, "gdb", "<[addr:]port>", &gdb_spec,
                  "wait for gdb on <port> (127.0.0.1 unless <addr> is given; 0 = any free "
                  "port) and let it control the run (docs/vm.md)"),
+      OPT_STRING(0, "jtag", "<[addr:]port>", &jtag_spec,
+                 "serve the chip's JTAG debug port to OpenOCD (remote_bitbang) on <port> "
+                 "(127.0.0.1 unless <addr> is given; 0 = any free port); the core runs freely "
+                 "and the cycle limit is off unless --max-cycles is given (docs/vm.md)"),
+      OPT_U64(0, "jtag-cycles-per-tck", "<n>", &jtag_cpt,
+              "--jtag: advance the core exactly <n> cycles per TCK instead of running it "
+              "freely between scans (deterministic)"),
+      OPT_U64(0, "jtag-ap-wait", "<tck>", &jtag_ap_wait,
+              "--jtag: keep the AHB-AP busy <tck> TCKs after each access, so that scans "
+              "meanwhile are answered WAIT (default 0)"),
       OPT_GROUP("SWO (the chip's ITM/DWT trace pin, docs/vm.md)"),
       OPT_STRING(0, "swo", "<file>", &swo_path, "write the bytes of the SWO pin to <file>"),
       OPT_STRING(0, "swo-timed", "<file>", &swo_timed,
@@ -426,6 +432,13 @@ int cmd_run(int argc, char **argv)
     return cli_usage_error(&help, "--base needs --binary (an ELF file has its own addresses)");
   if (trace_stacking && !trace_lsu)
     return cli_usage_error(&help, "--trace-stacking needs --trace-lsu");
+  if (gdb_spec && jtag_spec)
+    return cli_usage_error(&help, "--gdb and --jtag are two debuggers: give one");
+  if ((jtag_cpt || jtag_ap_wait) && !jtag_spec)
+    return cli_usage_error(&help, "--jtag-cycles-per-tck and --jtag-ap-wait need --jtag");
+  /* a board served over JTAG runs until it is switched off: no guard limit */
+  uint64_t jtag_max_cycles = max_cycles == DEFAULT_MAX_CYCLES || !max_cycles ? UINT64_MAX
+                                                                             : max_cycles;
   if (max_cycles == 0)
     max_cycles = UINT64_MAX;
 
@@ -525,7 +538,11 @@ int cmd_run(int argc, char **argv)
   double t0 = cli_now_s();
   if (gdb_spec && run_gdb(vm, gdb_spec, max_cycles, &stop) != CLI_OK)
     goto out;
-  for (; !gdb_spec;) {
+  if (jtag_spec && (status = run_jtag(vm, jtag_spec, jtag_max_cycles, jtag_cpt, jtag_ap_wait,
+                                      stats, &stop)) != CLI_OK)
+    goto out;
+  status = CLI_FAIL;
+  for (; !gdb_spec && !jtag_spec;) {
     uint64_t limit = max_cycles;
     if (prog.enabled) {
       sonde_vm_get_stats(vm, &st);

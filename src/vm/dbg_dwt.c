@@ -636,6 +636,8 @@ void vm_dbg_free(struct sonde_vm *vm)
 void vm_dbg_reset(struct sonde_vm *vm, bool power_on)
 {
   struct vm_dbg *d = vm->dbg;
+  if (vm->dbgh && !power_on)
+    vm->dbgh->reset_st = true; /* DHCSR.S_RESET_ST (dbg_halt.c) */
   if (!d)
     return;
   if (power_on) {

@@ -26,6 +26,7 @@
 #include "cpu.h"
 #include "dbg.h"
 #include "dbg_halt.h"
+#include "dbg_rom.h"
 #include "mtb.h"
 #include "power.h"
 #include "sys.h"
@@ -69,6 +70,7 @@ struct sonde_vm {
   struct vm_dbgh *dbgh;      /* halting debug, DebugMonitor, FPB (dbg_halt.h) */
   struct vm_dbg *dbg;        /* DWT, ITM, TPIU, SWO (dbg.h); NULL on ARMv6-M */
   bool dbg_observe;          /* the debug blocks need the hooked path (dbg.h) */
+  struct vm_rom *rom;        /* the ROM table (dbg_rom.c) */
   struct vm_mtb *mtb;        /* Micro Trace Buffer (mtb.h); NULL without one */
   bool mtb_observe;          /* MTB enabled: the executors feed it (dbg_mtb.c) */
   bool mtb_hooked;           /* ... and needs every instruction (TSTART/TSTOP armed) */
