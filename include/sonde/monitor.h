@@ -283,8 +283,9 @@ struct sonde_mon_bp_event {
   uint64_t halt_ns;   /* host time from the halt seen to the core running again */
 };
 struct sonde_mon_bp_opts {
-  uint64_t max_cycles; /* as watch */
-  unsigned max_ms;
+  uint64_t max_cycles; /* vm: stop after this many cycles (0: 10 G) */
+  unsigned max_ms;     /* probes: the whole session's host time (0: 1000 ms); the core is
+                          left halted at the end */
   uint64_t max_events; /* 0: no limit */
 };
 struct sonde_mon_bp_result {

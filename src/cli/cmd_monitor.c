@@ -17,7 +17,7 @@ enum { F_TEXT, F_CSV, F_JSON, F_PERFETTO };
 struct mon_cli {
   const char *elf, *link_spec, *machine_name, *output, *format, *current_csv;
   uint64_t every, phase, max_cycles, max_ms, drain_every, swo_acpr, voltage_mv;
-  bool stripped, energy, drain_only;
+  bool stripped, energy, drain_only, json;
   const char *funcs[8], *writes[4], *reads[4], *ats[8];
   unsigned nfuncs, nwrites, nreads, nats;
   bool markers;
@@ -644,6 +644,7 @@ int cmd_monitor(int argc, char **argv)
       OPT_U64(0, "voltage", "<mV>", &c.voltage_mv, "supply voltage (default: the machine's)"),
       OPT_STRING(0, "format", "<fmt>", &c.format,
                  "text (default), csv (pc: cycle,pc,function), json or perfetto"),
+      OPT_JSON(&c.json),
       OPT_OUTPUT(&c.output),
       OPT_END(),
   };
@@ -654,7 +655,10 @@ int cmd_monitor(int argc, char **argv)
   if (rc)
     return rc;
   if (nargs != 1)
-    return cli_usage_error(&help, nargs ? "one mode: pc, watch or break" : "missing mode (pc, watch or break)");
+    return cli_usage_error(&help, nargs ? "one mode: pc, watch or break"
+                                        : "missing mode (pc, watch or break)");
+  if (c.json)
+    c.format = "json";
   const char *mode = argv[0];
   if (strcmp(mode, "pc") && strcmp(mode, "watch") && strcmp(mode, "break"))
     return cli_usage_error(&help, "unknown mode '%s' (pc, watch or break)", mode);

@@ -53,6 +53,7 @@ int sonde_mon_break(struct sonde_mon_link *l, const uint32_t *addrs, unsigned n,
     sonde_mon_cycles(l, &start);
   uint64_t budget = o->max_cycles ? o->max_cycles : VM_DEFAULT_MAX_CYCLES;
   unsigned ms = o->max_ms ? o->max_ms : 1000;
+  uint64_t deadline = t0 + (uint64_t)ms * 1000000u; /* probes: the whole session */
   while (rc == 0) {
     uint64_t now = 0;
     if (l->kind == SONDE_MON_LINK_VM) {
@@ -60,7 +61,13 @@ int sonde_mon_break(struct sonde_mon_link *l, const uint32_t *addrs, unsigned n,
       if (now - start >= budget)
         break;
     }
-    int st = sonde_mon_wait(l, budget - (now - start), ms);
+    uint64_t hnow = mon_now_ns();
+    if (l->kind != SONDE_MON_LINK_VM && hnow >= deadline) {
+      rc = sonde_mon_halt(l);
+      break;
+    }
+    unsigned left = l->kind == SONDE_MON_LINK_VM ? ms : (unsigned)((deadline - hnow) / 1000000u) + 1;
+    int st = sonde_mon_wait(l, budget - (now - start), left);
     if (st < 0) {
       rc = st;
       break;
