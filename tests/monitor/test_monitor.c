@@ -451,6 +451,41 @@ static void test_break(void)
   sonde_machine_free(m);
 }
 
+/* A meter's CSV: units from the header, exact integration, bad input named. */
+static void test_current_csv(void)
+{
+  struct sonde_mon_current c;
+  struct sonde_diag d;
+  sonde_mon_current_init(&c, 1000000, 3000);
+  const char *ok = "time_ms,current_ma\n0,5\n1.5,2\n2,0.5\r\n";
+  CHECK(sonde_mon_current_parse_csv(&c, ok, strlen(ok), "m.csv", &d) == 0);
+  CHECK_EQ_U(c.n, 3);
+  CHECK_EQ_U(c.cycle[1], 1500);
+  CHECK_EQ_U(c.ua[2], 500);
+  /* 5 mA x 1500 cycles + 2 mA x 500 + 0.5 mA x 500 */
+  CHECK_EQ_U(sonde_mon_charge(&c, 0, 2500), 5000ull * 1500 + 2000 * 500 + 500 * 500);
+  CHECK_EQ_U(sonde_mon_charge(&c, 1000, 1600), 5000ull * 500 + 2000 * 100);
+  /* 1 uA for 1 s at 3 V = 3 uJ */
+  CHECK(sonde_mon_uj(&c, 1000000) > 2.9999 && sonde_mon_uj(&c, 1000000) < 3.0001);
+  sonde_mon_current_free(&c);
+  static const struct {
+    const char *text, *msg;
+  } bad[] = {
+      {"t,i\n0,1\n", "m.csv: line 1 (offset 0): expected a header"},
+      {"time,current\n0,1\n0.5,x\n", "m.csv: line 3 (offset 17): expected 'time,current'"},
+      {"cycle,current_ua\n10,1\n5,1\n", "m.csv: line 3 (offset 22): time goes backwards"},
+      {"time,current\n0,-1\n", "m.csv: line 2 (offset 13): expected"},
+      {"time,current\n", "m.csv: no samples after the header"},
+  };
+  for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    sonde_mon_current_init(&c, 1000000, 3000);
+    CHECK(sonde_mon_current_parse_csv(&c, bad[i].text, strlen(bad[i].text), "m.csv", &d) < 0);
+    if (strncmp(d.msg, bad[i].msg, strlen(bad[i].msg)))
+      CHECK_EQ_STR(d.msg, bad[i].msg);
+    sonde_mon_current_free(&c);
+  }
+}
+
 int main(void)
 {
   struct sonde_diag d;
@@ -464,6 +499,7 @@ int main(void)
   RUN(test_energy);
   RUN(test_power_gpio_delay);
   RUN(test_watch);
+  RUN(test_current_csv);
   RUN(test_break);
   sonde_mon_ftab_free(ft);
   sonde_sym_free(sym);

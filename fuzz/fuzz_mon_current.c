@@ -1,0 +1,25 @@
+/* Fuzz target: the monitor's current CSV reader (src/monitor/energy.c):
+ * never crashes, an error always explains itself, accepted samples are in
+ * time order and integrate without overflow surprises. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "sonde/monitor.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  struct sonde_mon_current c;
+  sonde_mon_current_init(&c, 48000000, 3300);
+  struct sonde_diag d;
+  d.msg[0] = 0;
+  int rc = sonde_mon_current_parse_csv(&c, (const char *)data, size, "fuzz", &d);
+  if (rc < 0 && !d.msg[0])
+    abort();
+  for (size_t i = 1; i < c.n; i++)
+    if (c.cycle[i] <= c.cycle[i - 1])
+      abort();
+  if (c.n)
+    (void)sonde_mon_charge(&c, c.cycle[0], c.cycle[c.n - 1] + 1);
+  sonde_mon_current_free(&c);
+  return 0;
+}
