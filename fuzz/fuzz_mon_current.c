@@ -1,4 +1,4 @@
-/* Fuzz target: the monitor's current CSV reader (src/monitor/energy.c):
+/* Fuzz target: the monitor's CSV readers (src/monitor/energy.c, marks.c):
  * never crashes, an error always explains itself, accepted samples are in
  * time order and integrate without overflow surprises. */
 #include <stdint.h>
@@ -21,5 +21,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (c.n)
     (void)sonde_mon_charge(&c, c.cycle[0], c.cycle[c.n - 1] + 1);
   sonde_mon_current_free(&c);
+  /* the same bytes as a monitor CSV (sonde energy --changes/--events) */
+  struct sonde_mon_marks m;
+  d.msg[0] = 0;
+  rc = sonde_mon_marks_parse_csv(&m, (const char *)data, size, "fuzz", &d);
+  if (rc < 0 && !d.msg[0])
+    abort();
+  for (size_t i = 0; i < m.n; i++)
+    if (m.label[i] >= m.nnames || (i && m.cycle[i] < m.cycle[i - 1]))
+      abort();
+  sonde_mon_marks_free(&m);
   return 0;
 }

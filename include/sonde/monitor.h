@@ -352,6 +352,45 @@ size_t sonde_mon_intervals_from_changes(const struct sonde_mon_change *ch, size_
                                         uint64_t end_cycle, uint32_t nfunc,
                                         struct sonde_mon_interval *out);
 
+/* Intervals of a state variable's values from watchpoint events of one
+ * trigger: from each write to the next (the last to end_cycle), labelled by
+ * the index of the value in values[] (distinct values in order of first
+ * appearance, at most cap_values; writes of further values are skipped).
+ * out needs room for n. Returns the number of intervals. */
+size_t sonde_mon_intervals_from_states(const struct sonde_mon_event *ev, size_t n, uint32_t trigger,
+                                       uint64_t end_cycle, struct sonde_mon_interval *out,
+                                       uint32_t *values, size_t *nvalues, size_t cap_values);
+
+/* The monitor's CSV outputs read back: `cycle,pc,function` (monitor pc) or
+ * `cycle,trigger,pc,value` (monitor watch; events = true). label[i] indexes
+ * names[] (function or trigger); value[i] is 0 for changes. Errors name the
+ * line and byte offset. */
+struct sonde_mon_marks {
+  uint64_t *cycle;
+  uint32_t *label, *value;
+  size_t n;
+  char **names;
+  size_t nnames;
+  bool events;
+};
+int sonde_mon_marks_parse_csv(struct sonde_mon_marks *m, const char *text, size_t len,
+                              const char *name, struct sonde_diag *diag);
+void sonde_mon_marks_free(struct sonde_mon_marks *m);
+
+/* Task run intervals of a Tonbandgerät trace (src/tband, FreeRTOS mode): one
+ * interval per stretch a task ran ("Running task" slices), label = index in
+ * names[], in cycles at clock_hz (the trace's timestamps are ns). */
+struct sonde_mon_tasks {
+  struct sonde_mon_interval *iv;
+  size_t n;
+  char **names;
+  size_t nnames;
+  uint64_t frames, errors, switches;
+};
+int sonde_mon_tasks_from_tband(const char *path, uint64_t clock_hz, struct sonde_mon_tasks *out,
+                               struct sonde_diag *diag);
+void sonde_mon_tasks_free(struct sonde_mon_tasks *t);
+
 #ifdef __cplusplus
 }
 #endif
