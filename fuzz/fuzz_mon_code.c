@@ -27,11 +27,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   struct img m = {data, size};
   struct sonde_mon_ftab *t = NULL;
   uint32_t marks[8];
-  long nm = sonde_mon_find_markers(rd, &m, 0, (uint32_t)size, marks, 8);
+  long nm = sonde_mon_find_markers(rd, &m, NULL, 0, (uint32_t)size, marks, 8);
   if (nm < 0)
     abort();
   if (sonde_mon_ftab_from_code(rd, &m, 0, 1u << 16, &t) < 0)
     return 0;
+  long nm2 = sonde_mon_find_markers(rd, &m, t, 0, UINT32_MAX, marks, 8);
+  for (long i = 0; i < nm2 && i < 8; i++)
+    if (marks[i] & 1)
+      abort();
   size_t n = sonde_mon_ftab_count(t);
   for (size_t i = 0; i < n; i++) {
     const struct sonde_mon_func *f = sonde_mon_ftab_at(t, i);

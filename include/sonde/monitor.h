@@ -238,9 +238,12 @@ struct sonde_mon_trigger {
  * emits, placed in code with `__asm volatile("mov r11, r11")`. */
 #define SONDE_MON_MARKER_INSN 0x46DBu
 /* Addresses of every marker instruction in [lo, hi), read through `read`.
- * Returns the count (up to cap stored) or an error. */
-long sonde_mon_find_markers(sonde_mon_read_fn read, void *ctx, uint32_t lo, uint32_t hi,
-                            uint32_t *addrs, size_t cap);
+ * With a function table each function is decoded from its start (a 32-bit
+ * instruction's halves, or data after a desynchronising literal, are not
+ * taken for markers); without, [lo, hi) is decoded from lo. Returns the
+ * count (up to cap stored). */
+long sonde_mon_find_markers(sonde_mon_read_fn read, void *ctx, const struct sonde_mon_ftab *ft,
+                            uint32_t lo, uint32_t hi, uint32_t *addrs, size_t cap);
 
 struct sonde_mon_event {
   uint64_t cycle;

@@ -419,7 +419,7 @@ static int run_watch(struct mon_cli *c, const struct cli_command_help *help)
   }
   if (c->markers) {
     uint32_t m[4];
-    long n = sonde_mon_find_markers(read_image, c->sym, 0, 1u << 20, m, 4);
+    long n = sonde_mon_find_markers(read_image, c->sym, c->ft, 0, UINT32_MAX, m, 4);
     for (long i = 0; i < n && i < 4; i++) {
       struct sonde_mon_trigger *t = &g_trig[g_ntrig < 4 ? g_ntrig : 3];
       if (g_ntrig++ >= 4)
@@ -571,6 +571,19 @@ static int run_break(struct mon_cli *c, const struct cli_command_help *help)
                     "\"exited\":%s}\n",
             r.nevents, (unsigned long long)r.total_cycles, (unsigned long long)free_cycles, pert,
             r.halt_ns_per_event, r.exited ? "true" : "false");
+  } else if (c->fmt == F_PERFETTO) {
+    struct sonde_export *x = sonde_export_new(SONDE_EXPORT_PERFETTO, file_write, c->out);
+    sonde_export_track(x, 1, 0, SONDE_EXPORT_PROCESS, "target", 1);
+    for (unsigned b = 0; b < c->nats; b++)
+      sonde_export_track(x, 100 + b, 1, SONDE_EXPORT_SLICES, c->ats[b], 0);
+    for (size_t i = 0; i < r.nevents; i++) {
+      struct sonde_export_arg a = {"halt_ns", false, (int64_t)r.events[i].halt_ns, NULL};
+      sonde_export_instant(x, 100 + r.events[i].bp, ns_of(c, r.events[i].cycle),
+                           c->ats[r.events[i].bp], &a, 1);
+    }
+    if (sonde_export_finish(x) < 0)
+      cli_error("perfetto: %s", sonde_export_error(x));
+    sonde_export_free(x);
   } else {
     fprintf(c->out, "link %s: %zu breakpoint events; the core stood still %.0f ns of host time "
                     "per event",

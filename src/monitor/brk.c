@@ -118,6 +118,18 @@ int sonde_mon_break(struct sonde_mon_link *l, const uint32_t *addrs, unsigned n,
     if (res->exited || (o->max_events && res->nevents >= o->max_events))
       break;
   }
+  /* leave no breakpoint behind (a later session would stop at it); a probe's
+   * core is left halted */
+  if (l->kind != SONDE_MON_LINK_VM && !res->exited && !l->exited) {
+    int hrc = sonde_mon_halt(l);
+    if (rc == 0 && hrc < 0)
+      rc = hrc;
+  }
+  for (unsigned i = 0; i < n && !res->exited && !l->exited; i++) {
+    int wrc = sonde_mon_write32(l, SONDE_MON_FP_COMP(i), 0);
+    if (rc == 0 && wrc < 0)
+      rc = wrc;
+  }
   res->host_ns = mon_now_ns() - t0;
   uint64_t end = 0;
   if (l->kind == SONDE_MON_LINK_VM && sonde_mon_cycles(l, &end) == 0)

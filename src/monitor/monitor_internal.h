@@ -60,6 +60,8 @@ uint64_t mon_cyc_extend(struct sonde_mon_link *l, uint32_t cyccnt);
 
 /* DEMCR.TRCENA and DWT_CTRL.CYCCNTENA on (read-modify-write; pcpoll.c). */
 int mon_enable_cyccnt(struct sonde_mon_link *l);
+/* A probe that reads while running: resume the core if it is halted. */
+int mon_run_if_halted(struct sonde_mon_link *l);
 
 /* Backends. */
 int mon_link_vm_init(struct sonde_mon_link *l, struct sonde_vm *vm);

@@ -177,6 +177,14 @@ int mon_enable_cyccnt(struct sonde_mon_link *l)
   return rc;
 }
 
+int mon_run_if_halted(struct sonde_mon_link *l)
+{
+  int st = sonde_mon_wait(l, 0, 0);
+  if (st == SONDE_MON_HALTED)
+    return sonde_mon_resume(l);
+  return st < 0 ? st : 0;
+}
+
 static int poll_probe(struct sonde_mon_link *l, const struct sonde_mon_pc_opts *o,
                       struct sonde_mon_pc_result *res, struct poller *p)
 {
@@ -186,7 +194,7 @@ static int poll_probe(struct sonde_mon_link *l, const struct sonde_mon_pc_opts *
     return rc;
   if ((rc = mon_enable_cyccnt(l)) < 0)
     return rc;
-  if (halting && (rc = sonde_mon_resume(l)) < 0)
+  if ((rc = halting ? sonde_mon_resume(l) : mon_run_if_halted(l)) < 0)
     return rc;
   uint64_t ms = o->max_ms ? o->max_ms : DEFAULT_MS;
   uint64_t t0 = mon_now_ns(), deadline = t0 + ms * 1000000u;

@@ -193,8 +193,12 @@ int sonde_mon_watch(struct sonde_mon_link *l, const struct sonde_mon_trigger *tr
     rc = sonde_mon_read32(l, SONDE_MON_DEMCR, &demcr);
   if (rc == 0)
     rc = sonde_mon_write32(l, SONDE_MON_DEMCR, demcr | TRCENA);
+  if (rc == 0)
+    rc = mon_enable_cyccnt(l);
   for (unsigned c = 0; c < ntrig && rc == 0; c++)
     rc = program(l, c, &trig[c]);
+  if (rc == 0 && !vm && !halting)
+    rc = mon_run_if_halted(l);
   if (rc == 0 && itm) {
     /* ITM on, DWT packets forwarded (TXENA), NRZ SWO without the formatter */
     rc = sonde_mon_write32(l, ITM_LAR, 0xC5ACCE55u);
@@ -297,18 +301,18 @@ void sonde_mon_watch_result_free(struct sonde_mon_watch_result *res)
   res->nevents = 0;
 }
 
-long sonde_mon_find_markers(sonde_mon_read_fn read, void *ctx, uint32_t lo, uint32_t hi,
-                            uint32_t *addrs, size_t cap)
+/* Scan [lo, hi) as Thumb code from lo: 32-bit instructions are skipped whole,
+ * so their halves are never taken for markers. */
+static long scan(sonde_mon_read_fn read, void *ctx, uint32_t lo, uint32_t hi, uint32_t *addrs,
+                 size_t cap, long n)
 {
-  long n = 0;
-  uint8_t buf[1024];
-  lo &= ~1u;
-  for (uint32_t a = lo; a < hi;) {
-    size_t len = hi - a < sizeof buf ? hi - a : sizeof buf;
+  uint8_t buf[1024 + 2];
+  uint32_t a = lo & ~1u;
+  while (a + 2 <= hi) {
+    size_t len = hi - a < 1024 ? hi - a : 1024;
     len &= ~(size_t)1;
-    if (!len || read(ctx, a, buf, len) != 0)
+    if (read(ctx, a, buf, len) != 0)
       break;
-    /* Thumb instruction boundaries: a 32-bit instruction's halves are skipped */
     size_t i = 0;
     while (i + 2 <= len) {
       uint16_t hw = (uint16_t)(buf[i] | buf[i + 1] << 8);
@@ -319,9 +323,22 @@ long sonde_mon_find_markers(sonde_mon_read_fn read, void *ctx, uint32_t lo, uint
       }
       i += ((hw >> 11) >= 0x1D) ? 4 : 2;
     }
-    a += (uint32_t)(i > len ? len : i);
-    if (i > len) /* a 32-bit instruction straddles the piece: continue after it */
-      a += (uint32_t)(i - len);
+    a += (uint32_t)i; /* past a 32-bit instruction straddling the piece, too */
+  }
+  return n;
+}
+
+long sonde_mon_find_markers(sonde_mon_read_fn read, void *ctx, const struct sonde_mon_ftab *ft,
+                            uint32_t lo, uint32_t hi, uint32_t *addrs, size_t cap)
+{
+  if (!ft)
+    return scan(read, ctx, lo, hi, addrs, cap, 0);
+  long n = 0;
+  for (size_t i = 0; i < ft->n; i++) {
+    const struct sonde_mon_func *f = &ft->f[i];
+    uint32_t a = f->start > lo ? f->start : lo, b = f->end < hi ? f->end : hi;
+    if (a < b)
+      n = scan(read, ctx, a, b, addrs, cap, n);
   }
   return n;
 }

@@ -48,5 +48,11 @@ check_eq $? 0 "break over openocd"
 check_eq "$(echo "$out" | tail -n +2 | cut -d, -f3 | sort -u)" "to_global" "break rows"
 [ "$(echo "$out" | wc -l)" -ge 3 ] && ok || bad "break events: $out"
 
+# watchpoint mode over OpenOCD: entries of to_global drained from DWT_FUNCTION0.MATCHED
+out=$("$SONDE" monitor watch -e "$FW" --link "openocd:127.0.0.1:$TP" --func to_global --max-ms 500 --format csv)
+check_eq $? 0 "watch over openocd"
+n=$(echo "$out" | grep -c ',to_global,')
+[ "$n" -ge 5 ] && ok || bad "watch events: $n"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -415,6 +415,65 @@ static void test_watch(void)
   sonde_machine_free(m);
 }
 
+/* Reads of the delay peripheral's STATUS (a busy loop: far above the pin's
+ * rate; caught + lost = all) and the two `mov r11, r11` markers (one event
+ * per round each, drained). */
+static void test_watch_reads_markers(void)
+{
+  struct sonde_machine *m = cm3_machine(NULL);
+  uint32_t mk[4];
+  long nmk = sonde_mon_find_markers((sonde_mon_read_fn)sonde_sym_read, sym, ft, 0, UINT32_MAX, mk, 4);
+  CHECK_EQ_I(nmk, 2);
+  uint32_t sense = 0, mainf = 0;
+  sonde_sym_address(sym, "sense", &sense, NULL);
+  sonde_sym_address(sym, "main", &mainf, NULL);
+  /* one in sense, one in main */
+  CHECK(nmk == 2 && sonde_mon_ftab_lookup(ft, mk[0]) == sonde_mon_ftab_lookup(ft, sense) &&
+        sonde_mon_ftab_lookup(ft, mk[1]) == sonde_mon_ftab_lookup(ft, mainf));
+  /* reads in [0x400F3000, 0x400F3010) in the ground truth */
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s run %s --trace-lsu %s/mon_truth2.lsu > /dev/null", SONDE,
+           FW("mon_demo"), SONDE_BINARY_DIR);
+  CHECK(system(cmd) == 0);
+  snprintf(cmd, sizeof cmd, "%s/mon_truth2.lsu", SONDE_BINARY_DIR);
+  FILE *f = fopen(cmd, "rb");
+  struct sonde_lsutrace_reader *r = NULL;
+  CHECK(f && sonde_lsutrace_reader_new(f, cmd, &r, NULL) == 0);
+  struct sonde_lsutrace_record rec;
+  uint64_t reads = 0;
+  while (r && sonde_lsutrace_next(r, &rec) == 1)
+    reads += !rec.write && !rec.stacking && rec.addr >= 0x400F3000u && rec.addr < 0x400F3010u;
+  sonde_lsutrace_reader_free(r);
+  if (f)
+    fclose(f);
+  struct sonde_vm *vm = load_vm(m, FW("mon_demo"));
+  struct sonde_mon_link *l = NULL;
+  sonde_mon_link_vm(vm, &l);
+  struct sonde_mon_trigger t[3] = {
+      {SONDE_MON_TRIG_READ_RANGE, 0x400F3000u, 16, "delay"},
+      {SONDE_MON_TRIG_MARKER, mk[0], 0, "marker 0"},
+      {SONDE_MON_TRIG_MARKER, mk[1], 0, "marker 1"},
+  };
+  struct sonde_mon_watch_opts o = {.drain_every = 100};
+  struct sonde_mon_watch_result res;
+  CHECK(sonde_mon_watch(l, t, 3, &o, &res) == 0);
+  uint64_t n[3] = {0, 0, 0};
+  for (size_t i = 0; i < res.nevents; i++)
+    n[res.events[i].trigger]++;
+  printf("watch reads: truth %llu, caught %llu, lost %llu, overflows %llu; markers %llu %llu\n",
+         (unsigned long long)reads, (unsigned long long)n[0], (unsigned long long)res.lost,
+         (unsigned long long)res.overflows, (unsigned long long)n[1], (unsigned long long)n[2]);
+  CHECK(reads > 100);
+  CHECK_EQ_U(n[0] + res.lost, reads);
+  CHECK(res.lost > 0 && res.overflows > 0);
+  CHECK_EQ_U(n[1], 8);
+  CHECK_EQ_U(n[2], 8);
+  sonde_mon_watch_result_free(&res);
+  sonde_mon_link_free(l);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
 /* Breakpoint mode: one event per to_global call; the perturbation inside the
  * target is the cycle difference with an unmonitored run. */
 static void test_break(void)
@@ -500,6 +559,7 @@ int main(void)
   RUN(test_power_gpio_delay);
   RUN(test_watch);
   RUN(test_current_csv);
+  RUN(test_watch_reads_markers);
   RUN(test_break);
   sonde_mon_ftab_free(ft);
   sonde_sym_free(sym);

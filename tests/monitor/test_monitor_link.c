@@ -79,12 +79,12 @@ static void *fake_main(void *arg)
     cmd[n] = 0;
     n = 0;
     f->commands++;
-    if (f->mode == FAKE_DROP && f->commands > 12)
+    if (f->mode == FAKE_DROP && f->commands > 16)
       break;
     char ans[512] = "";
     unsigned a, cnt;
     if (sscanf(cmd, "mdw 0x%x %u", &a, &cnt) == 2) {
-      if (f->mode == FAKE_GARBAGE && f->commands > 6) {
+      if (f->mode == FAKE_GARBAGE && f->commands > 10) {
         snprintf(ans, sizeof ans, "Target not examined yet");
       } else if (a == 0xe0001004u && cnt == 7) {
         cyc += 37;
@@ -288,8 +288,10 @@ static void test_gdb(void)
     CHECK_EQ_U(br.events[i].addr, a);
   CHECK(br.nevents == 3 && br.events[0].cycle < br.events[1].cycle);
   sonde_mon_bp_result_free(&br);
+  uint32_t comp = 1;
   CHECK(sonde_mon_halt(l) == 0);
-  CHECK(sonde_mon_write32(l, SONDE_MON_FP_COMP(0), 0) == 0);
+  CHECK(sonde_mon_read32(l, SONDE_MON_FP_COMP(0), &comp) == 0);
+  CHECK_EQ_U(comp, 0); /* breakpoint mode cleared its comparator */
   /* halting PC polling */
   struct sonde_mon_pc_opts o = {.max_polls = 40, .max_ms = 5000};
   struct sonde_mon_pc_result r;
