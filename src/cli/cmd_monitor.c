@@ -304,11 +304,11 @@ static int run_pc(struct mon_cli *c)
     fprintf(c->out, ",\"polls\":%llu,\"changes\":%zu,\"polls_per_host_s\":%.0f,"
                     "\"mean_poll_cycles\":%.3f,\"min_dwell_cycles\":%llu,\"executions\":%zu,"
                     "\"calls\":%llu,\"returns\":%llu,\"preemptions\":%llu,\"inferred\":%llu,"
-                    "\"unexplained\":%llu,\"exited\":%s",
+                    "\"unexplained\":%llu,\"may_miss_below_cycles\":%.1f,\"exited\":%s",
             (unsigned long long)r.polls, r.nchanges, r.polls_per_host_s, r.mean_poll_cycles,
             (unsigned long long)r.min_dwell_cycles, inf.nexecs, (unsigned long long)inf.calls,
             (unsigned long long)inf.returns, (unsigned long long)inf.preemptions,
-            (unsigned long long)inf.inferred, (unsigned long long)inf.unexplained,
+            (unsigned long long)inf.inferred, (unsigned long long)inf.unexplained, period,
             r.exited ? "true" : "false");
     if (rows) {
       fprintf(c->out, ",\"energy\":[");

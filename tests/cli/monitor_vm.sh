@@ -53,8 +53,8 @@ if same < len(want) * 0.99:
 EOP
 
 out=$("$SONDE" monitor pc -e "$FW" --every 16 --json)
-check_eq "$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["polls"], d["changes"], d["mean_poll_cycles"], d["exited"])')" \
-  "3444 1233 16.0 True" "pc --every 16 json"
+check_eq "$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["polls"], d["changes"], d["mean_poll_cycles"], d["may_miss_below_cycles"], d["exited"])')" \
+  "3444 1233 16.0 16.0 True" "pc --every 16 json"
 
 out=$("$SONDE" monitor watch -e "$FW" --write mon_state --json)
 check_eq "$out" '{"link":"vm","events":34,"lost":0,"overflows":0,"drains":0,"drains_per_host_s":0,"exited":true}' "watch json"
@@ -83,6 +83,14 @@ grep -q "^link vm: 7871 polls, every 7.00 cycles" "$T/t.txt" && ok || bad "text 
 grep -q "may be missed: any stay in a function shorter than 7 cycles" "$T/t.txt" && ok || bad "missed line"
 # without symbols: functions from call targets
 "$SONDE" monitor pc -e "$FW" --stripped --format csv | grep -q ',sub_' && ok || bad "stripped"
+
+# a really stripped image (no symbol table): the same run, functions from call targets
+if command -v arm-none-eabi-strip >/dev/null; then
+  arm-none-eabi-strip -o "$T/stripped.elf" "$FW"
+  "$SONDE" monitor pc -e "$T/stripped.elf" --format csv -o "$T/s.csv"; check_eq $? 0 "stripped exit"
+  n=$(grep -c ',sub_' "$T/s.csv")
+  [ "$n" -gt 1000 ] && ok || bad "stripped: $n changes into sub_ functions"
+fi
 
 # bad usage and bad links
 "$SONDE" monitor 2>/dev/null; check_eq $? 2 "no mode"
