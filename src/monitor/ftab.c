@@ -157,7 +157,8 @@ static void add_edge(void *ctx, uint32_t at, uint32_t target)
 
 static void sort_edges(struct sonde_mon_ftab *t)
 {
-  qsort(t->edges, t->nedges, sizeof *t->edges, cmp_u64);
+  if (t->nedges)
+    qsort(t->edges, t->nedges, sizeof *t->edges, cmp_u64);
   size_t k = 0;
   for (size_t i = 0; i < t->nedges; i++)
     if (!k || t->edges[k - 1] != t->edges[i])
@@ -213,7 +214,8 @@ int sonde_mon_ftab_from_sym(struct sonde_sym *sym, struct sonde_mon_ftab **out)
     t->f[t->n].name = sf.name; /* lives as long as sym */
     t->n++;
   }
-  qsort(t->f, t->n, sizeof *t->f, cmp_func);
+  if (t->n)
+    qsort(t->f, t->n, sizeof *t->f, cmp_func);
   for (size_t i = 0; i < t->n; i++)
     if (!t->f[i].end)
       t->f[i].end = i + 1 < t->n ? t->f[i + 1].start : t->f[i].start + 2;
@@ -325,7 +327,8 @@ int sonde_mon_ftab_from_code(sonde_mon_read_fn read, void *ctx, uint32_t vtor, s
     free(t);
     return SONDE_E_NOMEM;
   }
-  qsort(s.a, s.n, sizeof *s.a, cmp_u32);
+  if (s.n)
+    qsort(s.a, s.n, sizeof *s.a, cmp_u32);
   size_t k = 0;
   for (size_t i = 0; i < s.n; i++)
     if (!k || s.a[k - 1] != s.a[i])

@@ -287,7 +287,8 @@ out:
   sonde_itm_free(w.itm);
   if (!rc && w.err)
     rc = w.err;
-  qsort(res->events, res->nevents, sizeof *res->events, cmp_event);
+  if (res->nevents)
+    qsort(res->events, res->nevents, sizeof *res->events, cmp_event);
   res->error = rc;
   return rc;
 }
