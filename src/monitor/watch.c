@@ -195,6 +195,12 @@ int sonde_mon_watch(struct sonde_mon_link *l, const struct sonde_mon_trigger *tr
     rc = sonde_mon_write32(l, SONDE_MON_DEMCR, demcr | TRCENA);
   if (rc == 0)
     rc = mon_enable_cyccnt(l);
+  uint32_t ctrl = 0;
+  if (rc == 0)
+    rc = sonde_mon_read32(l, SONDE_MON_DWT_CTRL, &ctrl);
+  if (rc == 0 && ntrig > (ctrl >> 28))
+    rc = sonde_diag_set(&l->diag, SONDE_E_LIMIT, "%s: %u triggers, but the DWT has %u comparators",
+                        l->name, ntrig, (unsigned)(ctrl >> 28));
   for (unsigned c = 0; c < ntrig && rc == 0; c++)
     rc = program(l, c, &trig[c]);
   if (rc == 0 && !vm && !halting)
