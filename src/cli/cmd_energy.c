@@ -11,33 +11,6 @@
 #include "sonde/monitor.h"
 #include "sonde/vm.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  char *buf = NULL;
-  size_t cap = 0, n = 0;
-  for (;;) {
-    if (n + 65536 > cap) {
-      char *p = realloc(buf, cap = 2 * cap + 65536);
-      if (!p) {
-        free(buf);
-        fclose(f);
-        return NULL;
-      }
-      buf = p;
-    }
-    size_t k = fread(buf + n, 1, 65536, f);
-    n += k;
-    if (!k)
-      break;
-  }
-  fclose(f);
-  *len = n;
-  return buf;
-}
-
 static int quiet(void *ctx, int stream, const void *data, size_t len)
 {
   (void)ctx, (void)stream, (void)data, (void)len;
@@ -52,7 +25,7 @@ static int vm_current(const char *elf, const char *machine, struct sonde_mon_cur
   if (sonde_machine_builtin(machine, &m) < 0)
     return cli_error("unknown machine '%s'", machine);
   size_t len;
-  char *img = slurp(elf, &len);
+  char *img = cli_read_file(elf, &len);
   struct sonde_vm *vm = NULL;
   int rc = CLI_OK;
   if (!img || sonde_vm_new(m, &vm) < 0 || sonde_vm_load_elf(vm, img, len, elf) < 0 ||
@@ -146,7 +119,7 @@ int cmd_energy(int argc, char **argv)
       cur.clock_hz = clock;
   } else {
     size_t len;
-    char *text = slurp(current, &len);
+    char *text = cli_read_file(current, &len);
     if (!text)
       return cli_error("%s: cannot read", current);
     rc = sonde_mon_current_parse_csv(&cur, text, len, current, &d);
@@ -183,7 +156,7 @@ int cmd_energy(int argc, char **argv)
   } else {
     const char *path = changes ? changes : events;
     size_t len;
-    char *text = slurp(path, &len);
+    char *text = cli_read_file(path, &len);
     if (!text) {
       rc = cli_error("%s: cannot read", path);
       goto done;

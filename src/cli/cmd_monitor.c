@@ -142,16 +142,11 @@ static int setup(struct mon_cli *c, const struct cli_command_help *help)
   if (!strcmp(c->link_spec, "vm")) {
     if (sonde_machine_builtin(c->machine_name, &c->machine) < 0)
       return cli_usage_error(help, "unknown --machine '%s'", c->machine_name);
-    FILE *f = fopen(c->elf, "rb");
-    if (!f)
-      return cli_error("%s: cannot open", c->elf);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *img = malloc(n > 0 ? (size_t)n : 1);
-    size_t got = img ? fread(img, 1, (size_t)n, f) : 0;
-    fclose(f);
-    if (got != (size_t)n || sonde_vm_new(c->machine, &c->vm) < 0 ||
+    size_t got = 0;
+    char *img = cli_read_file(c->elf, &got);
+    if (!img)
+      return cli_error("%s: cannot read", c->elf);
+    if (sonde_vm_new(c->machine, &c->vm) < 0 ||
         sonde_vm_load_elf(c->vm, img, got, c->elf) < 0 || sonde_vm_reset(c->vm) < 0) {
       free(img);
       return cli_error("%s: cannot load: %s", c->elf,
@@ -170,27 +165,10 @@ static int setup(struct mon_cli *c, const struct cli_command_help *help)
     sonde_mon_current_init(&c->cur, 0, (uint32_t)c->voltage_mv);
   }
   if (c->current_csv) {
-    FILE *f = fopen(c->current_csv, "rb");
-    if (!f)
-      return cli_error("%s: cannot open", c->current_csv);
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-      if (len + 65536 > cap) {
-        char *p = realloc(text, cap = 2 * cap + 65536);
-        if (!p) {
-          fclose(f);
-          free(text);
-          return cli_error("out of memory");
-        }
-        text = p;
-      }
-      size_t n = fread(text + len, 1, 65536, f);
-      len += n;
-      if (!n)
-        break;
-    }
-    fclose(f);
+    size_t len = 0;
+    char *text = cli_read_file(c->current_csv, &len);
+    if (!text)
+      return cli_error("%s: cannot read", c->current_csv);
     rc = sonde_mon_current_parse_csv(&c->cur, text, len, c->current_csv, &d);
     free(text);
     if (rc < 0)
@@ -531,13 +509,10 @@ static int run_break(struct mon_cli *c, const struct cli_command_help *help)
   uint64_t free_cycles = 0;
   if (c->vm) {
     struct sonde_vm *ref = NULL;
-    FILE *f = fopen(c->elf, "rb");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *img = malloc((size_t)n);
-    if (img && fread(img, 1, (size_t)n, f) == (size_t)n && sonde_vm_new(c->machine, &ref) == 0 &&
-        sonde_vm_load_elf(ref, img, (size_t)n, c->elf) == 0 && sonde_vm_reset(ref) == 0) {
+    size_t n = 0;
+    char *img = cli_read_file(c->elf, &n);
+    if (img && sonde_vm_new(c->machine, &ref) == 0 && sonde_vm_load_elf(ref, img, n, c->elf) == 0 &&
+        sonde_vm_reset(ref) == 0) {
       sonde_vm_set_output(ref, quiet_out, NULL);
       struct sonde_vm_stop s;
       struct sonde_vm_stats st;
@@ -546,7 +521,6 @@ static int run_break(struct mon_cli *c, const struct cli_command_help *help)
       free_cycles = st.cycles;
     }
     free(img);
-    fclose(f);
     sonde_vm_free(ref);
   }
   struct sonde_mon_bp_opts o = {.max_cycles = c->max_cycles, .max_ms = (unsigned)c->max_ms};

@@ -142,15 +142,9 @@ static void add_edge(void *ctx, uint32_t at, uint32_t target)
   long from = sonde_mon_ftab_lookup(t, at), to = sonde_mon_ftab_lookup(t, target);
   if (from < 0 || to < 0 || t->f[to].start != (target & ~1u))
     return;
-  if (t->nedges == t->capedges) {
-    size_t cap = t->capedges ? 2 * t->capedges : 64;
-    uint64_t *p = realloc(t->edges, cap * sizeof *p);
-    if (!p) {
-      e->err = SONDE_E_NOMEM;
-      return;
-    }
-    t->edges = p;
-    t->capedges = cap;
+  if (mon_grow((void **)&t->edges, &t->capedges, t->nedges, sizeof *t->edges) < 0) {
+    e->err = SONDE_E_NOMEM;
+    return;
   }
   t->edges[t->nedges++] = (uint64_t)from << 32 | (uint64_t)to;
 }
@@ -256,15 +250,9 @@ static void add_start(struct starts *s, uint32_t addr)
   addr &= ~1u;
   if (addr < s->lo || addr >= s->hi)
     return;
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 256;
-    uint32_t *p = realloc(s->a, cap * sizeof *p);
-    if (!p) {
-      s->err = SONDE_E_NOMEM;
-      return;
-    }
-    s->a = p;
-    s->cap = cap;
+  if (mon_grow((void **)&s->a, &s->cap, s->n, sizeof *s->a) < 0) {
+    s->err = SONDE_E_NOMEM;
+    return;
   }
   s->a[s->n++] = addr;
 }
