@@ -10,12 +10,13 @@
 
 #include "sonde/export.h"
 #include "sonde/monitor.h"
+#include "sonde/trace.h"
 #include "sonde/vm.h"
 
 enum { F_TEXT, F_CSV, F_JSON, F_PERFETTO };
 
 struct mon_cli {
-  const char *elf, *link_spec, *machine_name, *output, *format, *current_csv;
+  const char *elf, *link_spec, *machine_name, *output, *format, *current_csv, *truth;
   uint64_t every, phase, max_cycles, max_ms, drain_every, swo_acpr, voltage_mv;
   bool stripped, energy, drain_only, json;
   const char *funcs[8], *writes[4], *reads[4], *ats[8];
@@ -269,6 +270,30 @@ static int run_pc(struct mon_cli *c)
   double period = o.every_cycles;
   if (c->link && sonde_mon_link_kind(c->link) != SONDE_MON_LINK_VM)
     period = r.mean_poll_cycles;
+  struct sonde_mon_match mt;
+  bool have_mt = false, truth_bad = false;
+  if (c->truth) {
+    FILE *tf = fopen(c->truth, "rb");
+    struct sonde_pctrace_reader *tr = NULL;
+    struct sonde_diag d;
+    struct sonde_mon_change *tc = NULL;
+    size_t ntc = 0;
+    if (!tf)
+      truth_bad = cli_error("%s: cannot open", c->truth);
+    else if (sonde_pctrace_reader_new(tf, c->truth, &tr, &d) < 0)
+      truth_bad = cli_error("%s", d.msg);
+    else if (sonde_mon_changes_from_pctrace(tr, c->ft, &tc, &ntc, NULL) < 0)
+      truth_bad = cli_error("%s", sonde_pctrace_reader_error_detail(tr));
+    else {
+      sonde_mon_compare(tc, ntc, r.changes, r.nchanges, period < 1 ? 1 : (uint64_t)(period + 0.5),
+                        &mt);
+      have_mt = true;
+    }
+    free(tc);
+    sonde_pctrace_reader_free(tr);
+    if (tf)
+      fclose(tf);
+  }
   switch (c->fmt) {
   case F_CSV:
     fprintf(c->out, "cycle,pc,function\n");
@@ -288,6 +313,11 @@ static int run_pc(struct mon_cli *c)
             (unsigned long long)inf.returns, (unsigned long long)inf.preemptions,
             (unsigned long long)inf.inferred, (unsigned long long)inf.unexplained, period,
             r.exited ? "true" : "false");
+    if (have_mt)
+      fprintf(c->out, ",\"truth_transitions\":%llu,\"matched\":%llu,\"precision\":%.6f,"
+                      "\"recall\":%.6f",
+              (unsigned long long)mt.truth, (unsigned long long)mt.matched, mt.precision,
+              mt.recall);
     if (rows) {
       fprintf(c->out, ",\"energy\":[");
       energy_table(c, rows, nf + 1, func_label, true);
@@ -330,6 +360,11 @@ static int run_pc(struct mon_cli *c)
     fprintf(c->out, "may be missed: any stay in a function shorter than %.0f cycles (the poll "
                     "period); shortest stay seen %llu cycles\n",
             period, (unsigned long long)r.min_dwell_cycles);
+    if (have_mt)
+      fprintf(c->out, "against %s: %llu of %llu true transitions seen (recall %.4f), precision "
+                      "%.4f\n",
+              c->truth, (unsigned long long)mt.matched, (unsigned long long)mt.truth, mt.recall,
+              mt.precision);
     fprintf(c->out, "\n%14s  %-10s  %s\n", "cycle", "pc", "function");
     for (size_t i = 0; i < r.nchanges; i++)
       fprintf(c->out, "%14llu  0x%08x  %s\n", (unsigned long long)r.changes[i].cycle,
@@ -342,7 +377,7 @@ static int run_pc(struct mon_cli *c)
   sonde_mon_pc_result_free(&r);
   int crc = cli_close_output(c->out, c->output);
   c->out = NULL;
-  return rc < 0 ? CLI_FAIL : crc;
+  return rc < 0 || truth_bad ? CLI_FAIL : crc;
 }
 
 /* ---- watch ------------------------------------------------------------------------- */
@@ -610,6 +645,9 @@ int cmd_monitor(int argc, char **argv)
       OPT_GROUP("pc"),
       OPT_U64(0, "every", "<C>", &c.every, "vm: poll every <C> cycles (default 1)"),
       OPT_U64(0, "phase", "<cycle>", &c.phase, "vm: first poll at <cycle> (default 0)"),
+      OPT_STRING(0, "truth", "<pctrace>", &c.truth,
+                 "compare the function changes with a ground truth (sonde run --trace-pc): "
+                 "precision and recall of transitions"),
       OPT_GROUP("watch"),
       OPT_CALLBACK(0, "func", "<name|addr>", &c, opt_func, "trigger on entry to a function"),
       OPT_CALLBACK(0, "write", "<var|addr>", &c, opt_write, "trigger on writes to a variable"),

@@ -61,8 +61,8 @@ static int g_recv(struct sonde_mon_link *l, char *out, size_t cap, unsigned time
         cs = (uint8_t)(cs + (uint8_t)l->rx[1 + k]);
       int h1 = hexval(hash[1]), h2 = hexval(hash[2]);
       if (h1 < 0 || h2 < 0 || (uint8_t)(h1 << 4 | h2) != cs)
-        return sonde_diag_set(&l->diag, SONDE_E_FORMAT, "%s: packet with a bad checksum '%.40s'",
-                              l->name, l->rx);
+        return sonde_diag_set(&l->diag, SONDE_E_FORMAT, "%s: packet with a bad checksum '%.*s'",
+                              l->name, (int)(len + 4 < 40 ? len + 4 : 40), l->rx);
       /* run-length decoding: "x*n" repeats x (n - 29) more times */
       size_t o = 0;
       for (size_t k = 0; k < len; k++) {

@@ -81,6 +81,14 @@ fi
 "$SONDE" monitor pc -e "$FW" --every 7 > "$T/t.txt"
 grep -q "^link vm: 7871 polls, every 7.00 cycles" "$T/t.txt" && ok || bad "text header: $(head -1 "$T/t.txt")"
 grep -q "may be missed: any stay in a function shorter than 7 cycles" "$T/t.txt" && ok || bad "missed line"
+# --truth: precision and recall against a ground truth
+"$SONDE" run "$FW" --trace-pc "$T/truth.pct" >/dev/null
+out=$("$SONDE" monitor pc -e "$FW" --every 7 --truth "$T/truth.pct" --json)
+echo "$out" | grep -q '"truth_transitions":2377,"matched":2074,"precision":1.000000,"recall":0.872528' \
+  && ok || bad "truth json: $out"
+head -c 100 "$T/truth.pct" > "$T/cut.pct"
+"$SONDE" monitor pc -e "$FW" --truth "$T/cut.pct" > /dev/null 2> "$T/err"; check_eq $? 1 "truncated truth"
+grep -q "cut.pct" "$T/err" && ok || bad "truncated truth message: $(cat "$T/err")"
 # without symbols: functions from call targets
 "$SONDE" monitor pc -e "$FW" --stripped --format csv | grep -q ',sub_' && ok || bad "stripped"
 

@@ -305,11 +305,60 @@ static void test_gdb(void)
   printf("gdb: %llu polls, %.0f polls/s of host time, %zu changes, mean %.0f cycles apart%s\n",
          (unsigned long long)r.polls, r.polls_per_host_s, r.nchanges, r.mean_poll_cycles,
          r.exited ? ", exited" : "");
+  /* an error reply: memory nothing maps */
+  CHECK(sonde_mon_halt(l) == 0);
+  uint32_t v;
+  CHECK_EQ_I(sonde_mon_read32(l, 0xF0000000u, &v), SONDE_E_IO);
+  CHECK(strstr(sonde_mon_link_error(l), "the server refused") != NULL);
+  printf("gdb error reply: %s\n", sonde_mon_link_error(l));
   sonde_mon_pc_result_free(&r);
   sonde_mon_link_free(l); /* detaches: the server runs the firmware to its end */
   gdb_stop(&s);
   CHECK_EQ_I(s.stop.reason, SONDE_VM_STOP_EXIT);
   sonde_machine_free(m);
+}
+
+/* A GDB server that answers with a bad checksum, then one that hangs up. */
+struct badgdb {
+  int lfd;
+  unsigned port;
+  int mode;
+  pthread_t th;
+};
+
+static void *badgdb_main(void *arg)
+{
+  struct badgdb *b = arg;
+  int fd = accept(b->lfd, NULL, NULL);
+  char buf[256];
+  ssize_t n = fd >= 0 ? recv(fd, buf, sizeof buf, 0) : -1;
+  if (n > 0 && b->mode == 0)
+    send(fd, "+$OK#00", 7, MSG_NOSIGNAL); /* OK's checksum is 9a */
+  if (fd >= 0)
+    close(fd);
+  return NULL;
+}
+
+static void test_gdb_bad(void)
+{
+  for (int mode = 0; mode < 2; mode++) {
+    struct badgdb b = {.mode = mode};
+    b.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    bind(b.lfd, (struct sockaddr *)&sa, sizeof sa);
+    socklen_t sl = sizeof sa;
+    getsockname(b.lfd, (struct sockaddr *)&sa, &sl);
+    listen(b.lfd, 1);
+    pthread_create(&b.th, NULL, badgdb_main, &b);
+    struct sonde_mon_link *l = NULL;
+    struct sonde_diag d;
+    int rc = sonde_mon_link_gdb("127.0.0.1", ntohs(sa.sin_port), 1000, &l, &d);
+    CHECK_EQ_I(rc, mode == 0 ? SONDE_E_FORMAT : SONDE_E_IO);
+    CHECK(strstr(d.msg, mode == 0 ? "bad checksum" : "closed") != NULL);
+    printf("gdb bad server %d: %s\n", mode, d.msg);
+    pthread_join(b.th, NULL);
+    close(b.lfd);
+  }
 }
 
 int main(void)
@@ -328,6 +377,7 @@ int main(void)
   RUN(test_openocd_poll);
   RUN(test_bad_links);
   RUN(test_gdb);
+  RUN(test_gdb_bad);
   sonde_mon_ftab_free(ft);
   sonde_sym_free(sym);
   return check_summary();
