@@ -221,6 +221,23 @@ int sonde_mon_infer_run(const struct sonde_mon_ftab *ft, const struct sonde_mon_
                         size_t n, uint64_t end_cycle, struct sonde_mon_infer *out);
 void sonde_mon_infer_free(struct sonde_mon_infer *inf);
 
+struct sonde_mon_current;
+/* A function-level profile from the changes and the inferred executions:
+ * rows[f] for f < ftab count, rows[count] for "outside every function"
+ * (caller's array of count + 1). Charge columns need `cur` (may be NULL). */
+struct sonde_mon_prof_row {
+  int32_t func;
+  uint64_t calls;          /* executions (inferred ones included) */
+  uint64_t inferred;       /* of which never seen by a poll */
+  uint64_t min_cycles, max_cycles; /* shortest and longest execution */
+  uint64_t incl_cycles;    /* executions' time, callees included */
+  uint64_t self_cycles;    /* time the PC was in the function */
+  uint64_t incl_ua_cycles, self_ua_cycles;
+};
+int sonde_mon_profile(const struct sonde_mon_ftab *ft, const struct sonde_mon_infer *inf,
+                      const struct sonde_mon_change *ch, size_t n, uint64_t end_cycle,
+                      const struct sonde_mon_current *cur, struct sonde_mon_prof_row *rows);
+
 /* ---- watchpoint mode --------------------------------------------------------- */
 
 enum sonde_mon_trigger_kind {

@@ -257,6 +257,12 @@ static int run_pc(struct mon_cli *c)
   memset(&inf, 0, sizeof inf);
   sonde_mon_infer_run(c->ft, r.changes, r.nchanges, end, &inf);
   size_t nf = sonde_mon_ftab_count(c->ft);
+  struct sonde_mon_prof_row *prof = calloc(nf + 1, sizeof *prof);
+  if (prof && sonde_mon_profile(c->ft, &inf, r.changes, r.nchanges, end,
+                                c->have_cur ? &c->cur : NULL, prof) < 0) {
+    free(prof);
+    prof = NULL;
+  }
   struct sonde_mon_energy_row *rows = NULL;
   if (c->have_cur) {
     struct sonde_mon_interval *iv = calloc(r.nchanges + 1, sizeof *iv);
@@ -318,6 +324,28 @@ static int run_pc(struct mon_cli *c)
                       "\"recall\":%.6f",
               (unsigned long long)mt.truth, (unsigned long long)mt.matched, mt.precision,
               mt.recall);
+    if (prof) {
+      fprintf(c->out, ",\"functions\":[");
+      bool first = true;
+      for (size_t i = 0; i <= nf; i++) {
+        const struct sonde_mon_prof_row *p = &prof[i];
+        if (!p->calls && !p->self_cycles)
+          continue;
+        fprintf(c->out, "%s{\"name\":", first ? "" : ",");
+        cli_json_string(c->out, func_label(c, i, NULL));
+        fprintf(c->out, ",\"calls\":%llu,\"inferred\":%llu,\"min_cycles\":%llu,"
+                        "\"max_cycles\":%llu,\"incl_cycles\":%llu,\"self_cycles\":%llu",
+                (unsigned long long)p->calls, (unsigned long long)p->inferred,
+                (unsigned long long)p->min_cycles, (unsigned long long)p->max_cycles,
+                (unsigned long long)p->incl_cycles, (unsigned long long)p->self_cycles);
+        if (c->have_cur)
+          fprintf(c->out, ",\"incl_uj\":%.6f,\"self_uj\":%.6f",
+                  sonde_mon_uj(&c->cur, p->incl_ua_cycles), sonde_mon_uj(&c->cur, p->self_ua_cycles));
+        fprintf(c->out, "}");
+        first = false;
+      }
+      fprintf(c->out, "]");
+    }
     if (rows) {
       fprintf(c->out, ",\"energy\":[");
       energy_table(c, rows, nf + 1, func_label, true);
@@ -365,13 +393,32 @@ static int run_pc(struct mon_cli *c)
                       "%.4f\n",
               c->truth, (unsigned long long)mt.matched, (unsigned long long)mt.truth, mt.recall,
               mt.precision);
+    if (prof) {
+      fprintf(c->out, "\n%-24s %8s %10s %10s %12s %12s", "function", "calls", "min", "max",
+              "incl cycles", "self cycles");
+      if (c->have_cur)
+        fprintf(c->out, " %12s %12s", "incl uJ", "self uJ");
+      fprintf(c->out, "\n");
+      for (size_t i = 0; i <= nf; i++) {
+        const struct sonde_mon_prof_row *p = &prof[i];
+        if (!p->calls && !p->self_cycles)
+          continue;
+        fprintf(c->out, "%-24s %8llu %10llu %10llu %12llu %12llu", func_label(c, i, NULL),
+                (unsigned long long)p->calls, (unsigned long long)p->min_cycles,
+                (unsigned long long)p->max_cycles, (unsigned long long)p->incl_cycles,
+                (unsigned long long)p->self_cycles);
+        if (c->have_cur)
+          fprintf(c->out, " %12.6f %12.6f", sonde_mon_uj(&c->cur, p->incl_ua_cycles),
+                  sonde_mon_uj(&c->cur, p->self_ua_cycles));
+        fprintf(c->out, "\n");
+      }
+    }
     fprintf(c->out, "\n%14s  %-10s  %s\n", "cycle", "pc", "function");
     for (size_t i = 0; i < r.nchanges; i++)
       fprintf(c->out, "%14llu  0x%08x  %s\n", (unsigned long long)r.changes[i].cycle,
               (unsigned)r.changes[i].pc, fname(c, r.changes[i].func));
-    if (rows)
-      energy_table(c, rows, nf + 1, func_label, false);
   }
+  free(prof);
   free(rows);
   sonde_mon_infer_free(&inf);
   sonde_mon_pc_result_free(&r);

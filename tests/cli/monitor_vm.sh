@@ -81,6 +81,15 @@ fi
 "$SONDE" monitor pc -e "$FW" --every 7 > "$T/t.txt"
 grep -q "^link vm: 7871 polls, every 7.00 cycles" "$T/t.txt" && ok || bad "text header: $(head -1 "$T/t.txt")"
 grep -q "may be missed: any stay in a function shorter than 7 cycles" "$T/t.txt" && ok || bad "missed line"
+# the profile from the inference (AVEKSHA 4.4): calls and durations per function
+out=$("$SONDE" monitor pc -e "$FW" --every 4 --json)
+echo "$out" | python3 -c '
+import json, sys
+f = {r["name"]: r for r in json.load(sys.stdin)["functions"]}
+g = f["to_global"]
+ok = (g["calls"], f["mul32"]["calls"], f["div32"]["calls"], f["main"]["calls"]) == (320, 640, 320, 1)
+ok = ok and g["incl_cycles"] == g["self_cycles"] + f["mul32"]["self_cycles"] + f["div32"]["self_cycles"]
+sys.exit(0 if ok else 1)' && ok || bad "profile"
 # --truth: precision and recall against a ground truth
 "$SONDE" run "$FW" --trace-pc "$T/truth.pct" >/dev/null
 out=$("$SONDE" monitor pc -e "$FW" --every 7 --truth "$T/truth.pct" --json)

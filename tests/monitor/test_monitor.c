@@ -236,8 +236,25 @@ static void test_infer(void)
     CHECK_EQ_U(nm, 2 * 8 * 40);
     CHECK_EQ_U(nd, 8 * 40);
     CHECK_EQ_U(nested, nm);
-    if (rates[ri] == 1)
+    if (rates[ri] == 1) {
       CHECK_EQ_U(inf.unexplained, 0);
+      /* the profile: to_global's inclusive time is its own plus its callees'
+       * (mul32 and div32 are called from nowhere else) */
+      size_t nf = sonde_mon_ftab_count(ft);
+      struct sonde_mon_prof_row *pr = calloc(nf + 1, sizeof *pr);
+      CHECK(sonde_mon_profile(ft, &inf, r.changes, r.nchanges, r.last_cycle + 1, NULL, pr) == 0);
+      CHECK_EQ_U(pr[g].calls, 320);
+      CHECK_EQ_U(pr[g].incl_cycles, pr[g].self_cycles + pr[mu].self_cycles + pr[dv].self_cycles);
+      CHECK_EQ_U(pr[mu].incl_cycles, pr[mu].self_cycles);
+      CHECK(pr[g].min_cycles > 0 && pr[g].min_cycles <= pr[g].max_cycles);
+      long mn = sonde_mon_ftab_find(ft, "main");
+      CHECK_EQ_U(pr[mn].calls, 1);
+      printf("profile: to_global %llu calls, %llu..%llu cycles, incl %llu self %llu\n",
+             (unsigned long long)pr[g].calls, (unsigned long long)pr[g].min_cycles,
+             (unsigned long long)pr[g].max_cycles, (unsigned long long)pr[g].incl_cycles,
+             (unsigned long long)pr[g].self_cycles);
+      free(pr);
+    }
     sonde_mon_infer_free(&inf);
     sonde_mon_pc_result_free(&r);
     sonde_mon_link_free(l);
