@@ -544,18 +544,30 @@ static int run_watch(struct mon_cli *c, const struct cli_command_help *help)
     sonde_export_track(x, 1, 0, SONDE_EXPORT_PROCESS, "target", 1);
     for (unsigned t = 0; t < g_ntrig; t++)
       sonde_export_track(x, 100 + t, 1, SONDE_EXPORT_SLICES, g_trig[t].name, 0);
+    /* a state variable is a timeline of values (a slice from each write to
+     * the next, as the paper's Figure 8); other triggers are instants */
+    bool open[4] = {false, false, false, false};
     for (size_t i = 0; i < r.nevents; i++) {
       struct sonde_mon_event *e = &r.events[i];
-      char nm[32];
-      snprintf(nm, sizeof nm, "%u", (unsigned)e->value);
+      uint64_t ts = ns_of(c, e->cycle);
       struct sonde_export_arg a = {"value", false, e->value, NULL};
-      sonde_export_instant(x, 100 + e->trigger, ns_of(c, e->cycle),
-                           g_trig[e->trigger].kind == SONDE_MON_TRIG_WRITE_VAR ? nm
-                                                                               : g_trig[e->trigger].name,
-                           &a, 1);
+      if (g_trig[e->trigger].kind == SONDE_MON_TRIG_WRITE_VAR) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "%u", (unsigned)e->value);
+        if (open[e->trigger])
+          sonde_export_slice_end(x, 100 + e->trigger, ts);
+        sonde_export_slice_begin(x, 100 + e->trigger, ts, nm, &a, 1);
+        open[e->trigger] = true;
+      } else {
+        sonde_export_instant(x, 100 + e->trigger, ts, g_trig[e->trigger].name, &a, 1);
+      }
     }
+    for (unsigned t = 0; t < g_ntrig; t++)
+      if (open[t])
+        sonde_export_slice_end(x, 100 + t, ns_of(c, end));
     counters(c, x, 1);
-    sonde_export_finish(x);
+    if (sonde_export_finish(x) < 0)
+      cli_error("perfetto: %s", sonde_export_error(x));
     sonde_export_free(x);
   } else {
     fprintf(c->out, "link %s: %zu events, %llu lost, %llu ITM overflows, %llu drains (%.0f/s of "

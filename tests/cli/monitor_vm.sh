@@ -77,6 +77,15 @@ if command -v protoc >/dev/null; then
   grep -q 'name: "to_global"' "$T/m.txt" && ok || bad "function slices"
 fi
 
+# watch to Perfetto: the state variable as a timeline of value slices
+"$SONDE" monitor watch -e "$FW" --write mon_state --func to_global --energy --format perfetto -o "$T/w.pftrace"
+check_eq $? 0 "watch perfetto"
+if command -v protoc >/dev/null; then
+  protoc --decode=perfetto.protos.Trace -I "$(dirname "$P")" "$P" < "$T/w.pftrace" > "$T/w.txt"
+  check_eq "$(grep -c 'TYPE_SLICE_BEGIN' "$T/w.txt") $(grep -c 'TYPE_SLICE_END' "$T/w.txt")" "34 34" "state slices"
+  check_eq "$(grep -c 'TYPE_INSTANT' "$T/w.txt")" "292" "entry instants"
+fi
+
 # the text report names the achieved rate and what may be missed
 "$SONDE" monitor pc -e "$FW" --every 7 > "$T/t.txt"
 grep -q "^link vm: 7871 polls, every 7.00 cycles" "$T/t.txt" && ok || bad "text header: $(head -1 "$T/t.txt")"
