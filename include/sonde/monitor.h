@@ -83,8 +83,10 @@ long sonde_mon_ftab_lookup(const struct sonde_mon_ftab *t, uint32_t pc);
 long sonde_mon_ftab_find(const struct sonde_mon_ftab *t, const char *name);
 /* True when function `caller` contains a BL/BLX to the start of `callee`. */
 bool sonde_mon_ftab_calls(const struct sonde_mon_ftab *t, size_t caller, size_t callee);
-/* Number of call edges (distinct caller -> callee pairs). */
+/* Number of call edges (distinct caller -> callee pairs), and the i-th
+ * (sorted by caller, then callee). */
 size_t sonde_mon_ftab_edges(const struct sonde_mon_ftab *t);
+int sonde_mon_ftab_edge_at(const struct sonde_mon_ftab *t, size_t i, size_t *caller, size_t *callee);
 
 /* ---- the debug link ------------------------------------------------------ */
 

@@ -385,9 +385,37 @@ static int run_pc(struct mon_cli *c)
             r.nchanges, inf.nexecs, (unsigned long long)inf.calls,
             (unsigned long long)inf.returns, (unsigned long long)inf.preemptions,
             (unsigned long long)inf.inferred, (unsigned long long)inf.unexplained);
-    fprintf(c->out, "may be missed: any stay in a function shorter than %.0f cycles (the poll "
-                    "period); shortest stay seen %llu cycles\n",
-            period, (unsigned long long)r.min_dwell_cycles);
+    if (period <= 1.0)
+      fprintf(c->out, "nothing can be missed: every cycle was polled\n");
+    else
+      fprintf(c->out, "may be missed: any stay in a function shorter than %.0f cycles (the poll "
+                      "period); shortest stay seen %llu cycles\n",
+              period, (unsigned long long)r.min_dwell_cycles);
+    if (prof) {
+      /* statically called by a function that ran, never seen itself */
+      size_t ne = sonde_mon_ftab_edges(c->ft), shown = 0, unseen = 0;
+      for (size_t k = 0; k < ne; k++) {
+        size_t a, b;
+        sonde_mon_ftab_edge_at(c->ft, k, &a, &b);
+        if (!prof[a].calls || prof[b].calls || prof[b].self_cycles)
+          continue;
+        bool dup = false;
+        for (size_t j = 0; j < k && !dup; j++) {
+          size_t a2, b2;
+          sonde_mon_ftab_edge_at(c->ft, j, &a2, &b2);
+          dup = b2 == b && prof[a2].calls;
+        }
+        if (dup)
+          continue;
+        if (!unseen++)
+          fprintf(c->out, "never seen, though called by functions that ran (missed, or not called "
+                          "in this run):");
+        if (shown++ < 12)
+          fprintf(c->out, " %s", fname(c, (long)b));
+      }
+      if (unseen)
+        fprintf(c->out, "%s (%zu)\n", unseen > shown ? " ..." : "", unseen);
+    }
     if (have_mt)
       fprintf(c->out, "against %s: %llu of %llu true transitions seen (recall %.4f), precision "
                       "%.4f\n",

@@ -118,6 +118,15 @@ size_t sonde_mon_ftab_edges(const struct sonde_mon_ftab *t)
   return t ? t->nedges : 0;
 }
 
+int sonde_mon_ftab_edge_at(const struct sonde_mon_ftab *t, size_t i, size_t *caller, size_t *callee)
+{
+  if (!t || i >= t->nedges)
+    return SONDE_E_RANGE;
+  *caller = (size_t)(t->edges[i] >> 32);
+  *callee = (size_t)(uint32_t)t->edges[i];
+  return 0;
+}
+
 void sonde_mon_ftab_free(struct sonde_mon_ftab *t)
 {
   if (!t)

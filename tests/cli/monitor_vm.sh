@@ -107,6 +107,10 @@ echo "$out" | grep -q '"truth_transitions":2377,"matched":2074,"precision":1.000
 head -c 100 "$T/truth.pct" > "$T/cut.pct"
 "$SONDE" monitor pc -e "$FW" --truth "$T/cut.pct" > /dev/null 2> "$T/err"; check_eq $? 1 "truncated truth"
 grep -q "cut.pct" "$T/err" && ok || bad "truncated truth message: $(cat "$T/err")"
+"$SONDE" monitor pc -e "$FW" --every 1024 > "$T/t1024.txt"
+grep -q "^never seen, though called by functions that ran (missed, or not called in this run): .*set_state" "$T/t1024.txt" \
+  && ok || bad "never-seen line: $(sed -n 4p "$T/t1024.txt")"
+"$SONDE" monitor pc -e "$FW" | grep -q "^nothing can be missed: every cycle was polled" && ok || bad "every cycle"
 # without symbols: functions from call targets
 "$SONDE" monitor pc -e "$FW" --stripped --format csv | grep -q ',sub_' && ok || bad "stripped"
 
