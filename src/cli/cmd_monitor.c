@@ -17,7 +17,7 @@ enum { F_TEXT, F_CSV, F_JSON, F_PERFETTO };
 
 struct mon_cli {
   const char *elf, *link_spec, *machine_name, *output, *format, *current_csv, *truth;
-  uint64_t every, phase, max_cycles, max_ms, drain_every, swo_acpr, voltage_mv;
+  uint64_t every, phase, max_cycles, max_ms, drain_every, swo_acpr, voltage_mv, clock_hz;
   bool stripped, energy, drain_only, json;
   const char *funcs[8], *writes[4], *reads[4], *ats[8];
   unsigned nfuncs, nwrites, nreads, nats;
@@ -163,7 +163,7 @@ static int setup(struct mon_cli *c, const struct cli_command_help *help)
       c->have_cur = true;
     }
   } else {
-    sonde_mon_current_init(&c->cur, 0, (uint32_t)c->voltage_mv);
+    sonde_mon_current_init(&c->cur, c->clock_hz, (uint32_t)c->voltage_mv);
   }
   if (c->current_csv) {
     size_t len = 0;
@@ -650,6 +650,8 @@ static int run_break(struct mon_cli *c, const struct cli_command_help *help)
   int rc = sonde_mon_break(c->link, addrs, c->nats, &o, &r);
   if (rc < 0)
     cli_error("%s (kept %zu events)", sonde_mon_link_error(c->link), r.nevents);
+  /* a probe's halt, in cycles the core could have run (--clock) */
+  uint64_t halt_hz = c->vm ? 0 : c->clock_hz;
   double pert = r.nevents && free_cycles && r.total_cycles >= free_cycles
                     ? (double)(r.total_cycles - free_cycles) / (double)r.nevents
                     : 0;
@@ -663,10 +665,12 @@ static int run_break(struct mon_cli *c, const struct cli_command_help *help)
     fprintf(c->out, "{\"link\":");
     cli_json_string(c->out, sonde_mon_link_name(c->link));
     fprintf(c->out, ",\"events\":%zu,\"total_cycles\":%llu,\"free_run_cycles\":%llu,"
-                    "\"perturbation_cycles_per_event\":%.3f,\"halt_ns_per_event\":%.0f,"
-                    "\"exited\":%s}\n",
+                    "\"perturbation_cycles_per_event\":%.3f,\"halt_ns_per_event\":%.0f,",
             r.nevents, (unsigned long long)r.total_cycles, (unsigned long long)free_cycles, pert,
-            r.halt_ns_per_event, r.exited ? "true" : "false");
+            r.halt_ns_per_event);
+    if (halt_hz)
+      fprintf(c->out, "\"halt_cycles_per_event\":%.0f,", r.halt_ns_per_event * (double)halt_hz / 1e9);
+    fprintf(c->out, "\"exited\":%s}\n", r.exited ? "true" : "false");
   } else if (c->fmt == F_PERFETTO) {
     struct sonde_export *x = sonde_export_new(SONDE_EXPORT_PERFETTO, file_write, c->out);
     sonde_export_track(x, 1, 0, SONDE_EXPORT_PROCESS, "target", 1);
@@ -684,6 +688,9 @@ static int run_break(struct mon_cli *c, const struct cli_command_help *help)
     fprintf(c->out, "link %s: %zu breakpoint events; the core stood still %.0f ns of host time "
                     "per event",
             sonde_mon_link_name(c->link), r.nevents, r.halt_ns_per_event);
+    if (halt_hz)
+      fprintf(c->out, " (%.0f cycles at %llu Hz)", r.halt_ns_per_event * (double)halt_hz / 1e9,
+              (unsigned long long)halt_hz);
     if (free_cycles)
       fprintf(c->out, "; target cycles %llu vs %llu unmonitored: %.3f cycles per event",
               (unsigned long long)r.total_cycles, (unsigned long long)free_cycles, pert);
@@ -754,6 +761,8 @@ int cmd_monitor(int argc, char **argv)
       OPT_STRING(0, "current", "<csv>", &c.current_csv,
                  "current samples from a meter (time,current CSV; docs/formats.md)"),
       OPT_U64(0, "voltage", "<mV>", &c.voltage_mv, "supply voltage (default: the machine's)"),
+      OPT_U64(0, "clock", "<hz>", &c.clock_hz,
+              "probes: the target's clock (meter times to cycles; break: halt time in cycles)"),
       OPT_STRING(0, "format", "<fmt>", &c.format,
                  "text (default), csv (pc: cycle,pc,function), json or perfetto"),
       OPT_JSON(&c.json),

@@ -48,6 +48,11 @@ check_eq $? 0 "break over openocd"
 check_eq "$(echo "$out" | tail -n +2 | cut -d, -f3 | sort -u)" "to_global" "break rows"
 [ "$(echo "$out" | wc -l)" -ge 3 ] && ok || bad "break events: $out"
 
+# the halt time as cycles a 48 MHz core would have run (a real target's perturbation)
+out=$("$SONDE" monitor break -e "$FW" --link "openocd:127.0.0.1:$TP" --at div32 --max-ms 500 --clock 48000000 --json)
+echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["events"] >= 2 and abs(d["halt_cycles_per_event"] - d["halt_ns_per_event"] * 0.048) <= 1 else 1)' \
+  && ok || bad "break json: $out"
+
 # watchpoint mode over OpenOCD: entries of to_global drained from DWT_FUNCTION0.MATCHED
 out=$("$SONDE" monitor watch -e "$FW" --link "openocd:127.0.0.1:$TP" --func to_global --max-ms 500 --format csv)
 check_eq $? 0 "watch over openocd"
