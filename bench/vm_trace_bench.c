@@ -5,7 +5,8 @@
  * cm33; PC sampling + exception trace: dbg_bench_*, cc2650). Runs alternate
  * off/on so both see the same machine load; the best of N runs of each is
  * compared. The SWO bytes go nowhere (no callback), as in `sonde run`
- * without --swo. Figures only: timing never fails anything.
+ * without --swo. Then sonde_vm_pc_at_cycle() polling every C cycles
+ * against a plain run. Figures only: timing never fails anything.
  *
  *   bench_vm_trace [firmware-dir] [repeats]     (docs/benchmarks.md) */
 #include <stdio.h>
@@ -72,6 +73,82 @@ static double run_once(const char *machine, const unsigned char *elf, size_t len
   return mips;
 }
 
+/* sonde_vm_pc_at_cycle() polling every C cycles (a debugger reading
+ * DWT_PCSR periodically, the monitor's use) against one plain run of the
+ * same cycles: bench_cpu on cm3, 20 M cycles. */
+static double poll_once(const unsigned char *elf, size_t len, uint64_t every, uint64_t *polls)
+{
+  struct sonde_machine *m;
+  struct sonde_vm *vm;
+  if (sonde_machine_builtin("cm3", &m) || sonde_vm_new(m, &vm))
+    return -1;
+  sonde_vm_set_output(vm, discard, NULL);
+  double mips = -1;
+  const uint64_t end = 20000000;
+  if (sonde_vm_load_elf(vm, elf, len, "bench_cpu") == 0 && sonde_vm_reset(vm) == 0) {
+    struct sonde_vm_stop stop;
+    struct sonde_pcsample s;
+    uint64_t sum = 0, n = 0;
+    double t0 = now_s();
+    int rc = 0;
+    if (!every) {
+      rc = sonde_vm_run(vm, end, &stop);
+    } else {
+      for (uint64_t t = every; t < end && rc == 0; t += every, n++) {
+        rc = sonde_vm_pc_at_cycle(vm, t, &s, &stop);
+        sum += s.pc;
+      }
+    }
+    double dt = now_s() - t0;
+    struct sonde_vm_stats st;
+    sonde_vm_get_stats(vm, &st);
+    *polls = n + (sum & 0); /* sum keeps the loop honest */
+    if (rc == 0 && dt > 0)
+      mips = (double)st.instructions / dt / 1e6;
+  }
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+  return mips;
+}
+
+static int bench_pc_at(const char *dir, int repeats)
+{
+  char path[4096];
+  snprintf(path, sizeof path, "%s/bench_cpu.elf", dir);
+  size_t len;
+  unsigned char *elf = read_file(path, &len);
+  if (!elf) {
+    fprintf(stderr, "bench_vm_trace: cannot read %s (build the firmware first)\n", path);
+    return 1;
+  }
+  static const uint64_t every[] = {0, 100000, 10000, 1000, 100};
+  double best[5] = {0};
+  uint64_t polls[5] = {0};
+  for (int i = 0; i < repeats; i++)
+    for (unsigned k = 0; k < 5; k++) {
+      double mips = poll_once(elf, len, every[k], &polls[k]);
+      if (mips < 0) {
+        free(elf);
+        return 1;
+      }
+      if (mips > best[k])
+        best[k] = mips;
+    }
+  printf("\n%-36s %9s %9s %8s\n", "sonde_vm_pc_at_cycle (bench_cpu, cm3)", "polls", "MIPS",
+         "/plain");
+  for (unsigned k = 0; k < 5; k++) {
+    char what[64];
+    if (every[k])
+      snprintf(what, sizeof what, "every %llu cycles", (unsigned long long)every[k]);
+    else
+      snprintf(what, sizeof what, "plain run (no polling)");
+    printf("%-36s %9llu %9.1f %8.2f\n", what, (unsigned long long)polls[k], best[k],
+           best[k] / best[0]);
+  }
+  free(elf);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   const char *dir = argc > 1 ? argv[1] : SONDE_FIRMWARE_DIR;
@@ -116,5 +193,7 @@ int main(int argc, char **argv)
     free(elf[0]);
     free(elf[1]);
   }
+  if (status == 0)
+    status = bench_pc_at(dir, repeats);
   return status;
 }

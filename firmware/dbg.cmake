@@ -55,3 +55,7 @@ sonde_firmware(dbg_gts SOURCES dbg/dbg_gts.c ${CMAKE_SOURCE_DIR}/target/cortexm/
 sonde_firmware(dbg_gts_short SOURCES dbg/dbg_gts.c ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
                CORE m3 MACHINE cc2650 OPT -O2 DEFINES ACPR=2 SHORT=1
                INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm)
+# "The PC at cycle T" (tests/dbg/test_dbg_pcat.c): multi-cycle instructions,
+# stalls, nested and tail-chained exceptions, WFI; the test sets the trace
+# blocks through the debug port.
+sonde_firmware(dbg_pcat SOURCES dbg/dbg_pcat.c CORE m3 MACHINE cc2650 OPT -O2)

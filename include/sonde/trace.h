@@ -94,6 +94,50 @@ uint64_t sonde_pctrace_reader_first_cycle(const struct sonde_pctrace_reader *r);
 const char *sonde_pctrace_reader_error_detail(const struct sonde_pctrace_reader *r);
 void sonde_pctrace_reader_free(struct sonde_pctrace_reader *r); /* NULL is a no-op */
 
+/* ---- What a PC sample at cycle T shows -------------------------------------
+ *
+ * The one mapping from a ground-truth PC trace to what a DWT PC sample (and
+ * a DWT_PCSR read, `monitor pcsr`) at cycle T shows; the VM's samples follow
+ * it exactly (docs/vm.md, "Which PC a sample carries"):
+ *   - T inside an instruction's cycles: that instruction's address;
+ *   - T in a sleep span (WFI/WFE): the sleep form (packet 0x15 0x00);
+ *   - T in an exception entry, tail-chain or exception return span: no
+ *     instruction is in Execute; the PC sampling register still holds the
+ *     last instruction that entered it, so the address of the last
+ *     instruction that started before T;
+ *   - T in a halted span, or before any instruction: no address (DWT_PCSR
+ *     reads 0xFFFFFFFF). */
+enum sonde_pcsample_kind {
+  SONDE_PCSAMPLE_PC = 0,    /* `pc` holds the address */
+  SONDE_PCSAMPLE_SLEEP = 1, /* the core sleeps: the sleep form */
+  SONDE_PCSAMPLE_NONE = 2,  /* no address (halted, or no instruction yet) */
+};
+
+struct sonde_pcsample {
+  uint64_t cycle;                /* T */
+  enum sonde_pcsample_kind kind;
+  uint32_t pc;                   /* SONDE_PCSAMPLE_PC: the address, else 0 */
+};
+
+/* The sample at `cycle` given the record `rec` that contains it (rec->cycle
+ * <= cycle < rec->cycle + rec->cycles) and the address of the last
+ * instruction record before `rec` (have_prev false: none). A pure function:
+ * the rule above. */
+struct sonde_pcsample sonde_pcsample_of(const struct sonde_pctrace_record *rec, uint64_t cycle,
+                                        bool have_prev, uint32_t prev_pc);
+
+/* The same over a whole trace, for cycles in increasing order: a projector
+ * pulls records from `r` (owned by the caller, must outlive it) as needed. */
+struct sonde_pcsample_projector; /* opaque */
+int sonde_pcsample_projector_new(struct sonde_pctrace_reader *r,
+                                 struct sonde_pcsample_projector **out);
+/* 1 and *out filled; 0 when `cycle` lies after the end of the trace;
+ * SONDE_E_ARG when `cycle` is below the previous call's or before the
+ * trace's first cycle; a reader error (negative) as sonde_pctrace_next. */
+int sonde_pcsample_at(struct sonde_pcsample_projector *p, uint64_t cycle,
+                      struct sonde_pcsample *out);
+void sonde_pcsample_projector_free(struct sonde_pcsample_projector *p); /* NULL: no-op */
+
 /* ---- LSU trace (CSV) ---------------------------------------------------- */
 
 struct sonde_lsutrace_record {

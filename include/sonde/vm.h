@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "sonde/common.h"
+#include "sonde/trace.h" /* struct sonde_pcsample */
 
 #ifdef __cplusplus
 extern "C" {
@@ -126,6 +127,24 @@ typedef void (*sonde_vm_power_fn)(void *ctx, uint64_t cycle, uint32_t current_ua
 void sonde_vm_set_power(struct sonde_vm *vm, sonde_vm_power_fn fn, void *ctx);
 /* The machine's supply voltage in millivolts (0 when not given). */
 uint32_t sonde_machine_supply_mv(const struct sonde_machine *m);
+
+/* ---- the PC at a cycle ------------------------------------------------------ */
+
+/* Run until cycle `cycle` has passed and say what a DWT PC sample at that
+ * cycle shows: the rule of sonde_pcsample_of() (include/sonde/trace.h,
+ * docs/vm.md "Which PC a sample carries"), so *out equals what
+ * sonde_pcsample_at() gives for the VM's own --trace-pc at `cycle`. The
+ * VM stops at the first instruction boundary after `cycle` (as
+ * sonde_vm_run(vm, cycle + 1, stop)); no run is needed when it is past
+ * `cycle` already. Then stop->reason is SONDE_VM_STOP_CYCLE_LIMIT and 0 is
+ * returned. When the run ends before (the firmware exits, locks up, halts
+ * or hits a breakpoint), stop says why and SONDE_E_AGAIN is returned: call
+ * again to go on. SONDE_E_RANGE: `cycle` lies before the last instruction
+ * the VM started (it cannot look back further); calls with increasing
+ * cycles never get it. `stop` may be NULL. Costs what sonde_vm_run costs:
+ * the fast path runs up to the cycle. */
+int sonde_vm_pc_at_cycle(struct sonde_vm *vm, uint64_t cycle, struct sonde_pcsample *out,
+                         struct sonde_vm_stop *stop);
 
 /* ---- host access (as a debugger's MEM-AP: no effect on timing) ------------ */
 

@@ -7,10 +7,13 @@
  * the executor check the next event once per block instead of once per
  * instruction: going one at a time, an executor starts another instruction
  * while the cycle count is below the next event, so a block whose last
- * instruction cannot start later than that may run whole. The instructions
- * still charge their exact cycles as they run; the bound only decides
- * whether a block runs whole (else one instruction at a time up to the
- * event).
+ * instruction cannot start later than that may run whole. That last
+ * instruction may end at or after the event: every exit of a block towards
+ * the event (exec_threaded.h, jit_x64.c) stores its address for DWT PC
+ * sampling (cpu.exec_pc, pc_at.c), off the way of a block that runs on.
+ * The instructions still charge their exact cycles as they run; the bound
+ * only decides whether a block runs whole (else one instruction at a time
+ * up to the event), never the results.
  *
  * Blocks are dropped all at once: when the entry pool is full, when the
  * decode cache is flushed, and when the core writes into the code they were
@@ -192,7 +195,7 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
     bk->hi = a + 4;
   b->tag = pc | 1;
   b->op = &bk->op[first];
-  bk->op[first].last_start = last_start;
+  bk->op[first].bound = last_start;
   /* compiled, the block's first entry enters its code (exec_threaded.h) */
   const void *code = vm_jit_compile(vm, bk->jit, &bk->op[first], false);
   if (code) {

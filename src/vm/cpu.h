@@ -11,6 +11,8 @@
 
 struct sonde_vm;
 
+#define VM_EXEC_NONE 0xFFFFFFFFu /* cpu.exec_pc before any instruction (odd: no Thumb address) */
+
 /* Per-core cycle parameters (timing.c, docs/vm.md "CPU and cycle model"). */
 struct vm_timing {
   uint8_t refill;      /* P: pipeline refill after a taken branch (zero wait states) */
@@ -50,8 +52,10 @@ struct vm_block_op {
    * (entries stay where they are until all are dropped), else NULL. */
   const struct vm_block_op *link;
   /* In a block's first entry: the latest the block's last instruction may
-   * start, in cycles after its first (wait states included). */
-  uint32_t last_start;
+   * start, in cycles after its first (wait states included); it runs whole
+   * only when cy + bound < ev. Its last instruction may end at or after the
+   * event: every exit towards the event stores its address (cpu.exec_pc). */
+  uint32_t bound;
   /* In a block's first entry: its compiled code (jit.h), else NULL, and
    * the variant for when the next event may fall inside it. */
   const void *jit, *jit_checked;
@@ -82,6 +86,13 @@ struct vm_cpu {
   uint64_t instret;      /* retired instructions */
   uint32_t last_pc;      /* address of the last retired instruction, kept where the
                           * MTB may need it (exec.c: exits of the executors) */
+  /* The address of the last instruction that entered Execute (VM_EXEC_NONE:
+   * none since power-on), what DWT PC sampling shows in and after it
+   * (pc_at.c). Kept wherever an executor may stop at or after an event (the
+   * one-at-a-time executors, checked compiled code, exec_insn), never per
+   * instruction of a whole block: a block runs whole only when it ends
+   * before the next event (block.c). */
+  uint32_t exec_pc;
   bool sleeping;         /* in WFI/WFE */
   bool locked_up;
   /* --- owned by the CPU files; others use the functions below --- */

@@ -83,11 +83,13 @@ struct vm_dbg {
   uint64_t next_ev;           /* cycle of the next sampling event (UINT64_MAX: none) */
   uint64_t next_sync;         /* cycle of the next SYNCTAP event */
   int timer;                  /* vm_sys timer id */
-  bool sample_pending;        /* a PC sample waits for the next instruction */
+  bool sample_pending;        /* a PC sample due when the VM had not passed its cycle */
   uint64_t sample_cycle;      /* ... due at this cycle */
   uint64_t next_cmp;          /* cycle of comparator 0's next CYCMATCH (UINT64_MAX: none) */
-  bool cmp_pending;           /* a CYCMATCH PC sample waits for the next instruction */
+  bool cmp_pending;           /* the same for a CYCMATCH PC sample */
   uint64_t cmp_cycle;         /* ... due at this cycle */
+  bool pend_prev;             /* when they became pending: an instruction had run, */
+  uint32_t pend_prev_pc;      /* ... this one (cpu.exec_pc) */
   uint8_t cpicnt, exccnt, sleepcnt, lsucnt, foldcnt;
   uint64_t sleep_seen;        /* vm->sys.sleep_cycles at the last retire */
   uint32_t comp[VM_DWT_NUMCOMP], mask[VM_DWT_NUMCOMP], function[VM_DWT_NUMCOMP];
@@ -137,6 +139,9 @@ void vm_dbg_transfer(struct sonde_vm *vm, uint32_t pc, uint32_t addr, unsigned s
 void vm_dbg_retire(struct sonde_vm *vm, uint32_t pc, uint64_t start, uint32_t cycles,
                    unsigned ntransfers);
 void vm_dbg_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc);
+/* The core sleeps on after the timers due now fired (exception.c): a PC
+ * sample pending at this cycle is the sleep form. */
+void vm_dbg_asleep(struct sonde_vm *vm);
 /* Recompute vm->dbg_observe and vm->hooked (after a register write). */
 void vm_dbg_update_observe(struct sonde_vm *vm);
 

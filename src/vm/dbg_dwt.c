@@ -15,13 +15,23 @@
  *   event is at tap POSTINIT+1 after the counter starts.
  *   Only the next event's cycle (next_ev) is kept; POSTCNT is derived from it.
  *
- * Which PC a sample carries: a sampling event at cycle T emits the address of
- * the first instruction that starts executing at or after T (the next
- * instruction to retire, after any exception entry), or the sleep form
- * (0x15 0x00) when the core sleeps at T. The packet is generated at cycle T. */
+ * Which PC a sample carries (docs/vm.md; the rule of sonde_pcsample_of() in
+ * include/sonde/trace.h, from the VM's state in pc_at.c): a sampling event
+ * at cycle T emits what occupies cycle T in the ground-truth PC trace: the
+ * address of the instruction whose cycles contain T; the sleep form
+ * (0x15 0x00) when the core sleeps at T; during an exception entry, return
+ * or tail-chain the address of the last instruction that started before T
+ * (the PC sampling register holds the last instruction that entered
+ * Execute). The packet is dated T. The VM serves the event at the first
+ * instruction boundary at or after T; exactly at T, what occupies T (the
+ * next instruction, an exception entry, sleep) is not known yet, so the
+ * sample waits (sample_pending) until the next instruction retires, an
+ * exception event, or the core sleeps on. DWT_PCSR reads by a debugger
+ * follow the same rule for the last cycle that has passed. */
 #include <stdlib.h>
 
 #include "dbg.h"
+#include "pc_at.h"
 #include "vm_internal.h"
 
 #define PKT_EVCNT 0x05u
@@ -123,11 +133,80 @@ void vm_dwt_schedule(struct sonde_vm *vm)
   vm_dbg_update_observe(vm);
 }
 
-static void emit_pc_sample(struct sonde_vm *vm, uint32_t pc, uint64_t cycle)
+/* The packet of a PC sample (D4.3.3): the address, the sleep form, or none
+ * (no instruction has run yet). */
+static void emit_sample(struct sonde_vm *vm, const struct sonde_pcsample *s)
 {
-  uint8_t p[5] = {PKT_PC, (uint8_t)pc, (uint8_t)(pc >> 8), (uint8_t)(pc >> 16),
-                  (uint8_t)(pc >> 24)};
-  vm_itm_emit(vm, p, 5, cycle, true);
+  if (s->kind == SONDE_PCSAMPLE_SLEEP) {
+    static const uint8_t sl[2] = {PKT_PC_SLEEP, 0};
+    vm_itm_emit(vm, sl, 2, s->cycle, true);
+  } else if (s->kind == SONDE_PCSAMPLE_PC) {
+    uint32_t pc = s->pc;
+    uint8_t p[5] = {PKT_PC, (uint8_t)pc, (uint8_t)(pc >> 8), (uint8_t)(pc >> 16),
+                    (uint8_t)(pc >> 24)};
+    vm_itm_emit(vm, p, 5, s->cycle, true);
+  }
+}
+
+/* Emit the pending samples, earliest first, as `at` says for each cycle. */
+static void flush_pending(struct sonde_vm *vm, void (*at)(struct sonde_vm *, uint64_t, void *,
+                                                          struct sonde_pcsample *),
+                          void *ctx, uint64_t upto)
+{
+  struct vm_dbg *d = vm->dbg;
+  for (;;) {
+    bool smp = d->sample_pending && d->sample_cycle <= upto;
+    bool cmp = d->cmp_pending && d->cmp_cycle <= upto;
+    if (!smp && !cmp)
+      break;
+    bool take_cmp = cmp && (!smp || d->cmp_cycle < d->sample_cycle);
+    uint64_t t = take_cmp ? d->cmp_cycle : d->sample_cycle;
+    if (take_cmp)
+      d->cmp_pending = false;
+    else
+      d->sample_pending = false;
+    struct sonde_pcsample s;
+    at(vm, t, ctx, &s);
+    emit_sample(vm, &s);
+  }
+}
+
+/* A pending sample at t, no instruction having started since it became
+ * pending: sleep, or the instruction that was last then. */
+static void in_gap(struct sonde_vm *vm, uint64_t t, void *ctx, struct sonde_pcsample *out)
+{
+  (void)ctx;
+  vm_pc_in_gap(vm, t, vm->dbg->pend_prev, vm->dbg->pend_prev_pc, out);
+}
+
+/* The pending samples the VM has passed (cycles > t), before anything later
+ * is emitted. */
+static void flush_passed(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  if ((d->sample_pending || d->cmp_pending) && vm->cpu.cycles)
+    flush_pending(vm, in_gap, NULL, vm->cpu.cycles - 1);
+}
+
+/* A PC sample (periodic or CYCMATCH) due at t, served at cycles >= t (or
+ * inside an exception entry, before cycles reaches t). */
+static void take_sample(struct sonde_vm *vm, uint64_t t, bool cmp)
+{
+  struct vm_dbg *d = vm->dbg;
+  struct sonde_pcsample s;
+  if (vm_pc_at(vm, t, &s)) { /* the VM stopped at the first boundary after t */
+    emit_sample(vm, &s);
+    return;
+  }
+  bool *pend = cmp ? &d->cmp_pending : &d->sample_pending;
+  if (*pend)
+    return; /* one of each kind at a time (events are >= 64 cycles apart) */
+  if (!d->sample_pending && !d->cmp_pending) {
+    d->pend_prev = vm->cpu.exec_pc != VM_EXEC_NONE;
+    d->pend_prev_pc = vm->cpu.exec_pc;
+  }
+  *pend = true;
+  *(cmp ? &d->cmp_cycle : &d->sample_cycle) = t;
 }
 
 static void timer_fire(struct sonde_vm *vm, void *ctx)
@@ -139,16 +218,11 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
   uint64_t now = vm->cpu.cycles, due = next_due(d);
   if (due > now)
     now = due;
+  flush_passed(vm);
   while (d->next_ev <= now) {
     uint64_t t = d->next_ev;
     if (d->dwt_ctrl & DWT_CTRL_PCSAMPLENA) {
-      if (vm->cpu.sleeping) {
-        static const uint8_t sl[2] = {PKT_PC_SLEEP, 0};
-        vm_itm_emit(vm, sl, 2, t, true);
-      } else if (!d->sample_pending) {
-        d->sample_pending = true; /* taken at the next retire */
-        d->sample_cycle = t;
-      }
+      take_sample(vm, t, false);
     } else {
       uint8_t p[2] = {PKT_EVCNT, 0x20}; /* CYC */
       vm_itm_emit(vm, p, 2, t, true);
@@ -167,13 +241,7 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
     d->function[0] |= DWT_FUNC_MATCHED;
     switch (d->function[0] & 0xF) {
     case 1: /* PC sample packet (D4.3.3), taken like a periodic sample */
-      if (vm->cpu.sleeping) {
-        static const uint8_t sl[2] = {PKT_PC_SLEEP, 0};
-        vm_itm_emit(vm, sl, 2, t, true);
-      } else if (!d->cmp_pending) {
-        d->cmp_pending = true;
-        d->cmp_cycle = t;
-      }
+      take_sample(vm, t, true);
       break;
     case 4: /* watchpoint debug event (C1.8.5): halt or DebugMonitor */
       vm_dbgh_watchpoint(vm);
@@ -353,21 +421,56 @@ void vm_dbg_transfer(struct sonde_vm *vm, uint32_t pc, uint32_t addr, unsigned s
   }
 }
 
+struct retired {
+  uint32_t pc;
+  uint64_t start;
+};
+
+/* A pending sample at t, served at the retire of the next instruction. */
+static void at_retire(struct sonde_vm *vm, uint64_t t, void *ctx, struct sonde_pcsample *out)
+{
+  const struct retired *r = ctx;
+  if (t >= r->start) {
+    out->cycle = t;
+    out->kind = SONDE_PCSAMPLE_PC;
+    out->pc = r->pc;
+  } else {
+    in_gap(vm, t, NULL, out);
+  }
+}
+
+/* A pending sample at t <= now, the core sleeping on at now: sleep unless t
+ * fell before the sleep began. */
+static void asleep_at(struct sonde_vm *vm, uint64_t t, void *ctx, struct sonde_pcsample *out)
+{
+  (void)ctx;
+  if (t >= vm->sys.sleep_from) {
+    out->cycle = t;
+    out->kind = SONDE_PCSAMPLE_SLEEP;
+    out->pc = 0;
+  } else {
+    in_gap(vm, t, NULL, out);
+  }
+}
+
+void vm_dbg_asleep(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (!d || !(d->sample_pending || d->cmp_pending))
+    return;
+  flush_pending(vm, asleep_at, NULL, vm->cpu.cycles);
+  vm_dbg_update_observe(vm);
+}
+
 void vm_dbg_retire(struct sonde_vm *vm, uint32_t pc, uint64_t start, uint32_t cycles,
                    unsigned ntransfers)
 {
   struct vm_dbg *d = vm->dbg;
   if (d->sample_pending || d->cmp_pending) {
-    /* Periodic and CYCMATCH samples due before this instruction, in order. */
-    bool both = d->sample_pending && d->cmp_pending;
-    bool cmp_first = both && d->cmp_cycle < d->sample_cycle;
-    if (cmp_first)
-      emit_pc_sample(vm, pc, d->cmp_cycle);
-    if (d->sample_pending)
-      emit_pc_sample(vm, pc, d->sample_cycle);
-    if (d->cmp_pending && !cmp_first)
-      emit_pc_sample(vm, pc, d->cmp_cycle);
-    d->sample_pending = d->cmp_pending = false;
+    /* Samples due before this instruction ended: its own cycles show it,
+     * the gap before it what was there. */
+    struct retired r = {pc, start};
+    flush_pending(vm, at_retire, &r, UINT64_MAX);
     vm_dbg_update_observe(vm);
   }
   uint64_t end = start + cycles;
@@ -400,6 +503,10 @@ void vm_dbg_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned 
   struct vm_dbg *d = vm->dbg;
   if (!trcena(d))
     return;
+  if (d->sample_pending || d->cmp_pending) { /* due inside the entry or return just done */
+    flush_passed(vm);
+    vm_dbg_update_observe(vm);
+  }
   uint64_t now = vm->cpu.cycles;
   if (ev == SONDE_VM_EXC_ENTER)
     count(vm, &d->exccnt, vm_exc_entry_cycles(vm), DWT_CTRL_EXCEVTENA, 0x02, now);
@@ -418,6 +525,26 @@ static uint32_t ctrl_read(const struct sonde_vm *vm)
          (postcnt_now(vm) << DWT_CTRL_POSTINIT_SHIFT);
 }
 
+/* DWT_PCSR (ARMv7-M C1.8.2; ARMv6-M C1.7.2: 0xFFFFFFFF in Debug state or
+ * when no recently executed address is available). A core read comes from
+ * the reading instruction itself, which occupies the cycle; a debugger's
+ * read between two runs samples the last cycle that has passed by the rule
+ * of the PC samples (its sleep form has no PCSR value: the address of the
+ * instruction before the sleep, the last to enter Execute). */
+static uint32_t pcsr(const struct sonde_vm *vm, bool debug)
+{
+  if (!debug)
+    return vm->cpu.r[15];
+  if ((vm->dbgh && vm->dbgh->halted) || !vm->cpu.cycles)
+    return 0xFFFFFFFFu;
+  struct sonde_pcsample s;
+  if (!vm_pc_at(vm, vm->cpu.cycles - 1, &s)) /* the last instruction started before */
+    return 0xFFFFFFFFu;
+  if (s.kind == SONDE_PCSAMPLE_SLEEP)
+    return vm->cpu.exec_pc; /* VM_EXEC_NONE is 0xFFFFFFFF */
+  return s.kind == SONDE_PCSAMPLE_PC ? s.pc : 0xFFFFFFFFu;
+}
+
 static uint32_t dwt_reg_read(struct sonde_vm *vm, uint32_t off, bool debug)
 {
   struct vm_dbg *d = vm->dbg;
@@ -429,7 +556,7 @@ static uint32_t dwt_reg_read(struct sonde_vm *vm, uint32_t off, bool debug)
   case 0x010: return d->sleepcnt;
   case 0x014: return d->lsucnt;
   case 0x018: return d->foldcnt;
-  case 0x01C: return vm->cpu.r[15]; /* PCSR: the executing (or next) instruction */
+  case 0x01C: return pcsr(vm, debug);
   case 0xFD0: return 0x04;
   case 0xFE0: return 0x02; /* PID0: DWT part 0x002 */
   case 0xFE4: return 0xB0;

@@ -691,6 +691,8 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
     s->sleep_exc_return = exc_return;
     s->sleep_wfe = false;
     c->sleeping = true;
+    s->sleep_from = c->cycles;
+    s->sleep_base = s->sleep_cycles;
   } else {
     pop_stack(vm, exc_return);
   }
@@ -724,6 +726,8 @@ void vm_wait(struct sonde_vm *vm, bool wfe)
   if (wake_condition(vm))
     return;
   vm->cpu.sleeping = true;
+  vm->sys.sleep_from = vm->cpu.cycles;
+  vm->sys.sleep_base = vm->sys.sleep_cycles;
   vm->attention |= VM_ATTN_EXCEPTION;
 }
 
@@ -800,6 +804,10 @@ static void sys_reset(struct sonde_vm *vm, bool power_on, bool local)
   s->event_register = false;
   s->sleep_on_exit = false;
   s->reset_request = VM_RESET_NONE;
+  if (power_on) { /* nothing has run yet (pc_at.c) */
+    s->sleep_from = UINT64_MAX;
+    c->exec_pc = VM_EXEC_NONE;
+  }
   if (!local) {
     for (unsigned i = 0; i < s->ntimers; i++)
       s->timers[i].due = UINT64_MAX;
@@ -862,6 +870,8 @@ bool vm_sys_service(struct sonde_vm *vm)
       c->sleeping = false;
       break;
     }
+    if (VM_UNLIKELY(vm->dbg_observe)) /* a PC sample due now shows the sleep (dbg_dwt.c) */
+      vm_dbg_asleep(vm);
     uint64_t next = next_timer_due(s);
     if (c->cycles >= vm->max_cycles) {
       vm_request_stop(vm, SONDE_VM_STOP_CYCLE_LIMIT);

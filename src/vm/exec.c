@@ -908,7 +908,7 @@ retire:
   c->r[15] = x.next;
   c->cycles = start + x.cycles;
   c->instret++;
-  c->last_pc = pc;
+  c->last_pc = c->exec_pc = pc;
   if (hooked)
     observe(vm, pc, start, x.cycles, in->len, &x.tx);
   else if (VM_UNLIKELY(vm->mtb_observe)) /* the MTB executor's slow path */

@@ -137,6 +137,8 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   do {                                                                                 \
     const uint32_t next_ = (NEXT);                                                     \
     cy += (CYCLES);                                                                    \
+    if (VM_UNLIKELY(cy >= ev)) /* it crossed the event (block.c) */                    \
+      c->exec_pc = e->tag;                                                             \
     ir += e->nth + 1u;                                                                 \
     pc = next_;                                                                        \
     lsp = (LS_PIPE);                                                                   \
@@ -154,10 +156,11 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     ir += e->nth + 1u;                                                                 \
     lsp = false;                                                                       \
     lsrt = VM_NOREG;                                                                   \
-    if (VM_LIKELY(to_ != NULL) && cy + to_->last_start < ev) {                         \
+    if (VM_LIKELY(to_ != NULL) && cy + to_->bound < ev) {                              \
       e = &to_->d;                                                                     \
       goto *to_->handler;                                                              \
     }                                                                                  \
+    c->exec_pc = e->tag; /* it may have crossed the event (block.c) */                \
     pc = (uint32_t)e->soff;                                                            \
     link_from = BLOCK_OP(e);                                                           \
     goto enter;                                                                        \
@@ -174,6 +177,8 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   } while (0)
 #define LS_CYCLES() vm_fast_ls_cycles(lsp, lsrt, in)
 #if !FAST_HOOKED
+  /* At the event, the instruction it fell in (or ended at) for PC sampling:
+   * stored only on the way out (cpu.exec_pc). */
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
     cy += (CYCLES);                                                                    \
@@ -183,8 +188,10 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     ir++;                                                                              \
     lsp = (LS_PIPE);                                                                   \
     lsrt = (LS_RT);                                                                    \
-    if (VM_UNLIKELY(cy >= ev))                                                         \
+    if (VM_UNLIKELY(cy >= ev)) {                                                       \
+      c->exec_pc = e->tag & ~1u; /* its entry's tag is its address | 1 */             \
       goto out;                                                                        \
+    }                                                                                  \
     DISPATCH();                                                                        \
   } while (0)
 #else
@@ -200,7 +207,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     lsp = (LS_PIPE);                                                                   \
     lsrt = (LS_RT);                                                                    \
     SYNC();                                                                            \
-    c->last_pc = ipc_;                                                                 \
+    c->last_pc = c->exec_pc = ipc_;                                                    \
     observe(vm, ipc_, start_, icy_, in->len, &tx);                                     \
     tx.n = 0;                                                                          \
     if (VM_UNLIKELY(vm->attention || !vm->hooked))                                     \
@@ -231,6 +238,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #if FAST_BLOCK
   struct vm_blocks *bk = vm_blocks_get(vm);
   const struct vm_block_op *link_from = NULL; /* a taken direct branch on its way to enter */
+  struct vm_jit_state js;                     /* what compiled code gets and gives (jit.h) */
   const void *code;                           /* compiled code to run (label jit_run) */
   if (VM_UNLIKELY(!bk)) { /* out of memory: instruction by instruction */
     run_plain(vm);
@@ -247,8 +255,11 @@ slow:
   pc = e->tag;
   ir += e->nth;
   LS_FROM_PREV();
-  if (VM_UNLIKELY(cy >= ev)) /* after a block's last instruction: the event is due */
+  if (VM_UNLIKELY(cy >= ev)) { /* after a block's last instruction: the event is due */
+    if (e->nth) /* that instruction crossed it (block.c) */
+      c->exec_pc = BLOCK_OP(e)[-1].d.tag;
     goto out;
+  }
 #endif
   SYNC();
   step_one(vm, FAST_HOOKED);
@@ -283,9 +294,10 @@ enter: {
    * run_plain returns at once): then instruction by instruction up to it,
    * in the compiled block's checked variant where there is one */
   e = &b->op->d;
-  if (VM_UNLIKELY(cy + b->op->last_start >= ev)) {
+  if (VM_UNLIKELY(cy + b->op->bound >= ev)) {
     if (b->op->jit_checked) {
       code = b->op->jit_checked;
+      js.exec_pc = c->exec_pc; /* what it stops with if it stops before its first */
       goto jit_run;
     }
     SYNC();
@@ -298,11 +310,12 @@ blkend: /* a block ended at its length limit, before a fast instruction */
   pc = e->tag;
   ir += e->nth;
   LS_FROM_PREV();
+  if (VM_UNLIKELY(cy >= ev)) /* its last instruction crossed the event (block.c) */
+    c->exec_pc = BLOCK_OP(e)[-1].d.tag;
   goto enter;
 jit: /* a compiled block (jit.h): its code runs on from block to block */
   code = BLOCK_OP(e)->jit;
 jit_run: {
-  struct vm_jit_state js;
   js.cy = cy;
   js.ev = ev;
   js.ir = ir;
@@ -313,6 +326,8 @@ jit_run: {
   cy = js.cy;
   ir = js.ir;
   fl = js.fl;
+  if (VM_UNLIKELY(cy >= ev)) /* only checked code gets there: it kept the last */
+    c->exec_pc = js.exec_pc;
   if (how != VM_JIT_ENTER) { /* it stopped before an entry, with nothing of it done */
     lsp = js.lsp;
     lsrt = js.lsrt;

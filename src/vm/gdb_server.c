@@ -450,15 +450,18 @@ static void monitor(struct sonde_gdb *g, const char *cmd)
   if (!strcmp(cmd, "help") || !*cmd) {
     mon_out(g, "monitor commands:\n"
                "  pcsr          read DWT_PCSR through the debug bus (no halt)\n"
-               "  sample N C    run, reading DWT_PCSR every C cycles N times without\n"
-               "                halting the core in between; halts at the end\n"
+               "  sample N C    run N x C cycles, printing what DWT_PCSR shows every C\n"
+               "                cycles (PC, or sleep) without halting the core in\n"
+               "                between; halts at the end\n"
                "  stats         cycles, instructions and exceptions so far\n"
                "  reset         system reset (the core stays halted at the reset vector)\n");
   } else if (!strcmp(cmd, "pcsr")) {
     uint32_t v = 0;
     if (sonde_vm_read_mem(g->vm, DWT_PCSR, &v, 4) == 0)
-      snprintf(line, sizeof line, "DWT_PCSR = 0x%08x (core pc 0x%08x, cycle %llu)\n", v,
-               g->vm->cpu.r[15], (unsigned long long)st.cycles);
+      snprintf(line, sizeof line, "DWT_PCSR = 0x%08x (core pc 0x%08x, cycle %llu%s)\n", v,
+               g->vm->cpu.r[15], (unsigned long long)st.cycles,
+               v == 0xFFFFFFFFu ? "; halted: PCSR reads all ones in Debug state, see sample"
+                                : "");
     else
       snprintf(line, sizeof line, "no DWT on this machine; core pc 0x%08x (cycle %llu)\n",
                g->vm->cpu.r[15], (unsigned long long)st.cycles);
@@ -470,22 +473,33 @@ static void monitor(struct sonde_gdb *g, const char *cmd)
       put_packet(g, "OK");
       return;
     }
+    /* What DWT_PCSR shows at cycles t0 + C, t0 + 2C, ... (the rule of the
+     * DWT's PC samples, sonde_vm_pc_at_cycle): the core runs in between. */
     vm_dbgh_set_halted(g->vm, false);
+    uint32_t probe = 0;
+    bool dwt = sonde_vm_read_mem(g->vm, DWT_PCSR, &probe, 4) == 0;
+    uint64_t t = st.cycles;
     for (unsigned long i = 0; i < n && !g->exited; i++) {
       struct sonde_vm_stop s;
-      sonde_vm_get_stats(g->vm, &st);
-      uint64_t lim = g->max_cycles - st.cycles > every ? st.cycles + every : g->max_cycles;
-      sonde_vm_run(g->vm, lim, &s);
-      uint32_t v = 0;
-      bool have = sonde_vm_read_mem(g->vm, DWT_PCSR, &v, 4) == 0;
-      sonde_vm_get_stats(g->vm, &st);
-      snprintf(line, sizeof line, "cycle %llu %s 0x%08x\n", (unsigned long long)st.cycles,
-               have ? "pcsr" : "pc", have ? v : g->vm->cpu.r[15]);
-      mon_out(g, line);
-      if (s.reason != SONDE_VM_STOP_CYCLE_LIMIT || lim == g->max_cycles) {
+      if (g->max_cycles - t <= every) {
+        sonde_vm_run(g->vm, g->max_cycles, &s);
         note_stop(g, &s);
         break;
       }
+      t += every;
+      struct sonde_pcsample ps;
+      int rc = sonde_vm_pc_at_cycle(g->vm, t, &ps, &s);
+      if (rc < 0) {
+        note_stop(g, &s);
+        break;
+      }
+      if (ps.kind == SONDE_PCSAMPLE_PC)
+        snprintf(line, sizeof line, "cycle %llu %s 0x%08x\n", (unsigned long long)t,
+                 dwt ? "pcsr" : "pc", ps.pc);
+      else
+        snprintf(line, sizeof line, "cycle %llu %s\n", (unsigned long long)t,
+                 ps.kind == SONDE_PCSAMPLE_SLEEP ? "sleep" : "none");
+      mon_out(g, line);
     }
     vm_dbgh_set_halted(g->vm, true);
   } else if (!strcmp(cmd, "stats")) {

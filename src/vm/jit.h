@@ -45,6 +45,9 @@ struct vm_jit_state {
   const struct vm_block_op *op;
   uint32_t pc; /* VM_JIT_ENTER: where execution goes on */
   uint8_t lsp, lsrt;
+  /* The checked variant's exits store here the address of the last
+   * instruction it ran (cpu.exec_pc); other code leaves it as it came. */
+  uint32_t exec_pc;
 };
 
 enum vm_jit_exit {

@@ -59,10 +59,11 @@ _Static_assert(sizeof(struct vm_page) == 32, "page entry size");
 #define ST_PC ((int32_t)offsetof(struct vm_jit_state, pc))
 #define ST_LSP ((int32_t)offsetof(struct vm_jit_state, lsp))
 #define ST_LSRT ((int32_t)offsetof(struct vm_jit_state, lsrt))
+#define ST_XPC ((int32_t)offsetof(struct vm_jit_state, exec_pc))
 _Static_assert(offsetof(struct vm_jit_state, lsrt) == offsetof(struct vm_jit_state, lsp) + 1,
                "lsp and lsrt are written as one halfword");
 #define OP_LINK ((int32_t)offsetof(struct vm_block_op, link))
-#define OP_LAST ((int32_t)offsetof(struct vm_block_op, last_start))
+#define OP_BOUND ((int32_t)offsetof(struct vm_block_op, bound))
 #define OP_JIT ((int32_t)offsetof(struct vm_block_op, jit))
 #define OP_JITC ((int32_t)offsetof(struct vm_block_op, jit_checked))
 #define PG_HOST ((int32_t)offsetof(struct vm_page, host))
@@ -121,13 +122,15 @@ static void emit_try_checked(struct emit *e, unsigned r)
   patch(&e->a, none, e->a.p);
 }
 
-/* rax = a block's first entry, reached by a branch. When its bound allows
- * (cy + last_start < ev), go into its code, or resume there with the block
- * executor when it has none; else into its checked variant; fall through
- * when it has none. */
-static void emit_go_block(struct emit *e)
+/* rax = a block's first entry, reached by a branch (`from`, or NULL: an
+ * indirect one, whose address is in r8d). When its bound allows (cy + bound
+ * < ev), go into its code, or resume there with the block executor when it
+ * has none; else, after storing the branch's address (it may have crossed
+ * the event, block.c), into its checked variant; fall through when it has
+ * none. */
+static void emit_go_block(struct emit *e, const struct vm_block_op *from)
 {
-  load32(&e->a, RSI, RAX, OP_LAST);
+  load32(&e->a, RSI, RAX, OP_BOUND);
   alu_rr(&e->a, true, ALU_ADD, RSI, R12);
   alu_rr(&e->a, true, ALU_CMP, RSI, R13);
   uint8_t *bound = jcc_fwd(&e->a, CC_AE);
@@ -141,6 +144,10 @@ static void emit_go_block(struct emit *e)
   mov_ri(&e->a, RAX, VM_JIT_RESUME);
   jmp_to(&e->a, e->j->exit);
   patch(&e->a, bound, e->a.p); /* the event is near */
+  if (from)
+    store32_i(&e->a, R15, ST_XPC, from->d.tag);
+  else
+    store32(&e->a, R15, ST_XPC, R8);
   emit_try_checked(e, RAX);
 }
 
@@ -173,7 +180,8 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
   }
   b1(&e->a, 0xc3);
 
-  /* dispatch: eax = the target of a retired indirect branch (cy, ir done) */
+  /* dispatch: eax = the target of a retired indirect branch (cy, ir done),
+   * r8d = the branch's address */
   j->dispatch = e->a.p;
   mov_rr(&e->a, RCX, RAX);
   shift_ri(&e->a, false, SH_SHR, RCX, 1);
@@ -186,11 +194,12 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
   uint8_t *miss = jcc_fwd(&e->a, CC_NE);
   op_m(&e->a, false, 0x89, RAX, R15, ST_PC); /* mov [r15 + pc], eax (for a bound miss) */
   load64(&e->a, RAX, RDX, (int32_t)offsetof(struct vm_block, op));
-  emit_go_block(e);
+  emit_go_block(e, NULL);
   uint8_t *to_enter = jmp_fwd(&e->a);
   patch(&e->a, miss, e->a.p);
   op_m(&e->a, false, 0x89, RAX, R15, ST_PC);
   patch(&e->a, to_enter, e->a.p); /* enter at pc, nothing to link */
+  store32(&e->a, R15, ST_XPC, R8); /* the branch: it may have crossed the event */
   op_m(&e->a, true, 0xc7, 0, R15, ST_OP); /* mov qword [r15 + op], 0 */
   b4(&e->a, 0);
   mov_ri(&e->a, RAX, VM_JIT_ENTER);
@@ -214,6 +223,8 @@ static bool add_stub(struct emit *e, uint8_t *patch_at, const struct vm_block_op
  * checked variant, one instruction at a time. */
 static void emit_resume(struct emit *e, const struct vm_block_op *op, uint32_t pend)
 {
+  if (e->checked && op->d.nth) /* the last it ran, for a PC sample at the event */
+    store32_i(&e->a, R15, ST_XPC, op[-1].d.tag);
   add64_i(&e->a, R12, pend);
   mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)op);
   store64(&e->a, R15, ST_OP, RAX);
@@ -225,6 +236,7 @@ static void emit_resume(struct emit *e, const struct vm_block_op *op, uint32_t p
  * at its target (label enter, which links op to the target's block). */
 static void emit_enter_exit(struct emit *e, const struct vm_block_op *op)
 {
+  store32_i(&e->a, R15, ST_XPC, op->d.tag); /* op may have crossed the event (block.c) */
   mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)op);
   store64(&e->a, R15, ST_OP, RDX);
   store32_i(&e->a, R15, ST_PC, (uint32_t)op->d.soff);
@@ -252,13 +264,14 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   add64_i(&e->a, R12, pend + op->d.taken_cycles);
   add64_i(&e->a, R14, op->d.nth + 1u);
   if (to) {
-    op_m(&e->a, true, 0x8d, RSI, R12, (int32_t)to->last_start); /* lea rsi, [r12 + last_start] */
+    op_m(&e->a, true, 0x8d, RSI, R12, (int32_t)to->bound); /* lea rsi, [r12 + bound] */
     alu_rr(&e->a, true, ALU_CMP, RSI, R13);
     uint8_t *bound = jcc_fwd(&e->a, CC_AE);
     if (vm_fast_is_load_store(to->d.fast)) /* it reads the pipelining state */
       emit_ls_clear(e);
     jmp_to(&e->a, code);
     patch(&e->a, bound, e->a.p); /* the event is near: the checked variant, or the block executor */
+    store32_i(&e->a, R15, ST_XPC, op->d.tag); /* op may have crossed it (block.c) */
     mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)to);
     emit_try_checked(e, RAX);
     emit_enter_exit(e, op);
@@ -268,7 +281,7 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   load64(&e->a, RAX, RDX, OP_LINK);
   test64_rr(&e->a, RAX, RAX);
   uint8_t *unlinked = jcc_fwd(&e->a, CC_E);
-  emit_go_block(e);
+  emit_go_block(e, op);
   patch(&e->a, unlinked, e->a.p);
   emit_enter_exit(e, op);
 }
@@ -503,6 +516,7 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
 static void emit_indirect(struct emit *e, const struct vm_block_op *op, const struct vm_timing *t,
                           uint32_t cycles)
 {
+  mov_ri(&e->a, R8, op->d.tag); /* for the dispatch's exits towards an event */
   if (e->wr) {
     mov_rr(&e->a, RDX, RAX);
     shift_ri(&e->a, false, SH_SHR, RDX, VM_PAGE_SHIFT);

@@ -323,6 +323,8 @@ int vm_sys_init(struct sonde_vm *vm, unsigned num_irqs, unsigned prio_bits)
 {
   struct vm_sys *s = &vm->sys;
   memset(s, 0, sizeof *s);
+  s->sleep_from = UINT64_MAX;      /* no sleep and */
+  vm->cpu.exec_pc = VM_EXEC_NONE;  /* no instruction yet (pc_at.c) */
   s->num_irqs = num_irqs > VM_MAX_IRQS ? VM_MAX_IRQS : num_irqs;
   s->prio_bits = prio_bits < 2 ? 2 : prio_bits > 8 ? 8 : prio_bits;
   vm_sys_nvic_changed(s); /* num_irqs */

@@ -77,6 +77,9 @@ struct vm_sys {
   bool defer_exc_update;    /* timers fire in a service that ends with vm_exc_update() */
   uint64_t exceptions_taken;
   uint64_t sleep_cycles;
+  /* The latest sleep began at sleep_from (UINT64_MAX: none since power-on)
+   * and has lasted sleep_cycles - sleep_base cycles so far (pc_at.c). */
+  uint64_t sleep_from, sleep_base;
   /* Timed events. */
   struct vm_sys_timer timers[VM_SYS_MAX_TIMERS];
   unsigned ntimers;

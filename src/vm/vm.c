@@ -146,6 +146,7 @@ static int run_common(struct sonde_vm *vm, uint64_t max_cycles, struct sonde_vm_
   vm->max_cycles = max_cycles;
   vm_sys_update_event(vm);
   vm_exc_update(vm);
+  const uint64_t instret = vm->cpu.instret;
   int rc = 0;
   if (vm->cpu.locked_up) {
     vm->cpu.r[15] = 0xEFFFFFFEu;
@@ -164,6 +165,10 @@ static int run_common(struct sonde_vm *vm, uint64_t max_cycles, struct sonde_vm_
   }
   if (vm->stop.reason == SONDE_VM_STOP_ERROR && rc == 0)
     rc = SONDE_E_IO;
+  if (vm->cpu.instret != instret && vm->cpu.cycles) /* where the last instruction may start */
+    vm->pc_floor = vm->stop.reason == SONDE_VM_STOP_CYCLE_LIMIT && vm->cpu.cycles >= max_cycles
+                       ? max_cycles - 1
+                       : vm->cpu.cycles - 1;
   fill_stop(vm, stop);
   vm->attention &= ~(uint32_t)VM_ATTN_STOP;
   return rc;

@@ -43,6 +43,9 @@ struct sonde_vm {
   uint32_t attention;   /* VM_ATTN_* */
   uint64_t event_cycle; /* earliest cycle something else needs service */
   uint64_t max_cycles;  /* limit of the current sonde_vm_run() */
+  /* The last instruction that entered Execute (cpu.exec_pc) started at or
+   * before this cycle (sonde_vm_pc_at_cycle looks back no further; vm.c). */
+  uint64_t pc_floor;
   bool hooked;          /* any observation hook is set: use the traced path */
   bool jit_off;         /* the block executor interprets (sonde_vm_set_jit) */
   uint64_t jit_blocks;  /* blocks compiled so far (sonde_vm_stats.compiled_blocks) */

@@ -3,9 +3,10 @@
  * SWO stream is decoded here by an independent ITM decoder (ARMv7-M ARM
  * Appendix D4, written for this test, not src/itm) and checked against the
  * VM's ground truth from the observation hooks:
- *   - each PC sample equals the PC of the first instruction that starts at or
- *     after the sample's cycle (its sleep form: the core sleeps at that cycle),
- *     and the samples come every N cycles of FrankenTrace's Table 2;
+ *   - each PC sample shows what occupied its cycle (include/sonde/trace.h,
+ *     sonde_pcsample_of): the instruction whose cycles contain it, the sleep
+ *     form in a sleep, else the last instruction that started before it;
+ *     the samples come every N cycles of FrankenTrace's Table 2;
  *   - each exception-trace packet is a ground-truth exception event, in order;
  *   - each data-trace packet is a ground-truth transfer, in order;
  *   - ITM printf with FIFO polling loses nothing at a slow baud;
@@ -24,12 +25,14 @@
 #define SONDE_FIRMWARE_DIR SONDE_BINARY_DIR "/firmware"
 #endif
 
-struct retire { uint32_t pc; uint64_t start; uint32_t cycles; };
+struct retire { uint32_t pc; uint64_t start; uint32_t cycles; uint64_t sleep_before; };
 struct xfer { uint64_t cycle; uint32_t pc, addr, value; unsigned size; bool write; };
 struct excev { uint64_t cycle; int ev; unsigned exc; };
 struct swob { uint8_t b; uint64_t start; };
 
 struct gt {
+  struct sonde_vm *vm;
+  uint64_t sleep_seen;      /* sleep cycles before the last retired instruction */
   struct retire *r; size_t nr, cr;
   struct xfer *x; size_t nx, cx;
   struct excev e[8192]; size_t ne;
@@ -62,7 +65,10 @@ struct gt {
 static void on_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
 {
   struct gt *g = ctx;
-  PUSH(g->r, g->nr, g->cr, ((struct retire){pc, cycle, cycles}));
+  struct sonde_vm_stats st;
+  sonde_vm_get_stats(g->vm, &st); /* the gap before it: sleep first (docs/formats.md) */
+  PUSH(g->r, g->nr, g->cr, ((struct retire){pc, cycle, cycles, st.sleep_cycles - g->sleep_seen}));
+  g->sleep_seen = st.sleep_cycles;
   if (g->cyc_mark) {
     g->cyc_mark = 0;
     g->cyc_zero = cycle;
@@ -270,6 +276,7 @@ static struct sonde_vm *run_fw(const char *name, struct gt *g, struct sonde_vm_s
     return NULL;
   }
   sonde_vm_set_output(vm, quiet, NULL);
+  g->vm = vm;
   struct sonde_vm_hooks h = {.ctx = g, .retire = on_retire, .transfer = on_transfer,
                              .exception = on_exc};
   sonde_vm_set_hooks(vm, &h);
@@ -296,19 +303,21 @@ static size_t first_at(const struct gt *g, uint64_t t)
   return lo;
 }
 
-/* Check one PC sample packet at cycle t against the ground truth. */
+/* Check one PC sample packet at cycle t against the ground truth: the
+ * instruction whose cycles hold t; in the gap after it, the sleep form
+ * while the gap's sleep lasts (sleep comes first in a gap), else still its
+ * address (exception entry, return, tail-chain). */
 static bool sample_ok(struct sonde_vm *vm, const struct gt *g, const struct pkt *p, uint64_t t)
 {
-  size_t i = first_at(g, t);
-  if (p->size == 4)
-    return i < g->nr && g->r[i].pc == p->value;
-  /* Sleep form: no instruction executing at t, and the last one was WFI. */
-  if (p->value != 0 || i == 0 || i >= g->nr)
+  (void)vm;
+  size_t i = first_at(g, t + 1); /* the first instruction starting after t */
+  if (i == 0)
     return false;
-  const struct retire *prev = &g->r[i - 1];
-  uint16_t op = 0;
-  sonde_vm_read_mem(vm, prev->pc, &op, 2);
-  return prev->start + prev->cycles <= t && op == 0xBF30;
+  const struct retire *r = &g->r[i - 1];
+  uint64_t end = r->start + r->cycles;
+  if (t >= end && i < g->nr && t - end < g->r[i].sleep_before)
+    return p->size == 1 && p->value == 0;
+  return p->size == 4 && p->value == r->pc;
 }
 
 static unsigned interval_of(uint32_t ctrl)
@@ -701,9 +710,9 @@ static void test_cycmatch_and_value_match(void)
   REQUIRE(g.ts_origin && g.cyc_zero && g.ncomp0 >= 9);
   struct pkt *p = NULL;
   size_t np = decode(g.s, g.ns, g.ts_origin, &p);
-  /* 1. One PC sample per CYCMATCH, carrying the PC of the first instruction
-   * starting at or after the cycle CYCCNT reached COMP0 (CYCCNT(t) =
-   * cyc_val + t - cyc_zero), dated by its timestamp to that very cycle. */
+  /* 1. One PC sample per CYCMATCH, showing what occupied the cycle CYCCNT
+   * reached COMP0 (CYCCNT(t) = cyc_val + t - cyc_zero), as periodic
+   * samples do, dated by its timestamp to that very cycle. */
   uint32_t words[32];
   size_t nw = 0, ns = 0, wrong = 0, late = 0;
   for (size_t j = 0; j < np; j++) {
@@ -713,8 +722,7 @@ static void test_cycmatch_and_value_match(void)
       continue;
     REQUIRE(ns < 8 && p[j].size == 4);
     uint64_t t = g.cyc_zero + (uint32_t)(g.comp0[ns] - g.cyc_val);
-    size_t k = first_at(&g, t);
-    wrong += !(k < g.nr && g.r[k].pc == p[j].value);
+    wrong += !sample_ok(vm, &g, &p[j], t);
     late += !(p[j].timed && p[j].cycle == t);
     ns++;
   }

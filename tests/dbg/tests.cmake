@@ -16,3 +16,15 @@ endif()
 sonde_unit_test(test_dbg_pin dbg/test_dbg_pin.c LIBS sonde_vm sonde_swo)
 # Register-level tests of the DWT/ITM/TPIU (no firmware build needed).
 sonde_unit_test(test_dbg_regs dbg/test_dbg_regs.c LIBS sonde_vm)
+# "The PC at cycle T" (firmware/dbg/dbg_pcat.c): DWT PC samples at every
+# Table 2 interval and phase, CYCMATCH, DWT_PCSR and sonde_vm_pc_at_cycle
+# against the ground truth of the hooks, on every executor.
+if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
+  sonde_unit_test(test_dbg_pcat dbg/test_dbg_pcat.c LIBS sonde_vm sonde_itm sonde_trace
+                  LABELS firmware)
+  target_compile_definitions(test_dbg_pcat PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
+  add_dependencies(test_dbg_pcat fw_dbg_pcat)
+endif()
+if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
+  sonde_cli_test(gdb_pcsr LABELS firmware)
+endif()

@@ -1,0 +1,76 @@
+/* The PC at a cycle, from the VM's state (pc_at.h): the rule of
+ * sonde_pcsample_of() (src/trace/pcsample.c) applied to what the VM keeps
+ * instead of a PC trace, the last instruction that entered Execute
+ * (cpu.exec_pc) and the latest sleep span (sys.sleep_from, sleep_base),
+ * and sonde_vm_pc_at_cycle() on top of it.
+ *
+ * Why that is enough: the executors stop at the first instruction boundary
+ * at or after an event (or the run's cycle limit), so an event at cycle t
+ * is served once the VM is past t with no instruction started after t, or
+ * exactly at t, where the instruction starting at t (or the exception entry
+ * starting at t, or a sleep) is not known yet: dbg_dwt.c keeps such a
+ * sample pending until the VM is past t. */
+#include "pc_at.h"
+
+#include "vm_internal.h"
+
+static bool in_sleep(const struct sonde_vm *vm, uint64_t t)
+{
+  const struct vm_sys *s = &vm->sys;
+  return s->sleep_from != UINT64_MAX && t >= s->sleep_from &&
+         t - s->sleep_from < s->sleep_cycles - s->sleep_base;
+}
+
+static void set(struct sonde_pcsample *out, uint64_t t, enum sonde_pcsample_kind kind, uint32_t pc)
+{
+  out->cycle = t;
+  out->kind = kind;
+  out->pc = kind == SONDE_PCSAMPLE_PC ? pc : 0;
+}
+
+void vm_pc_in_gap(const struct sonde_vm *vm, uint64_t t, bool have_prev, uint32_t prev_pc,
+                  struct sonde_pcsample *out)
+{
+  if (in_sleep(vm, t))
+    set(out, t, SONDE_PCSAMPLE_SLEEP, 0);
+  else
+    set(out, t, have_prev ? SONDE_PCSAMPLE_PC : SONDE_PCSAMPLE_NONE, prev_pc);
+}
+
+bool vm_pc_at(const struct sonde_vm *vm, uint64_t t, struct sonde_pcsample *out)
+{
+  const struct vm_cpu *c = &vm->cpu;
+  if (t >= c->cycles)
+    return false;
+  /* t lies in the last instruction's cycles or in the gap after it (the
+   * gap's sleep first, then exception entry, return, tail-chain) */
+  vm_pc_in_gap(vm, t, c->exec_pc != VM_EXEC_NONE, c->exec_pc, out);
+  return true;
+}
+
+int sonde_vm_pc_at_cycle(struct sonde_vm *vm, uint64_t cycle, struct sonde_pcsample *out,
+                         struct sonde_vm_stop *stop)
+{
+  if (!vm || !out || cycle == UINT64_MAX)
+    return SONDE_E_ARG;
+  struct sonde_vm_stop st;
+  if (!stop)
+    stop = &st;
+  if (vm->cpu.cycles <= cycle) {
+    int rc = sonde_vm_run(vm, cycle + 1, stop);
+    if (rc < 0)
+      return rc;
+    if (vm->cpu.cycles <= cycle)
+      return SONDE_E_AGAIN; /* stopped before it: stop says why */
+  } else {
+    memset(stop, 0, sizeof *stop);
+    stop->reason = SONDE_VM_STOP_CYCLE_LIMIT;
+    stop->pc = vm->cpu.r[15];
+  }
+  if (cycle < vm->pc_floor || !vm_pc_at(vm, cycle, out))
+    return sonde_diag_set(&vm->diag, SONDE_E_RANGE,
+                          "cycle %llu: the last instruction may have started after it (it is "
+                          "known from cycle %llu on)",
+                          (unsigned long long)cycle, (unsigned long long)vm->pc_floor);
+  return 0;
+}
