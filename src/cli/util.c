@@ -3,6 +3,7 @@
 #include "sonde/common.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,4 +80,37 @@ static void put_file(void *ctx, const char *p, size_t n)
 void cli_json_string(FILE *out, const char *s)
 {
   sonde_json_quote(s, put_file, out);
+}
+
+char *cli_read_file(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *buf = NULL;
+  size_t cap = 0, n = 0;
+  for (;;) {
+    if (n + 65537 > cap) {
+      char *p = realloc(buf, cap = 2 * cap + 65537);
+      if (!p) {
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = p;
+    }
+    size_t k = fread(buf + n, 1, 65536, f);
+    n += k;
+    if (!k)
+      break;
+  }
+  bool err = ferror(f);
+  fclose(f);
+  if (err) {
+    free(buf);
+    return NULL;
+  }
+  buf[n] = 0;
+  *len = n;
+  return buf;
 }
