@@ -195,7 +195,10 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
     bk->hi = a + 4;
   b->tag = pc | 1;
   b->op = &bk->op[first];
-  bk->op[first].bound = last_start;
+  /* A block that is just a slow instruction (which may fault) is never
+   * entered straight when an event may be near: every way there then
+   * stores the branch's address, the instruction before it (cpu.h). */
+  bk->op[first].bound = n ? last_start : UINT32_MAX >> 1;
   /* compiled, the block's first entry enters its code (exec_threaded.h) */
   const void *code = vm_jit_compile(vm, bk->jit, &bk->op[first], false);
   if (code) {

@@ -255,11 +255,10 @@ slow:
   pc = e->tag;
   ir += e->nth;
   LS_FROM_PREV();
-  if (VM_UNLIKELY(cy >= ev)) { /* after a block's last instruction: the event is due */
-    if (e->nth) /* that instruction crossed it (block.c) */
-      c->exec_pc = BLOCK_OP(e)[-1].d.tag;
+  if (e->nth) /* the instruction before: it crossed the event (block.c), or this one may fault */
+    c->exec_pc = BLOCK_OP(e)[-1].d.tag;
+  if (VM_UNLIKELY(cy >= ev)) /* after a block's last instruction: the event is due */
     goto out;
-  }
 #endif
   SYNC();
   step_one(vm, FAST_HOOKED);
@@ -295,6 +294,8 @@ enter: {
    * in the compiled block's checked variant where there is one */
   e = &b->op->d;
   if (VM_UNLIKELY(cy + b->op->bound >= ev)) {
+    if (e->fast == VM_FAST_SLOW) /* just a slow instruction (block.c) */
+      goto slow;
     if (b->op->jit_checked) {
       code = b->op->jit_checked;
       js.exec_pc = c->exec_pc; /* what it stops with if it stops before its first */
@@ -310,8 +311,7 @@ blkend: /* a block ended at its length limit, before a fast instruction */
   pc = e->tag;
   ir += e->nth;
   LS_FROM_PREV();
-  if (VM_UNLIKELY(cy >= ev)) /* its last instruction crossed the event (block.c) */
-    c->exec_pc = BLOCK_OP(e)[-1].d.tag;
+  c->exec_pc = BLOCK_OP(e)[-1].d.tag; /* it may have crossed the event (block.c), or the next fault */
   goto enter;
 jit: /* a compiled block (jit.h): its code runs on from block to block */
   code = BLOCK_OP(e)->jit;
@@ -326,7 +326,7 @@ jit_run: {
   cy = js.cy;
   ir = js.ir;
   fl = js.fl;
-  if (VM_UNLIKELY(cy >= ev)) /* only checked code gets there: it kept the last */
+  if (VM_UNLIKELY(cy >= ev) || how == VM_JIT_ENTER) /* its exits kept the last */
     c->exec_pc = js.exec_pc;
   if (how != VM_JIT_ENTER) { /* it stopped before an entry, with nothing of it done */
     lsp = js.lsp;
