@@ -133,12 +133,22 @@ int sonde_ft_stitch_set_preamble(struct sonde_ft_stitch *st, uint64_t first_cycl
  * caller's name for it (its index in the capture), used in reports. Several
  * iterations may be open at once (parallel runs); each is merged into the
  * trace only by sonde_ft_iter_end(), so the result does not depend on the
- * order in which open iterations were fed. */
+ * order in which open iterations were fed. Which of two disagreeing
+ * iterations counts as the earlier one (iter_a, the value kept in a CONFLICT
+ * cell) is the order of _iter_end: end them in iteration order for reports
+ * that are identical whatever the parallelism. */
 int sonde_ft_iter_begin(struct sonde_ft_stitch *st, uint32_t phase, uint32_t id,
                         struct sonde_ft_iter **out);
 /* Samples k0, k0+1, ..., k0+n-1 of this iteration (cycle origin + k*N + phase).
  * k0 must not go backwards (SONDE_E_ARG); skipped k's are LOST. */
 int sonde_ft_iter_feed(struct sonde_ft_iter *it, uint64_t k0, const uint32_t *samples, size_t n);
+
+/* One sample placed by its absolute cycle (from the ITM timestamps that
+ * follow each PC sample, paper 4.4): it must lie on this iteration's grid
+ * (origin + k*N + phase) and after the previous sample, else SONDE_E_FORMAT
+ * with the reason in the stitcher's detail — the capture is corrupt, and the
+ * caller discards the iteration (and re-runs it) rather than merging it. */
+int sonde_ft_iter_feed_at(struct sonde_ft_iter *it, uint64_t cycle, uint32_t sample);
 
 struct sonde_ft_iter_end_info {
   bool complete;      /* the end marker was seen (false: capture cut mid-iteration) */
@@ -252,6 +262,13 @@ int sonde_ft_format_parse(const char *s, enum sonde_ft_format *out);
 #define SONDE_FT_READ_MAX (1ull << 28)
 int sonde_ft_read(const char *path, enum sonde_ft_format format, uint64_t max_cycles,
                   struct sonde_ft_trace **out, struct sonde_diag *diag);
+/* Progress of a long call: `done` of `total` units (bytes of the file). */
+typedef void (*sonde_ft_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+/* sonde_ft_read that reports how much of the file it has read, now and then
+ * (for a progress bar; `fn` may be NULL). */
+int sonde_ft_read_progress(const char *path, enum sonde_ft_format format, uint64_t max_cycles,
+                           sonde_ft_progress_fn fn, void *ctx, struct sonde_ft_trace **out,
+                           struct sonde_diag *diag);
 /* The same from memory (not compressed), for tests and fuzzing. */
 int sonde_ft_read_buffer(const void *data, size_t len, const char *name,
                          enum sonde_ft_format format, uint64_t max_cycles,

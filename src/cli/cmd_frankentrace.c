@@ -8,11 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void read_progress(void *ctx, uint64_t done, uint64_t total)
+{
+  struct cli_progress *p = ctx;
+  p->total = total;
+  cli_progress_update(p, done);
+}
+
 struct sonde_ft_trace *ft_cli_read_trace(const char *path)
 {
   struct sonde_ft_trace *t;
   struct sonde_diag d = {{0}};
-  if (sonde_ft_read(path, SONDE_FT_FORMAT_AUTO, 0, &t, &d)) {
+  struct cli_progress pr; /* on a terminal only */
+  cli_progress_start(&pr, "reading", 0);
+  int rc = sonde_ft_read_progress(path, SONDE_FT_FORMAT_AUTO, 0, read_progress, &pr, &t, &d);
+  cli_progress_end(&pr);
+  if (rc) {
     cli_error("%s: %s", cli_command_name, d.msg);
     return NULL;
   }

@@ -243,8 +243,10 @@ int cmd_frankentrace_analyze(int argc, char **argv)
               l->last_cycle, cyc);
       if (clock_hz)
         fprintf(o, " (%.1f us)", (double)cyc * 1e6 / (double)clock_hz);
-      fprintf(o, ", %" PRIu64 " iterations of %u instructions at 0x%08x-0x%08x (%s)",
-              l->iterations, l->body_len, l->head, l->tail, a);
+      fprintf(o, ", %" PRIu64 " iterations of %u instructions at 0x%08x-0x%08x", l->iterations,
+              l->body_len, l->head, l->tail);
+      if (a[0] != '0') /* a symbol, not the bare address again */
+        fprintf(o, " (%s)", a);
       if (l->unrecoverable)
         fprintf(o, ", %" PRIu64 " cycles unrecoverable", l->unrecoverable);
       for (unsigned q = 0; q < npolled; q++)
@@ -292,8 +294,12 @@ int cmd_frankentrace_analyze(int argc, char **argv)
       print_hist(o, s->hist, true);
       fputc('}', o);
     } else {
-      fprintf(o, "  0x%08x %10" PRIu64 " %10" PRIu64 " %5u %5u  %-40s %s\n", s->pc, s->executions,
-              s->cycles, s->min_cycles, s->max_cycles, a, b);
+      if (b[0])
+        fprintf(o, "  0x%08x %10" PRIu64 " %10" PRIu64 " %5u %5u  %-40s %s\n", s->pc,
+                s->executions, s->cycles, s->min_cycles, s->max_cycles, a, b);
+      else
+        fprintf(o, "  0x%08x %10" PRIu64 " %10" PRIu64 " %5u %5u  %s\n", s->pc, s->executions,
+                s->cycles, s->min_cycles, s->max_cycles, a);
     }
   }
   if (json)

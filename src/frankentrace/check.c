@@ -195,7 +195,8 @@ int sonde_ft_check(const struct sonde_ft_trace *t, struct sonde_sym *sym, size_t
       continue;
     }
     out->transitions++;
-    const struct decoded *d = decode(ck, prev);
+    /* a copy: later lookups may reuse its cache slot */
+    const struct decoded dprev = *decode(ck, prev), *d = &dprev;
     char why[96];
     if (!d->ok) {
       out->skipped_no_code++;

@@ -5,10 +5,18 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 int ft_load_file(const char *path, char **data, size_t *len, struct sonde_diag *diag)
+{
+  return ft_load_file_progress(path, data, len, NULL, NULL, diag);
+}
+
+int ft_load_file_progress(const char *path, char **data, size_t *len,
+                          void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx,
+                          struct sonde_diag *diag)
 {
   *data = NULL;
   *len = 0;
@@ -16,6 +24,8 @@ int ft_load_file(const char *path, char **data, size_t *len, struct sonde_diag *
   gzFile g = is_stdin ? gzdopen(dup(STDIN_FILENO), "rb") : gzopen(path, "rb");
   if (!g)
     return sonde_diag_set(diag, SONDE_E_IO, "%s: %s", path, strerror(errno ? errno : ENOMEM));
+  struct stat sb;
+  uint64_t file_size = !is_stdin && stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
   size_t cap = 1 << 20, n = 0;
   char *buf = malloc(cap + 1);
   if (!buf) {
@@ -33,7 +43,8 @@ int ft_load_file(const char *path, char **data, size_t *len, struct sonde_diag *
       buf = p;
       cap *= 2;
     }
-    size_t want = cap - n > (1u << 30) ? (1u << 30) : cap - n;
+    /* pieces of 4 MiB, so that progress moves */
+    size_t want = cap - n > (4u << 20) ? (4u << 20) : cap - n;
     int got = gzread(g, buf + n, (unsigned)want);
     if (got < 0) {
       int zerr;
@@ -48,6 +59,8 @@ int ft_load_file(const char *path, char **data, size_t *len, struct sonde_diag *
     if (got == 0)
       break;
     n += (size_t)got;
+    if (fn)
+      fn(ctx, (uint64_t)gzoffset(g), file_size);
   }
   /* zlib returns what it could of a cut gzip stream: say so, never use it. */
   int zerr;

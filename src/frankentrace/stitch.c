@@ -214,6 +214,27 @@ int sonde_ft_iter_feed(struct sonde_ft_iter *it, uint64_t k0, const uint32_t *sa
   return 0;
 }
 
+int sonde_ft_iter_feed_at(struct sonde_ft_iter *it, uint64_t cycle, uint32_t sample)
+{
+  if (!it)
+    return SONDE_E_ARG;
+  struct sonde_ft_stitch *st = it->st;
+  uint64_t N = st->cfg.n, first = st->cfg.origin + it->phase;
+  if (cycle < first || (cycle - first) % N)
+    return sonde_diag_set(&st->diag, SONDE_E_FORMAT,
+                          "iteration %u: a sample at cycle %llu is off its grid (cycle %llu + k*%llu)",
+                          it->id, (unsigned long long)cycle, (unsigned long long)first,
+                          (unsigned long long)N);
+  uint64_t k = (cycle - first) / N;
+  if (k < it->n)
+    return sonde_diag_set(&st->diag, SONDE_E_FORMAT,
+                          "iteration %u: a sample at cycle %llu does not come after the previous "
+                          "one (cycle %llu)",
+                          it->id, (unsigned long long)cycle,
+                          (unsigned long long)(first + (it->n - 1) * N));
+  return sonde_ft_iter_feed(it, k, &sample, 1);
+}
+
 void sonde_ft_iter_discard(struct sonde_ft_iter *it)
 {
   if (!it)

@@ -214,10 +214,17 @@ int sonde_ft_read_buffer(const void *data, size_t len, const char *name,
 int sonde_ft_read(const char *path, enum sonde_ft_format format, uint64_t max_cycles,
                   struct sonde_ft_trace **out, struct sonde_diag *diag)
 {
+  return sonde_ft_read_progress(path, format, max_cycles, NULL, NULL, out, diag);
+}
+
+int sonde_ft_read_progress(const char *path, enum sonde_ft_format format, uint64_t max_cycles,
+                           sonde_ft_progress_fn fn, void *ctx, struct sonde_ft_trace **out,
+                           struct sonde_diag *diag)
+{
   char *data;
   size_t len;
   *out = NULL;
-  int rc = ft_load_file(path, &data, &len, diag);
+  int rc = ft_load_file_progress(path, &data, &len, fn, ctx, diag);
   if (rc)
     return rc;
   rc = sonde_ft_read_buffer(data, len, path, format, max_cycles, out, diag);

@@ -119,6 +119,47 @@ check "analyze totals" "$(python3 -c '
 import json,sys; d=json.load(open(sys.argv[1]))
 print(sum(f["cycles"] for f in d["functions"]) == d["known"], sum(m["cycles"] for m in d["mnemonics"]) == d["known"], sum(i["cycles"] for i in d["instructions"]) == d["known"])' "$tmp/a.json")" "True True True"
 
+# analyze, whole text output, on a hand-made CSV: a stall, a 3-instruction loop x12, a gap,
+# two untrusted rows, sleep (numbers worked out by hand in the comment of each line)
+python3 - >"$tmp/small.csv" <<'PY'
+print("ts,val,valid,label,short_instr")
+c = 100
+def put(pc, n, valid="true"):
+    global c
+    for _ in range(n):
+        print(f"{c},0x{pc:08x},{valid},,")
+        c += 1
+put(0x200, 3)
+for i in range(12):
+    put(0x1a32, 4); put(0x1a34, 1); put(0x1a36, 2)
+put(0x1a38, 1)
+c += 5
+put(0x300, 2, "false")
+print(f"{c},sleep,true,,")
+PY
+"$S" frankentrace analyze --top 3 "$tmp/small.csv" >"$tmp/out"; check "analyze small rc" $? 0
+cat >"$tmp/want" <<'EOF2'
+trace: cycles 100..195 (96): 88 known, 1 sleep, 7 unrecoverable
+
+busy-wait loops: 1
+  cycles 103-186: 84 cycles, 12 iterations of 3 instructions at 0x00001a32-0x00001a36
+
+functions (1, by cycles):
+        cycles instructions  function
+            88           38  (no symbol)
+
+instructions (5 PCs, by cycles):
+          pc executions     cycles   min   max  where                                    instruction
+  0x00001a32         12         48     4     4  0x00001a32
+  0x00001a36         12         24     2     2  0x00001a36
+  0x00001a34         12         12     1     1  0x00001a34
+
+mnemonics (1, by cycles; histogram of durations in cycles):
+  mnemonic   executions     cycles   min   max       1       2       3       4     5-8    9-16   17-32     33+
+  (unknown)          38         88     1     4      13      12       1      12       0       0       0       0
+EOF2
+check "analyze small output" "$(diff "$tmp/want" "$tmp/out" && echo same)" same
+
 # bad input: named file and offset, exit 1
 printf 'ts,val,valid\n1,0x2,true\n1,0x4,true\n' >"$tmp/dup.csv"
 "$S" frankentrace verify "$tmp/dup.csv" "$tmp/gt.pct" 2>"$tmp/err"; check "bad csv rc" $? 1

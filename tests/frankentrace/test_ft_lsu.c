@@ -211,11 +211,60 @@ static void test_read(void)
   free(x);
 }
 
+/* The real LSU trace (334 invasive pair runs over 12 ranges of 64 KiB) cannot
+ * be put in one order: the runs differ, and the library says where instead of
+ * producing a wrong order. The first difference is the RF doorbell range:
+ * run 5 polled RFACKIFG twice (0, then 1), run 25 once (already 1) — the
+ * DebugMonitor delays change a busy-wait's count, as the paper warns (5.2). */
+static void test_order_real(void)
+{
+  struct sonde_ft_xfer *x;
+  size_t n;
+  struct sonde_diag d;
+  CHECK_EQ_I(sonde_ft_lsu_read(SONDE_TESTDATA "/frankentrace-cc2650/blink_if_see.lsu_trace.csv.gz",
+                               &x, &n, &d), 0);
+  if (!n)
+    return;
+  uint32_t base[32];
+  unsigned nr = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned r;
+    for (r = 0; r < nr && base[r] != x[i].addr >> 16; r++)
+      ;
+    if (r == nr && nr < 32)
+      base[nr++] = x[i].addr >> 16;
+    x[i].range = r;
+  }
+  CHECK_EQ_U(nr, 12);
+  CHECK_EQ_U(base[3], 0x4004);
+  struct sonde_ft_lsu_order *o;
+  CHECK_EQ_I(sonde_ft_lsu_order_new(nr, &o), 0);
+  unsigned runs = 0;
+  for (size_t i = 0, j; i < n; i = j) {
+    uint32_t a = x[i].range, b = a;
+    for (j = i; j < n && x[j].run == x[i].run; j++)
+      if (x[j].range != a)
+        b = x[j].range;
+    CHECK_EQ_I(sonde_ft_lsu_order_add_run(o, x[i].run, a < b ? a : b, a < b ? b : a, x + i, j - i), 0);
+    runs++;
+  }
+  CHECK_EQ_U(runs, 334);
+  struct sonde_ft_xfer *out = NULL;
+  size_t cnt = 0;
+  CHECK_EQ_I(sonde_ft_lsu_order_finish(o, &out, &cnt), SONDE_E_FORMAT);
+  CHECK(out == NULL);
+  CHECK_EQ_STR(sonde_ft_lsu_order_error_detail(o),
+               "range 3: run 25 differs from run 5 at its transfer 50 (nondeterministic runs)");
+  sonde_ft_lsu_order_free(o);
+  free(x);
+}
+
 int main(void)
 {
   RUN(test_order_three_ranges);
   RUN(test_order_errors);
   RUN(test_align);
   RUN(test_read);
+  RUN(test_order_real);
   return check_summary();
 }

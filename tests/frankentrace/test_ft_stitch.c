@@ -291,6 +291,35 @@ static void test_length_conflict_and_misuse(void)
   sonde_ft_stitch_free(NULL);
 }
 
+/* Samples placed by timestamp: on the grid they are fed, off it or going
+ * back they are refused, and the caller discards the iteration. */
+static void test_feed_at(void)
+{
+  struct sonde_ft_stitch *st = new_stitch(0);
+  struct sonde_ft_iter *it;
+  CHECK_EQ_I(sonde_ft_iter_begin(st, 3, 42, &it), 0);
+  CHECK_EQ_I(sonde_ft_iter_feed_at(it, ORIGIN + 3, 0x100), 0);
+  CHECK_EQ_I(sonde_ft_iter_feed_at(it, ORIGIN + 11, 0x104), 0); /* k = 2; k = 1 lost */
+  CHECK_EQ_I(sonde_ft_iter_feed_at(it, ORIGIN + 13, 0x108), SONDE_E_FORMAT);
+  CHECK_EQ_STR(sonde_ft_stitch_error_detail(st),
+               "iteration 42: a sample at cycle 1013 is off its grid (cycle 1003 + k*4)");
+  CHECK_EQ_I(sonde_ft_iter_feed_at(it, ORIGIN + 7, 0x108), SONDE_E_FORMAT);
+  CHECK_EQ_STR(sonde_ft_stitch_error_detail(st),
+               "iteration 42: a sample at cycle 1007 does not come after the previous one (cycle 1011)");
+  CHECK_EQ_I(sonde_ft_iter_feed_at(it, ORIGIN + 1, 0x108), SONDE_E_FORMAT);
+  struct sonde_ft_iter_result r;
+  CHECK_EQ_I(sonde_ft_iter_end(it, NULL, &r), 0);
+  CHECK_EQ_U(r.samples, 3);
+  CHECK_EQ_U(r.lost, 1);
+  struct sonde_ft_trace *t;
+  CHECK_EQ_I(sonde_ft_stitch_finish(st, &t, NULL), 0);
+  expect_cell(t, 3, SONDE_FT_PC, 0x100);
+  expect_cell(t, 7, SONDE_FT_LOST, 0);
+  expect_cell(t, 11, SONDE_FT_PC, 0x104);
+  sonde_ft_trace_free(t);
+  sonde_ft_stitch_free(st);
+}
+
 /* Large random plans against a reference built cycle by cycle. */
 static void test_random_plans(void)
 {
@@ -353,6 +382,7 @@ int main(void)
   RUN(test_missing_and_cut);
   RUN(test_preamble);
   RUN(test_length_conflict_and_misuse);
+  RUN(test_feed_at);
   RUN(test_random_plans);
   return check_summary();
 }
