@@ -49,6 +49,15 @@ int sonde_jtag_serve(struct sonde_jtag *j, uint64_t max_cycles, unsigned timeout
                      struct sonde_vm_stop *stop);
 void sonde_jtag_stop(struct sonde_jtag *j);
 
+/* For a program that embeds the server in its own loop (the tests): set the
+ * limits sonde_jtag_serve takes (defaults: no cycle limit, 10 s), then call
+ * sonde_jtag_poll repeatedly. One call waits up to `wait_ms` for the client
+ * (not at all while the core runs freely), handles what it sent and runs the
+ * core for one short slice. Returns 1 when the session is over (as
+ * sonde_jtag_serve), 0 to go on, or a negative error. */
+void sonde_jtag_configure(struct sonde_jtag *j, uint64_t max_cycles, unsigned timeout_ms);
+int sonde_jtag_poll(struct sonde_jtag *j, int wait_ms);
+
 struct sonde_jtag_stats {
   uint64_t clients;       /* connections accepted */
   uint64_t bytes_in;      /* protocol bytes received */
@@ -58,7 +67,10 @@ struct sonde_jtag_stats {
   uint64_t waits;         /* scans answered WAIT */
   uint64_t bus_errors;    /* AP accesses that set STICKYERR */
   uint64_t ignored_bytes; /* bytes that are no command */
-  double protocol_s;      /* seconds spent decoding bytes and answering (the VM's side) */
+  double protocol_s;      /* seconds from a batch's arrival to its answer sent (the VM's
+                             side of the socket, wall clock) */
+  double decode_s;        /* ... of which decoding the bits and the DP/AP accesses (the
+                             rest: the send() of the answer) */
 };
 void sonde_jtag_get_stats(const struct sonde_jtag *j, struct sonde_jtag_stats *out);
 

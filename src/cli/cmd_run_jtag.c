@@ -75,12 +75,13 @@ int run_jtag(struct sonde_vm *vm, const char *spec, uint64_t max_cycles, uint64_
     fprintf(stderr,
             "jtag clients  %llu\njtag bytes    %llu in %llu batches\njtag TCKs     %llu\n"
             "jtag DP       %llu reads %llu writes\njtag AP       %llu reads %llu writes, %llu "
-            "WAIT, %llu bus errors\njtag seconds  %.3f in the protocol\n",
+            "WAIT, %llu bus errors\njtag seconds  %.3f in the protocol (%.3f decoding)\n",
             (unsigned long long)s.clients, (unsigned long long)s.bytes_in,
             (unsigned long long)s.batches, (unsigned long long)s.tck,
             (unsigned long long)s.dp_reads, (unsigned long long)s.dp_writes,
             (unsigned long long)s.ap_reads, (unsigned long long)s.ap_writes,
-            (unsigned long long)s.waits, (unsigned long long)s.bus_errors, s.protocol_s);
+            (unsigned long long)s.waits, (unsigned long long)s.bus_errors, s.protocol_s,
+            s.decode_s);
   }
   sonde_jtag_free(j);
   return rc < 0 ? CLI_FAIL : CLI_OK;

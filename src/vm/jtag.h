@@ -46,6 +46,7 @@ struct vm_jtag_dp {
   uint32_t ctrl;        /* CTRL/STAT: control and sticky bits (the ACKs are computed) */
   uint32_t select;
   uint32_t result;      /* the result of the last DPACC/APACC read: shifted out next */
+  uint32_t rdbuff;      /* the last AP read (RDBUFF) */
   bool wait_scan;       /* this scan captured WAIT: its update is ignored */
   uint64_t tck;         /* TCK rising edges so far (the TAP counts them) */
   uint64_t busy_until;  /* tck at which the last AP access completes */

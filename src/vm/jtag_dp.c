@@ -6,10 +6,13 @@
  * The JTAG-DP pipeline (B3.3): a DPACC or APACC scan shifts out the result of
  * the previous read with an OK/FAULT acknowledge, and its own request is done
  * when Update-DR is entered; a read's data comes out in the next scan (the
- * debugger ends a run of reads with a read of RDBUFF, which reads as zero).
+ * debugger ends a run of reads with a read of RDBUFF, which returns the last
+ * AP read again without a new access). A write leaves the read data as it
+ * was, so a debugger that repeats a scan after WAIT still finds it.
  * While the AP is busy (ap_busy_tck TCKs after an access, 0 by default) a
  * scan captures WAIT and its request is ignored; with CTRL/STAT.ORUNDETECT a
- * WAIT also sets STICKYORUN. A bus error (an unmapped address, a bad size)
+ * WAIT sets STICKYORUN instead, after which scans are answered OK and AP
+ * requests ignored until the debugger clears it (B3.3.3, overrun detection). A bus error (an unmapped address, a bad size)
  * sets STICKYERR; while a sticky flag is set, or before the debug power-up
  * handshake (CDBGPWRUPREQ/ACK), AP requests are not performed. Sticky flags
  * are cleared by writing one to them in CTRL/STAT, as on every JTAG-DP. */
@@ -28,7 +31,7 @@
 #define CSW_DEVICEEN (1u << 6)
 #define CSW_ADDRINC_MASK (3u << 4)
 #define CSW_ADDRINC_SINGLE (1u << 4)
-#define TAR_AUTOINC_BLOCK 0x3FFu /* TAR increments within a 1 KiB block (C2.2.2) */
+#define TAR_AUTOINC_BLOCK 0xFFFu /* TAR[11:0] increments: 4 KiB blocks (Cortex-M AHB-AP) */
 
 static uint32_t default_idcode(enum sonde_vm_core core)
 {
@@ -179,7 +182,10 @@ uint64_t vm_jtag_dp_capture(struct vm_jtag_dp *dp, unsigned ir)
 {
   if (ir == JTAG_IR_ABORT)
     return 0;
-  if (ap_busy(dp)) {
+  /* With overrun detection on, a WAIT sets STICKYORUN and from then on scans
+   * are answered OK and AP requests ignored until the debugger clears it; the
+   * CTRL/STAT write that clears it must not be refused in turn. */
+  if (ap_busy(dp) && !(dp->ctrl & DP_STICKYORUN)) {
     dp->wait_scan = true;
     dp->waits++;
     if (dp->ctrl & DP_ORUNDETECT)
@@ -211,19 +217,22 @@ static void dp_access(struct vm_jtag_dp *dp, unsigned a, bool read, uint32_t dat
     else
       dp->select = data;
     break;
-  default: /* 0xC RDBUFF: reads as zero on a JTAG-DP; the pipeline gives the data */
+  default: /* 0xC RDBUFF: the last AP read again */
+    v = dp->rdbuff;
     break;
   }
-  if (read)
+  if (read) {
     dp->dp_reads++;
-  else
+    dp->result = v;
+  } else {
     dp->dp_writes++;
-  dp->result = v;
+  }
 }
 
 static void ap_access(struct vm_jtag_dp *dp, unsigned a, bool read, uint32_t data)
 {
-  dp->result = 0;
+  if (read)
+    dp->result = dp->rdbuff = 0;
   if (dp->ctrl & (DP_STICKYERR | DP_STICKYORUN))
     return; /* not performed until the debugger clears the sticky flags */
   if (!(ctrl_read(dp) & DP_CDBGPWRUPACK)) {
@@ -235,7 +244,7 @@ static void ap_access(struct vm_jtag_dp *dp, unsigned a, bool read, uint32_t dat
   if (dp->select >> 24) /* only AP 0 exists: the others read as zero */
     return;
   if (read) {
-    dp->result = ap_read(dp, reg);
+    dp->result = dp->rdbuff = ap_read(dp, reg);
     dp->ap_reads++;
   } else {
     ap_write(dp, reg, data);

@@ -11,6 +11,7 @@
  * dbg_halt.c), held in reset (SRST), locked up, or the firmware has ended
  * (semihosting exit, the cycle limit). An exit leaves the core halted, as at
  * a BKPT; a debugger that resumes or resets it makes it run again. */
+#define _GNU_SOURCE /* ppoll */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +30,10 @@
 #include "vm_internal.h"
 
 #define BATCH 65536
-#define SLICE_CYCLES 20000u /* a free-running slice between two looks at the socket */
+#define SLICE_CYCLES 50000u       /* a free-running slice between two looks at the socket */
+#define SLICE_ACTIVE_CYCLES 2000u /* ... while the debugger is talking */
+#define ACTIVE_S 0.005            /* "talking": a batch came within the last 5 ms */
+#define TALK_WAIT_US 100          /* ... then wait this long for the next one */
 #define IDLE_POLL_MS 100
 
 struct sonde_jtag {
@@ -61,6 +65,8 @@ static double now_s(void)
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
+
+
 
 /* ---- the core ---------------------------------------------------------------- */
 
@@ -101,6 +107,7 @@ static int run_to(struct sonde_jtag *j, uint64_t limit)
   case SONDE_VM_STOP_EXIT:
     j->ended = true;
     vm_dbgh_set_halted(vm, true); /* stopped at the exit call, as at a BKPT */
+    vm->sys.dfsr |= DFSR_BKPT;
     break;
   case SONDE_VM_STOP_BREAKPOINT:
   case SONDE_VM_STOP_HALT:
@@ -214,28 +221,31 @@ static bool send_all(struct sonde_jtag *j, const char *p, size_t n)
   return j->cfd >= 0;
 }
 
-/* Wait up to `wait_ms` for bytes from the client and handle them. */
-static void serve_client(struct sonde_jtag *j, int wait_ms)
+/* Wait up to `wait_us` for bytes from the client and handle them; true when
+ * a batch was handled. */
+static bool serve_client(struct sonde_jtag *j, long wait_us)
 {
   struct pollfd pf = {j->cfd, POLLIN, 0};
-  int r = poll(&pf, 1, wait_ms);
+  struct timespec ts = {wait_us / 1000000, (wait_us % 1000000) * 1000};
+  int r = ppoll(&pf, 1, &ts, NULL);
   if (r <= 0) {
     /* a client stalled in the middle of a scan is dropped */
     bool mid_scan = j->tap.state != TAP_IDLE && j->tap.state != TAP_RESET;
     if (r == 0 && mid_scan && now_s() - j->idle_since > j->timeout_ms / 1000.0)
       drop_client(j);
-    return;
+    return false;
   }
   ssize_t k = recv(j->cfd, j->in, sizeof j->in, 0);
   if (k <= 0) {
     drop_client(j);
-    return;
+    return false;
   }
   double t0 = now_s();
   j->idle_since = t0;
   j->st.batches++;
   j->st.bytes_in += (uint64_t)k;
   long o = decode(j, j->in, (size_t)k);
+  j->st.decode_s += now_s() - t0;
   bool quit = o < 0;
   if (quit)
     o = -1 - o;
@@ -244,6 +254,7 @@ static void serve_client(struct sonde_jtag *j, int wait_ms)
   if (quit)
     drop_client(j);
   j->st.protocol_s += now_s() - t0;
+  return true;
 }
 
 static void accept_client(struct sonde_jtag *j, int wait_ms)
@@ -276,6 +287,9 @@ int sonde_jtag_new(struct sonde_vm *vm, const char *addr, unsigned port, struct 
     return SONDE_E_NOMEM;
   j->vm = vm;
   j->cfd = -1;
+  j->max_cycles = UINT64_MAX;
+  j->timeout_ms = 10000;
+  j->last.reason = SONDE_VM_STOP_HALT;
   vm_jtag_dp_init(&j->dp, vm);
   j->dp.sync = catch_up;
   j->dp.sync_ctx = j;
@@ -337,6 +351,14 @@ void sonde_jtag_set_ap_busy(struct sonde_jtag *j, unsigned tck)
     j->dp.ap_busy_tck = tck;
 }
 
+void sonde_jtag_configure(struct sonde_jtag *j, uint64_t max_cycles, unsigned timeout_ms)
+{
+  if (!j)
+    return;
+  j->max_cycles = max_cycles;
+  j->timeout_ms = timeout_ms ? timeout_ms : 10000;
+}
+
 void sonde_jtag_stop(struct sonde_jtag *j)
 {
   if (j)
@@ -359,32 +381,47 @@ void sonde_jtag_get_stats(const struct sonde_jtag *j, struct sonde_jtag_stats *o
   out->bus_errors = j->dp.bus_errors;
 }
 
+int sonde_jtag_poll(struct sonde_jtag *j, int wait_ms)
+{
+  if (!j)
+    return SONDE_E_ARG;
+  if (j->ended && j->ended_seen && j->cfd < 0)
+    return 1; /* the firmware ended and the client that saw it left */
+  bool run = core_runs(j) && !j->cycles_per_tck;
+  /* While the debugger talks, its next batch comes within microseconds of
+   * the last answer: the server waits a little for it (leaving the host's
+   * CPU to the debugger) and then runs the core in short slices, so that a
+   * batch never waits long for the core nor the core for the debugger. */
+  bool talking = j->cfd >= 0 && now_s() - j->idle_since < ACTIVE_S;
+  if (j->cfd < 0)
+    accept_client(j, run ? 0 : wait_ms);
+  else
+    serve_client(j, !run ? wait_ms * 1000L : talking ? TALK_WAIT_US : 0);
+  int rc = 0;
+  talking = j->cfd >= 0 && now_s() - j->idle_since < ACTIVE_S;
+  if (run && core_runs(j))
+    rc = run_to(j, j->vm->cpu.cycles + (talking ? SLICE_ACTIVE_CYCLES : SLICE_CYCLES));
+  else if (j->cycles_per_tck && reset_pending(j) && core_runs(j))
+    rc = run_to(j, j->vm->cpu.cycles); /* an SRST release takes effect at once */
+  return rc;
+}
+
 int sonde_jtag_serve(struct sonde_jtag *j, uint64_t max_cycles, unsigned timeout_ms,
                      struct sonde_vm_stop *stop)
 {
   if (!j)
     return SONDE_E_ARG;
-  j->max_cycles = max_cycles;
-  j->timeout_ms = timeout_ms ? timeout_ms : 10000;
-  memset(&j->last, 0, sizeof j->last);
-  j->last.reason = SONDE_VM_STOP_HALT;
+  sonde_jtag_configure(j, max_cycles, timeout_ms);
   int rc = 0;
-  while (!j->stop_req && rc == 0) {
-    if (j->ended && j->ended_seen && j->cfd < 0)
-      break; /* the firmware ended and the client that saw it left */
-    bool run = core_runs(j) && !j->cycles_per_tck;
-    if (j->cfd < 0)
-      accept_client(j, run ? 0 : IDLE_POLL_MS);
-    else
-      serve_client(j, run ? 0 : IDLE_POLL_MS);
-    if (run && core_runs(j))
-      rc = run_to(j, j->vm->cpu.cycles + SLICE_CYCLES);
-    else if (j->cycles_per_tck && reset_pending(j) && core_runs(j))
-      rc = run_to(j, j->vm->cpu.cycles); /* an SRST release takes effect at once */
+  while (!j->stop_req && rc == 0)
+    rc = sonde_jtag_poll(j, IDLE_POLL_MS);
+  if (!j->ended) { /* stopped from outside while the firmware still ran */
+    j->last.reason = SONDE_VM_STOP_HALT;
+    j->last.pc = j->vm->cpu.r[15];
   }
   if (stop)
     *stop = j->last;
-  return rc;
+  return rc < 0 ? rc : 0;
 }
 
 /* Fuzzing entry (fuzz/fuzz_jtag.c): `data` is what a client sends, decoded in
