@@ -771,8 +771,14 @@ void vm_dbg_reset(struct sonde_vm *vm, bool power_on)
     power_on_state(d);
     vm->dbg_observe = false;
   }
-  /* A system reset disarmed every timer: re-arm ours. */
-  d->postcnt = (uint8_t)postcnt_now(vm);
-  vm_dwt_schedule(vm);
+  /* A system reset disarmed every timer: re-arm ours. The schedule stays:
+   * recomputing it from now would drop an event due at this very cycle,
+   * whose timer fires after the reset. */
+  if (power_on) {
+    d->postcnt = (uint8_t)postcnt_now(vm);
+    vm_dwt_schedule(vm);
+  } else {
+    arm_timer(vm);
+  }
   vm_swo_rearm(vm);
 }

@@ -255,11 +255,10 @@ slow:
   pc = e->tag;
   ir += e->nth;
   LS_FROM_PREV();
-  if (VM_UNLIKELY(cy >= ev)) { /* after a block's last instruction: the event is due */
-    if (e->nth) /* that instruction crossed it (block.c) */
-      c->exec_pc = BLOCK_OP(e)[-1].d.tag;
+  if (e->nth) /* the instruction before: it crossed the event (block.c), or this one may fault */
+    c->exec_pc = BLOCK_OP(e)[-1].d.tag;
+  if (VM_UNLIKELY(cy >= ev)) /* after a block's last instruction: the event is due */
     goto out;
-  }
 #endif
   SYNC();
   step_one(vm, FAST_HOOKED);
@@ -310,8 +309,7 @@ blkend: /* a block ended at its length limit, before a fast instruction */
   pc = e->tag;
   ir += e->nth;
   LS_FROM_PREV();
-  if (VM_UNLIKELY(cy >= ev)) /* its last instruction crossed the event (block.c) */
-    c->exec_pc = BLOCK_OP(e)[-1].d.tag;
+  c->exec_pc = BLOCK_OP(e)[-1].d.tag; /* it may have crossed the event (block.c), or the next fault */
   goto enter;
 jit: /* a compiled block (jit.h): its code runs on from block to block */
   code = BLOCK_OP(e)->jit;

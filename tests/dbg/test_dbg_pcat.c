@@ -133,9 +133,9 @@ static bool same(const struct sonde_pcsample *a, const struct sonde_pcsample *b)
 static struct sonde_vm *new_vm(bool jit)
 {
   struct sonde_vm *vm = NULL;
-  if (sonde_vm_new(machine, &vm) != 0 || sonde_vm_load_elf(vm, elf, elf_len, "dbg_pcat") != 0) {
+  if (sonde_vm_new(machine, &vm) != 0 || sonde_vm_load_elf(vm, elf, elf_len, "firmware") != 0) {
     sonde_vm_free(vm);
-    CHECK_FAIL_("cannot load dbg_pcat");
+    CHECK_FAIL_("cannot load the firmware");
     return NULL;
   }
   sonde_vm_set_output(vm, quiet, NULL);
@@ -401,6 +401,12 @@ static void test_table2_every_sample(void)
 
 /* ---- the FrankenTrace property: phases 0..N-1 cover every cycle ---------------- */
 
+/* Samples inside the exception entry of a fault in the first instruction
+ * after a taken branch, in the compiled and block executors (a known gap,
+ * docs/vm.md): counted apart when `fault_gap`, else wrong. */
+static size_t fault_gap_samples;
+static bool fault_gap;
+
 static void check_union(uint32_t ctrl13, int ex)
 {
   unsigned preset = (ctrl13 >> 1) & 0xF;
@@ -428,7 +434,11 @@ static void check_union(uint32_t ctrl13, int ex)
           continue;
         }
         struct sonde_pcsample e = expect_at(t);
-        wrong += !same(&smp[j], &e);
+        if (!same(&smp[j], &e) && fault_gap && gt.kind[t] == K_GAP)
+          fault_gap_samples++;
+        else if (!same(&smp[j], &e) && wrong++ < 3)
+          printf("  phase cyccnt %u postinit %u: sample at cycle %llu: got %d %#x, want %d %#x\n",
+                 v, post, (unsigned long long)t, smp[j].kind, smp[j].pc, e.kind, e.pc);
         twice += seen[t]++ != 0;
       }
       free(smp);
@@ -500,11 +510,12 @@ static void test_cycmatch(void)
 
 /* ---- sonde_vm_pc_at_cycle and DWT_PCSR ------------------------------------------ */
 
-static void check_pc_at(uint64_t step, bool jit)
+static void check_pc_at(uint64_t step, bool jit, bool dwt)
 {
   struct sonde_vm *vm = new_vm(jit);
   REQUIRE(vm);
-  swo_setup(vm); /* TRCENA: DWT_PCSR readable */
+  if (dwt)
+    swo_setup(vm); /* TRCENA: DWT_PCSR readable */
   size_t wrong = 0, pcsr_wrong = 0, n = 0;
   uint64_t t;
   for (t = 0; t + 1 < end_cycles; t += step) {
@@ -524,7 +535,8 @@ static void check_pc_at(uint64_t step, bool jit)
     uint32_t want = last.kind == SONDE_PCSAMPLE_PC ? last.pc
                     : last.kind == SONDE_PCSAMPLE_SLEEP ? gt.pc[st.cycles - 1]
                                                         : 0xFFFFFFFFu;
-    pcsr_wrong += rd(vm, DWT_PCSR) != want;
+    if (dwt)
+      pcsr_wrong += rd(vm, DWT_PCSR) != want;
   }
   printf("pc_at_cycle every %llu cycles (%s): %zu cycles, %zu wrong, %zu DWT_PCSR wrong\n",
          (unsigned long long)step, jit ? "compiled" : "interpreted", n, wrong, pcsr_wrong);
@@ -536,10 +548,10 @@ static void check_pc_at(uint64_t step, bool jit)
 
 static void test_pc_at_cycle(void)
 {
-  check_pc_at(1, true);
-  check_pc_at(7, true);
-  check_pc_at(61, false);
-  check_pc_at(1000, true);
+  check_pc_at(1, true, true);
+  check_pc_at(7, true, true);
+  check_pc_at(61, false, true);
+  check_pc_at(1000, true, true);
 }
 
 static void test_pc_at_cycle_errors(void)
@@ -628,30 +640,86 @@ static void test_projector(void)
   CHECK(s.kind == SONDE_PCSAMPLE_PC && s.pc == 0x2000);
 }
 
-int main(void)
+/* Load firmware `fw` (build/firmware/<fw>.elf) for machine m; false if missing. */
+static bool load_fw(const char *fw, struct sonde_machine *m)
 {
   char path[512];
-  snprintf(path, sizeof path, "%s/dbg_pcat.elf", SONDE_FIRMWARE_DIR);
+  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
   FILE *f = fopen(path, "rb");
   if (!f) {
     printf("missing firmware %s (build the 'firmware' target)\n", path);
-    return 1;
+    return false;
   }
   static unsigned char buf[1 << 20];
   elf_len = fread(buf, 1, sizeof buf, f);
   fclose(f);
   elf = buf;
+  machine = m;
+  gt.n = gt.sleep_seen = 0;
+  gt.have_last = false;
+  build_ground_truth();
+  printf("%s: %llu cycles\n", fw, (unsigned long long)end_cycles);
+  return true;
+}
+
+/* The same rule on the exception-model firmware of tests/vm (late arrival,
+ * nesting, WFI, SVC/PendSV tail-chains, faults: a faulting instruction's
+ * cycle belongs to the exception entry, system resets, lazy FP stacking,
+ * ARMv6-M's entry timing): sonde_vm_pc_at_cycle at every cycle on the
+ * compiled and interpreted executors, and, where there is a DWT, the union
+ * of 64 CYCCNT phases at N = 64. */
+static void test_exception_firmware(void)
+{
+  static const struct {
+    const char *fw, *machine;
+  } fws[] = {
+      {"exc_latearrival_m3", "cm3"}, {"exc_nesting_m3", "cm3"},      {"exc_wfi_m3", "cm3"},
+      {"exc_svc_pendsv_m3", "cm3"},  {"exc_faults_m3", "cm3"},       {"exc_reset_m3", "cm3"},
+      {"exc_lazyfp_m4f", "cm4f"},    {"exc_nesting_m0plus", "cm0plus"},
+  };
+  struct sonde_machine *keep = machine;
+  for (size_t i = 0; i < sizeof fws / sizeof *fws; i++) {
+    struct sonde_machine *m = NULL;
+    REQUIRE(sonde_machine_builtin(fws[i].machine, &m) == 0);
+    if (load_fw(fws[i].fw, m)) {
+      bool dwt = sonde_machine_core(m) != SONDE_VM_CORE_M0PLUS;
+      check_pc_at(1, true, dwt);
+      check_pc_at(1, false, dwt);
+      fault_gap = !strcmp(fws[i].fw, "exc_faults_m3");
+      fault_gap_samples = 0;
+      if (dwt)
+        check_union(0x1001, EX_JIT);
+      if (fault_gap) { /* only inside fault entries; none on the hooked executor */
+        printf("  %zu samples inside a fault's exception entry show an older instruction\n",
+               fault_gap_samples);
+        CHECK(fault_gap_samples < 64);
+        fault_gap_samples = 0;
+        check_union(0x1001, EX_HOOKED);
+        CHECK_EQ_U(fault_gap_samples, 0);
+      }
+      fault_gap = false;
+    } else {
+      CHECK_FAIL_("missing %s", fws[i].fw);
+    }
+    sonde_machine_free(m);
+  }
+  machine = keep;
+}
+
+int main(void)
+{
   static char mtext[4096];
-  f = fopen(SONDE_SOURCE_DIR "/tests/dbg/pcat.machine", "rb");
+  FILE *f = fopen(SONDE_SOURCE_DIR "/tests/dbg/pcat.machine", "rb");
   size_t mlen = f ? fread(mtext, 1, sizeof mtext, f) : 0;
   if (f)
     fclose(f);
-  if (sonde_machine_parse(mtext, mlen, "tests/dbg/pcat.machine", &machine, NULL) != 0) {
+  struct sonde_machine *pcat = NULL;
+  if (sonde_machine_parse(mtext, mlen, "tests/dbg/pcat.machine", &pcat, NULL) != 0) {
     printf("tests/dbg/pcat.machine: missing or bad\n");
     return 1;
   }
-  build_ground_truth();
-  printf("dbg_pcat: %llu cycles\n", (unsigned long long)end_cycles);
+  if (!load_fw("dbg_pcat", pcat))
+    return 1;
   RUN(test_table2_every_sample);
   RUN(test_union_64);
   RUN(test_union_128);
@@ -659,9 +727,10 @@ int main(void)
   RUN(test_pc_at_cycle);
   RUN(test_pc_at_cycle_errors);
   RUN(test_projector);
+  RUN(test_exception_firmware); /* last: it replaces the ground truth */
   free(gt.kind);
   free(gt.pc);
   free(gt.len);
-  sonde_machine_free(machine);
+  sonde_machine_free(pcat);
   return check_summary();
 }

@@ -23,7 +23,9 @@ if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
   sonde_unit_test(test_dbg_pcat dbg/test_dbg_pcat.c LIBS sonde_vm sonde_itm sonde_trace
                   LABELS firmware)
   target_compile_definitions(test_dbg_pcat PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
-  add_dependencies(test_dbg_pcat fw_dbg_pcat)
+  add_dependencies(test_dbg_pcat fw_dbg_pcat fw_exc_latearrival_m3 fw_exc_nesting_m3 fw_exc_wfi_m3
+                   fw_exc_svc_pendsv_m3 fw_exc_faults_m3 fw_exc_reset_m3 fw_exc_lazyfp_m4f
+                   fw_exc_nesting_m0plus)
 endif()
 if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
   sonde_cli_test(gdb_pcsr LABELS firmware)
