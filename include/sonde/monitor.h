@@ -172,6 +172,8 @@ struct sonde_mon_pc_result {
   struct sonde_mon_change *changes; /* malloc'd; free with sonde_mon_pc_result_free */
   size_t nchanges;
   uint64_t polls;
+  uint64_t unsampled;               /* polls with no PC: DWT_PCSR 0xFFFFFFFF (core halted,
+                                       gone), or (vm) before the first instruction */
   uint64_t first_cycle, last_cycle; /* cycles of the first and last poll */
   uint64_t host_ns;                 /* host time of the whole polling run */
   double polls_per_host_s;          /* achieved: polls per second of host time */

@@ -216,6 +216,8 @@ static int poll_vm_sparse(struct sonde_mon_link *l, const struct sonde_mon_pc_op
       uint32_t pcsr;
       if (sonde_vm_read_mem(l->vm, SONDE_MON_DWT_PCSR, &pcsr, 4) == 0 && pcsr != 0xFFFFFFFFu)
         sample(p, t, pcsr);
+    } else {
+      res->unsampled++;
     }
   }
   res->host_ns = mon_now_ns() - t0;
@@ -282,6 +284,7 @@ static int poll_probe(struct sonde_mon_link *l, const struct sonde_mon_pc_opts *
       pc = w[6];
       if (pc == 0xFFFFFFFFu) { /* PCSR: the core is halted or cannot be sampled */
         res->polls++;
+        res->unsampled++;
         goto next;
       }
     }
