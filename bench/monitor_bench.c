@@ -66,22 +66,31 @@ int main(void)
   sonde_vm_free(vm);
   printf("mon_bench: %llu cycles; unobserved run %.3f s (%.1f M cycles/s)\n",
          (unsigned long long)st.cycles, base, st.cycles / base / 1e6);
-  printf("%-10s %12s %10s %14s %10s %10s\n", "every", "polls", "changes", "M polls/s", "host s",
-         "x run");
-  static const uint64_t every[] = {1, 4, 16, 64, 1024};
+  printf("%-8s %-8s %12s %10s %12s %9s %8s\n", "every", "path", "polls", "changes",
+         "M polls/s", "host s", "x run");
+  static const uint64_t every[] = {1, 4, 16, 64, 256, 1024, 4096};
   for (unsigned i = 0; i < sizeof every / sizeof every[0]; i++) {
-    vm = load(m, img, len);
-    struct sonde_mon_link *l = NULL;
-    sonde_mon_link_vm(vm, &l);
-    struct sonde_mon_pc_opts o = {.every_cycles = every[i]};
-    struct sonde_mon_pc_result r;
-    sonde_mon_pc_poll(l, ft, &o, &r);
-    printf("%-10llu %12llu %10zu %14.1f %10.3f %10.2f\n", (unsigned long long)every[i],
-           (unsigned long long)r.polls, r.nchanges, r.polls_per_host_s / 1e6, r.host_ns / 1e9,
-           r.host_ns / 1e9 / base);
-    sonde_mon_pc_result_free(&r);
-    sonde_mon_link_free(l);
-    sonde_vm_free(vm);
+    /* the retire hook, and (sparse periods) the VM's PC at cycle T */
+    for (int sparse = 0; sparse < 2; sparse++) {
+      if (sparse && every[i] < 16)
+        continue;
+      vm = load(m, img, len);
+      struct sonde_mon_link *l = NULL;
+      sonde_mon_link_vm(vm, &l);
+      struct sonde_mon_pc_opts o = {.every_cycles = every[i], .hooked = !sparse};
+      struct sonde_mon_pc_result r;
+      if (sparse && every[i] < SONDE_MON_SPARSE_CYCLES) {
+        /* below the library's switch-over: measure the sparse path anyway */
+        o.hooked = false;
+      }
+      sonde_mon_pc_poll(l, ft, &o, &r);
+      printf("%-8llu %-8s %12llu %10zu %12.1f %9.3f %8.2f\n", (unsigned long long)every[i],
+             sparse ? "pc_at" : "hook", (unsigned long long)r.polls, r.nchanges,
+             r.polls_per_host_s / 1e6, r.host_ns / 1e9, r.host_ns / 1e9 / base);
+      sonde_mon_pc_result_free(&r);
+      sonde_mon_link_free(l);
+      sonde_vm_free(vm);
+    }
   }
   /* the lookup alone: pcs spread over the code */
   uint32_t lo = sonde_mon_ftab_at(ft, 0)->start;

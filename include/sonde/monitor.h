@@ -162,12 +162,18 @@ struct sonde_mon_pc_opts {
   uint64_t max_cycles;    /* stop after this many target cycles (0: until exit; vm: 10 G) */
   unsigned max_ms;        /* other links: stop after this much host time (0: 1000 ms) */
   uint64_t max_polls;     /* stop after this many polls (0: no limit) */
+  bool hooked;            /* vm: place every poll from the retire hook even when sparse */
 };
+/* vm: from this period on, polls use sonde_vm_pc_at_cycle() (the fast path up
+ * to each poll) instead of the retire hook; same results (docs/monitor.md). */
+#define SONDE_MON_SPARSE_CYCLES 16u
 
 struct sonde_mon_pc_result {
   struct sonde_mon_change *changes; /* malloc'd; free with sonde_mon_pc_result_free */
   size_t nchanges;
   uint64_t polls;
+  uint64_t unsampled;               /* polls with no PC: DWT_PCSR 0xFFFFFFFF (core halted,
+                                       gone), or (vm) before the first instruction */
   uint64_t first_cycle, last_cycle; /* cycles of the first and last poll */
   uint64_t host_ns;                 /* host time of the whole polling run */
   double polls_per_host_s;          /* achieved: polls per second of host time */

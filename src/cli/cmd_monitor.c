@@ -310,11 +310,12 @@ static int run_pc(struct mon_cli *c)
   case F_JSON:
     fprintf(c->out, "{\"link\":");
     cli_json_string(c->out, sonde_mon_link_name(c->link));
-    fprintf(c->out, ",\"polls\":%llu,\"changes\":%zu,\"polls_per_host_s\":%.0f,"
+    fprintf(c->out, ",\"polls\":%llu,\"unsampled\":%llu,\"changes\":%zu,\"polls_per_host_s\":%.0f,"
                     "\"mean_poll_cycles\":%.3f,\"min_dwell_cycles\":%llu,\"executions\":%zu,"
                     "\"calls\":%llu,\"returns\":%llu,\"preemptions\":%llu,\"inferred\":%llu,"
                     "\"unexplained\":%llu,\"may_miss_below_cycles\":%.1f,\"exited\":%s",
-            (unsigned long long)r.polls, r.nchanges, r.polls_per_host_s, r.mean_poll_cycles,
+            (unsigned long long)r.polls, (unsigned long long)r.unsampled, r.nchanges,
+            r.polls_per_host_s, r.mean_poll_cycles,
             (unsigned long long)r.min_dwell_cycles, inf.nexecs, (unsigned long long)inf.calls,
             (unsigned long long)inf.returns, (unsigned long long)inf.preemptions,
             (unsigned long long)inf.inferred, (unsigned long long)inf.unexplained, period,
@@ -380,6 +381,9 @@ static int run_pc(struct mon_cli *c)
     fprintf(c->out, "link %s: %llu polls, every %.2f cycles, %.0f polls/s of host time%s\n",
             sonde_mon_link_name(c->link), (unsigned long long)r.polls, r.mean_poll_cycles,
             r.polls_per_host_s, r.exited ? ", target exited" : "");
+    if (r.unsampled)
+      fprintf(c->out, "%llu polls found no PC (DWT_PCSR 0xFFFFFFFF: the core halted or ended)\n",
+              (unsigned long long)r.unsampled);
     fprintf(c->out, "%zu function changes; %zu executions inferred (%llu calls, %llu returns, "
                     "%llu preemptions, %llu through an unseen function, %llu unexplained)\n",
             r.nchanges, inf.nexecs, (unsigned long long)inf.calls,

@@ -93,6 +93,22 @@ int sonde_mon_link_gdb(const char *host, unsigned port, unsigned timeout_ms,
   return finish_open(l, mon_link_gdb_init(l, host, port), out, diag);
 }
 
+int mon_link_from_fd(enum sonde_mon_link_kind kind, int fd, unsigned timeout_ms,
+                     struct sonde_mon_link **out, struct sonde_diag *diag)
+{
+  *out = NULL;
+  if (kind == SONDE_MON_LINK_VM)
+    return SONDE_E_ARG;
+  struct sonde_mon_link *l = link_alloc(kind);
+  if (!l)
+    return SONDE_E_NOMEM;
+  l->fd = fd;
+  l->timeout_ms = timeout_ms ? timeout_ms : 5000;
+  snprintf(l->name, sizeof l->name, "%s:fd%d", kind == SONDE_MON_LINK_GDB ? "gdb" : "openocd", fd);
+  int rc = kind == SONDE_MON_LINK_GDB ? mon_link_gdb_start(l) : mon_link_openocd_start(l);
+  return finish_open(l, rc, out, diag);
+}
+
 /* "kind:HOST:PORT" -> host, port. */
 static int split_host_port(const char *rest, char *host, size_t cap, unsigned *port)
 {

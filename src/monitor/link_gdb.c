@@ -295,7 +295,15 @@ int mon_link_gdb_init(struct sonde_mon_link *l, const char *host, unsigned port)
   int rc = mon_net_connect(l, host, port);
   if (rc < 0)
     return rc;
+  return mon_link_gdb_start(l);
+}
+
+int mon_link_gdb_start(struct sonde_mon_link *l)
+{
+  l->ops = &gdb_ops;
+  l->reads_running = false;
   char reply[PKT_MAX];
+  int rc;
   if ((rc = g_cmd(l, "qSupported:swbreak+;hwbreak+", reply, sizeof reply)) < 0)
     return rc;
   if ((rc = g_cmd(l, "QStartNoAckMode", reply, sizeof reply)) < 0)

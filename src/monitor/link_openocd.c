@@ -196,8 +196,15 @@ int mon_link_openocd_init(struct sonde_mon_link *l, const char *host, unsigned p
   int rc = mon_net_connect(l, host, port);
   if (rc < 0)
     return rc;
+  return mon_link_openocd_start(l);
+}
+
+int mon_link_openocd_start(struct sonde_mon_link *l)
+{
+  l->ops = &openocd_ops;
+  l->reads_running = true;
   char ans[ANSWER_MAX];
-  rc = o_cmd(l, "version", ans, sizeof ans);
+  int rc = o_cmd(l, "version", ans, sizeof ans);
   if (rc < 0)
     return rc;
   if (strncmp(ans, "Open On-Chip Debugger", 21))

@@ -67,6 +67,13 @@ int mon_run_if_halted(struct sonde_mon_link *l);
 int mon_link_vm_init(struct sonde_mon_link *l, struct sonde_vm *vm);
 int mon_link_openocd_init(struct sonde_mon_link *l, const char *host, unsigned port);
 int mon_link_gdb_init(struct sonde_mon_link *l, const char *host, unsigned port);
+/* The handshake on a connected l->fd (what _init does after connecting). */
+int mon_link_openocd_start(struct sonde_mon_link *l);
+int mon_link_gdb_start(struct sonde_mon_link *l);
+/* A socket link over an already connected fd (owned by the link from now on),
+ * for tests and fuzzing: the peer is whatever holds the other end. */
+int mon_link_from_fd(enum sonde_mon_link_kind kind, int fd, unsigned timeout_ms,
+                     struct sonde_mon_link **out, struct sonde_diag *diag);
 
 /* TCP (net.c): connect with a timeout; send all; receive what is there within
  * the link's timeout (appended to l->rx). Errors set l->diag. */

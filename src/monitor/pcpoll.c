@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sonde/trace.h"
+
 #define VM_DEFAULT_MAX_CYCLES 10000000000ull
 #define DEFAULT_MS 1000u
 #define TRCENA (1u << 24)
@@ -161,6 +163,67 @@ static int poll_vm(struct sonde_mon_link *l, const struct sonde_mon_pc_opts *o,
   return 0;
 }
 
+/* ---- VM, sparse: the VM's "PC at cycle T" ------------------------------------ */
+
+/* sonde_vm_pc_at_cycle() runs the fast path up to each poll: for sparse polls
+ * cheaper than the retire hook on every instruction (docs/benchmarks.md).
+ * Same rule as the hooked path: a sleep keeps the function of the instruction
+ * before it (sonde_vm_pc_at_cycle says only "sleep"; DWT_PCSR names it). */
+static int poll_vm_sparse(struct sonde_mon_link *l, const struct sonde_mon_pc_opts *o,
+                          struct sonde_mon_pc_result *res, struct poller *p)
+{
+  uint64_t every = o->every_cycles;
+  struct sonde_vm_stats st;
+  sonde_vm_get_stats(l->vm, &st);
+  uint64_t t = o->phase > st.cycles ? o->phase : st.cycles;
+  uint64_t max = o->max_cycles ? o->max_cycles : VM_DEFAULT_MAX_CYCLES;
+  uint64_t limit = max > UINT64_MAX - st.cycles ? UINT64_MAX : st.cycles + max;
+  res->first_cycle = t;
+  uint64_t t0 = mon_now_ns();
+  int rc = 0;
+  for (; t < limit && !(o->max_polls && res->polls >= o->max_polls); t += every) {
+    struct sonde_pcsample ps;
+    struct sonde_vm_stop s;
+    rc = sonde_vm_pc_at_cycle(l->vm, t, &ps, &s);
+    if (rc == SONDE_E_AGAIN) {
+      rc = 0;
+      if (s.reason == SONDE_VM_STOP_EXIT) {
+        res->exited = true;
+        res->exit_code = s.exit_code;
+        l->exited = true;
+        l->exit_code = s.exit_code;
+      } else if (s.reason == SONDE_VM_STOP_LOCKUP) {
+        rc = sonde_diag_set(&l->diag, SONDE_E_FAULT, "vm: the core locked up at pc 0x%08x",
+                            (unsigned)s.pc);
+      } else {
+        rc = sonde_diag_set(&l->diag, SONDE_E_STATE, "vm: the core halted at pc 0x%08x",
+                            (unsigned)s.pc);
+      }
+      break;
+    }
+    if (rc < 0) {
+      rc = sonde_diag_set(&l->diag, rc, "vm: the PC at cycle %llu: %s", (unsigned long long)t,
+                          sonde_strerror(rc));
+      break;
+    }
+    res->polls++;
+    res->last_cycle = t;
+    if (ps.kind == SONDE_PCSAMPLE_PC) {
+      sample(p, t, ps.pc);
+    } else if (ps.kind == SONDE_PCSAMPLE_SLEEP) {
+      /* the VM stopped inside the sleep: DWT_PCSR then reads the instruction
+       * before it (docs/vm.md), whose function the sleep keeps */
+      uint32_t pcsr;
+      if (sonde_vm_read_mem(l->vm, SONDE_MON_DWT_PCSR, &pcsr, 4) == 0 && pcsr != 0xFFFFFFFFu)
+        sample(p, t, pcsr);
+    } else {
+      res->unsampled++;
+    }
+  }
+  res->host_ns = mon_now_ns() - t0;
+  return rc;
+}
+
 /* ---- probes ---------------------------------------------------------------------- */
 
 /* DEMCR.TRCENA and DWT_CTRL.CYCCNTENA so that CYCCNT counts (read-modify-write). */
@@ -221,6 +284,7 @@ static int poll_probe(struct sonde_mon_link *l, const struct sonde_mon_pc_opts *
       pc = w[6];
       if (pc == 0xFFFFFFFFu) { /* PCSR: the core is halted or cannot be sampled */
         res->polls++;
+        res->unsampled++;
         goto next;
       }
     }
@@ -248,7 +312,13 @@ int sonde_mon_pc_poll(struct sonde_mon_link *l, const struct sonde_mon_ftab *ft,
   const struct sonde_mon_pc_opts *o = opts ? opts : &def;
   struct poller p;
   poller_init(&p, ft, res);
-  int rc = l->kind == SONDE_MON_LINK_VM ? poll_vm(l, o, res, &p) : poll_probe(l, o, res, &p);
+  int rc;
+  if (l->kind != SONDE_MON_LINK_VM)
+    rc = poll_probe(l, o, res, &p);
+  else if (o->every_cycles >= SONDE_MON_SPARSE_CYCLES && !o->hooked)
+    rc = poll_vm_sparse(l, o, res, &p);
+  else
+    rc = poll_vm(l, o, res, &p);
   if (!rc && p.err)
     rc = p.err;
   if (res->min_dwell_cycles == UINT64_MAX)

@@ -61,6 +61,12 @@ check_eq "$out" '{"link":"vm","events":34,"lost":0,"overflows":0,"drains":0,"dra
 "$SONDE" monitor watch -e "$FW" --write mon_state --format csv -o "$T/w.csv"
 check_eq "$(cut -d, -f4 "$T/w.csv" | tail -n +2 | tr '\n' ' ')" \
   "0 1 2 3 4 1 2 3 4 1 2 3 4 1 2 3 4 1 2 3 4 1 2 3 4 1 2 3 4 1 2 3 4 1 " "state values"
+# drained over the link instead of ITM: one event per drain at most, so two writes
+# closer than the drain period merge (the later value); every 5 cycles catches all
+out=$("$SONDE" monitor watch -e "$FW" --write mon_state --drain-only --json)
+echo "$out" | grep -q '"events":26,' && ok || bad "drain-only every 100: $out"
+out=$("$SONDE" monitor watch -e "$FW" --write mon_state --drain-only --drain-every 5 --json)
+echo "$out" | grep -q '"events":34,' && ok || bad "drain-only every 5: $out"
 out=$("$SONDE" monitor watch -e "$FW" --write mon_state --energy --json)
 echo "$out" | grep -q '"energy_per_window":\[{"label":"mon_state","count":34' && ok || bad "watch energy: $out"
 

@@ -191,6 +191,37 @@ static void test_pc_poll_rates(void)
   sonde_machine_free(m);
 }
 
+/* Sparse polls through the VM's "PC at cycle T" (sonde_vm_pc_at_cycle, the
+ * fast path between polls) give exactly what the retire hook gives. */
+static void test_pc_poll_sparse_same(void)
+{
+  struct sonde_machine *m = cm3_machine(NULL);
+  static const uint64_t rates[] = {16, 64, 97, 256, 1000, 4096};
+  for (unsigned i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+    struct sonde_mon_pc_result r[2];
+    for (int k = 0; k < 2; k++) {
+      struct sonde_vm *vm = load_vm(m, FW("mon_demo"));
+      struct sonde_mon_link *l = NULL;
+      sonde_mon_link_vm(vm, &l);
+      struct sonde_mon_pc_opts o = {.every_cycles = rates[i], .phase = 5, .hooked = k == 0};
+      CHECK(sonde_mon_pc_poll(l, ft, &o, &r[k]) == 0);
+      sonde_mon_link_free(l);
+      sonde_vm_free(vm);
+    }
+    CHECK_EQ_U(r[1].polls, r[0].polls);
+    CHECK_EQ_U(r[1].nchanges, r[0].nchanges);
+    bool same = r[0].nchanges == r[1].nchanges;
+    for (size_t k = 0; same && k < r[0].nchanges; k++)
+      same = r[0].changes[k].cycle == r[1].changes[k].cycle &&
+             r[0].changes[k].func == r[1].changes[k].func && r[0].changes[k].pc == r[1].changes[k].pc;
+    CHECK(same);
+    CHECK(r[0].exited && r[1].exited);
+    sonde_mon_pc_result_free(&r[0]);
+    sonde_mon_pc_result_free(&r[1]);
+  }
+  sonde_machine_free(m);
+}
+
 /* Executions and nesting (Figures 13-14): to_global runs 40 times per round
  * and calls mul32, div32, mul32 in that order, one level deeper. */
 static void test_infer(void)
@@ -571,6 +602,7 @@ int main(void)
   }
   RUN(test_ftab);
   RUN(test_pc_poll_rates);
+  RUN(test_pc_poll_sparse_same);
   RUN(test_infer);
   RUN(test_energy);
   RUN(test_power_gpio_delay);

@@ -152,8 +152,9 @@ static void test_openocd_poll(void)
   struct sonde_mon_pc_result r;
   CHECK(sonde_mon_pc_poll(l, ft, &o, &r) == 0);
   CHECK_EQ_U(r.polls, 16);
+  CHECK_EQ_U(r.unsampled, 2); /* one PCSR value in 8 is 0xFFFFFFFF */
   CHECK_EQ_U(r.mean_poll_cycles, 37);
-  CHECK(r.nchanges >= 8);
+  CHECK_EQ_U(r.nchanges, 6);
   long g = sonde_mon_ftab_find(ft, "to_global"), m = sonde_mon_ftab_find(ft, "mul32");
   CHECK_EQ_I(r.changes[0].func, sonde_mon_ftab_lookup(ft, r.changes[0].pc));
   bool seen_g = false, seen_m = false;
@@ -297,7 +298,7 @@ static void test_gdb(void)
   struct sonde_mon_pc_result r;
   CHECK(sonde_mon_pc_poll(l, ft, &o, &r) == 0);
   CHECK_EQ_U(r.polls, 40);
-  CHECK(r.nchanges > 5 && !r.exited && r.mean_poll_cycles > 1000);
+  CHECK(r.nchanges >= 2 && !r.exited && r.mean_poll_cycles > 1000);
   bool known = true;
   for (size_t i = 0; i < r.nchanges; i++)
     known &= r.changes[i].func >= 0;
@@ -372,7 +373,7 @@ int main(void)
   sonde_sym_address(sym, "to_global", &g, NULL);
   sonde_sym_address(sym, "mul32", &mu, NULL);
   sonde_sym_address(sym, "div32", &dv, NULL);
-  const uint32_t p[8] = {g, g + 4, mu, mu + 2, dv, dv + 4, g + 8, mu};
+  const uint32_t p[8] = {g, g + 4, mu, mu + 2, dv, dv + 4, g + 8, 0xFFFFFFFFu /* halted */};
   memcpy(g_pcs, p, sizeof p);
   RUN(test_openocd_poll);
   RUN(test_bad_links);
