@@ -36,7 +36,7 @@ unsigned sonde_ft_bytes_per_sample(uint32_t n);
 
 /* The smallest n >= min_n that a DWT can sample at and the SWO line can
  * carry at `baud` with a core clock of `clock_hz` (NRZ: 10 bit times per byte,
- * sonde_ft_bytes_per_sample() bytes per sample, 1/8 headroom for the FIFO);
+ * sonde_ft_bytes_per_sample() bytes per sample; the ITM FIFO absorbs jitter);
  * 0 when none (the line is too slow for even n = 16384). */
 uint32_t sonde_ft_smallest_n(uint64_t clock_hz, uint64_t baud, uint32_t min_n);
 
