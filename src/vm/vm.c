@@ -120,6 +120,7 @@ int sonde_vm_reset(struct sonde_vm *vm)
   vm_sys_reset(vm, !vm->reset_done);
   vm->reset_done = true;
   vm->attention &= ~(uint32_t)VM_ATTN_STOP;
+  vm->pc_at_ended = false;
   return 0;
 }
 

@@ -46,6 +46,10 @@ struct sonde_vm {
   /* The last instruction that entered Execute (cpu.exec_pc) started at or
    * before this cycle (sonde_vm_pc_at_cycle looks back no further; vm.c). */
   uint64_t pc_floor;
+  /* sonde_vm_pc_at_cycle() saw the program end (exit, lockup): later calls
+   * report that stop instead of running past the end (pc_at.c). */
+  bool pc_at_ended;
+  struct sonde_vm_stop pc_at_end;
   bool hooked;          /* any observation hook is set: use the traced path */
   bool jit_off;         /* the block executor interprets (sonde_vm_set_jit) */
   uint64_t jit_blocks;  /* blocks compiled so far (sonde_vm_stats.compiled_blocks) */
