@@ -331,11 +331,6 @@ static size_t sync_found(struct sonde_itm *d, struct sonde_itm_packet *o)
   return n;
 }
 
-/* The hot loop: while at least 8 bytes remain and the header is a
- * fixed-length packet (instrumentation, DWT, LTS2, overflow) or an LTS1,
- * decode it from one 8-byte load with table lookups and conditional moves
- * (a stream's packet types look random to a branch predictor). Returns at
- * the first other header; the caller handles that one on the general path. */
 /* The loop of fast_run, inlined once per prescale (1, the common case, makes
  * the timestamp multiply vanish). Pointers instead of indices and limits
  * computed up front keep every loop variable in a register. */
