@@ -36,6 +36,8 @@ int itm_input_open(struct itm_input *in, const char *name, const char *tpiu_arg,
       return cli_usage_error(help, "--line needs --sample-rate");
     if (sonde_swo_parse_rate(rate, &cfg.sample_rate_hz) < 0 || !cfg.sample_rate_hz)
       return cli_usage_error(help, "bad --sample-rate '%s'", rate);
+    if (la_channel == ITM_LA_CHANNEL_UNSET)
+      la_channel = 0;
     if (la_channel > 7)
       return cli_usage_error(help, "--la-channel must be 0..7");
     cfg.channel = (unsigned)la_channel;
@@ -43,6 +45,8 @@ int itm_input_open(struct itm_input *in, const char *name, const char *tpiu_arg,
       return cli_usage_error(help, "--line '%s': %s", line_spec, diag.msg);
   } else if (rate) {
     return cli_usage_error(help, "--sample-rate needs --line");
+  } else if (la_channel != ITM_LA_CHANNEL_UNSET) {
+    return cli_usage_error(help, "--la-channel needs --line");
   }
   if (tpiu_arg) {
     struct sonde_swo_tpiu_config tc;
@@ -128,6 +132,29 @@ struct chan_fmt {
 };
 
 #define MAX_CHANS 64
+
+/* Logic-analyzer input that decoded to (almost) nothing is a failure, not a
+ * warning: the line settings (or the signal) are wrong, and exit 0 would
+ * tell a script the trace was read. "Almost nothing": no byte at all, or
+ * more than half of the bytes skipped as not ITM. */
+static int check_line_decode(const struct itm_input *in, const struct sonde_itm_stats *st,
+                             const char *name)
+{
+  struct sonde_swo_line_stats ls;
+  sonde_swo_line_get_stats(in->line, &ls);
+  if (!ls.detected || ls.bytes == 0)
+    return cli_error("itm: %s: no SWO bytes decoded from %llu samples%s%s", name,
+                     (unsigned long long)ls.samples,
+                     sonde_swo_line_error_detail(in->line)[0] ? ": " : "",
+                     sonde_swo_line_error_detail(in->line));
+  if (st->bytes && st->skipped_bytes * 2 > st->bytes)
+    return cli_error("itm: %s: %llu of %llu bytes were not ITM packets (line decoded as %s at %u "
+                     "baud, %llu framing errors): check --line and --sample-rate",
+                     name, (unsigned long long)st->skipped_bytes, (unsigned long long)st->bytes,
+                     ls.mode == SONDE_SWO_LINE_MANCHESTER ? "manchester" : "uart", ls.baud,
+                     (unsigned long long)ls.framing_errors);
+  return CLI_OK;
+}
 
 struct itm_opts {
   struct chan_fmt chans[MAX_CHANS];
@@ -586,7 +613,7 @@ int cmd_itm(int argc, char **argv)
       "with their offsets; decoding resumes at the next synchronization packet."};
   const char *elf = NULL, *tpiu = NULL, *line = NULL, *rate = NULL, *format = "text";
   const char *output = NULL;
-  uint64_t la_channel = 0, prescale = 1;
+  uint64_t la_channel = ITM_LA_CHANNEL_UNSET, prescale = 1;
   bool events = false, stats = false, json = false, wait_sync = false, ts_next = false;
   static struct itm_opts opts;
   memset(&opts, 0, sizeof opts);
@@ -703,6 +730,8 @@ int cmd_itm(int argc, char **argv)
     print_stats(out, st, secs, json);
   if (pr.warned > 20)
     cli_warn("itm: %llu more losses not shown", (unsigned long long)(pr.warned - 20));
+  if (rc == CLI_OK && in.line)
+    rc = check_line_decode(&in, st, argv[0]);
   int crc = cli_close_output(out, output);
   if (rc == CLI_OK)
     rc = crc;

@@ -16,3 +16,8 @@ endif()
 sonde_unit_test(test_dbg_pin dbg/test_dbg_pin.c LIBS sonde_vm sonde_swo)
 # Register-level tests of the DWT/ITM/TPIU (no firmware build needed).
 sonde_unit_test(test_dbg_regs dbg/test_dbg_regs.c LIBS sonde_vm)
+
+# `itm --line auto` through up to 5 % SWO clock error (issue 21 item 4).
+if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
+  sonde_cli_test(itm_line_jitter LABELS firmware)
+endif()
