@@ -161,6 +161,7 @@ int sonde_swo_line_new(const struct sonde_swo_line_config *cfg, struct sonde_swo
   if (!l)
     return sonde_diag_set(diag, SONDE_E_NOMEM, "out of memory");
   l->cfg = *cfg;
+  l->retime = cfg->retime || cfg->mode == SONDE_SWO_LINE_AUTO || cfg->baud == 0;
   l->ch = cfg->channel;
   l->inv = cfg->invert ? 1u : 0u;
   if (cfg->mode == SONDE_SWO_LINE_AUTO || cfg->baud == 0) {

@@ -9,12 +9,15 @@
  * f - 0.5 + (k + 0.5) * spb, i.e. sample f + floor((k + 0.5) * spb). Every
  * frame re-times on its own start edge, so error does not accumulate beyond
  * one frame: at 3 samples/bit a +-3% baud error moves the stop-bit centre by
- * 0.86 samples, inside the 1.5-sample half-bit. Within a frame it also
- * re-times on every edge between two bit centres (the edge found by looking
- * back from the later centre), and a stop bit LOW at its centre but HIGH at
- * 9.2 bits counts (the next start bit came early): so a transmitter whose
- * clock is up to 5% off for a whole frame still decodes at 8 samples/bit,
- * which `sonde run --swo-jitter 5` makes.
+ * 0.86 samples, inside the 1.5-sample half-bit. When the baud was measured
+ * (auto-detection: the transmitter's clock is not known exactly) or
+ * cfg.retime asks for it, uart_run_retimed also re-times on every edge
+ * between two bit centres (the edge found by looking back from the later
+ * centre, the same in any chunking) and takes a stop bit that is LOW at its
+ * centre but HIGH at 9.2 bits (the next start bit came early): a transmitter
+ * up to 5% off for a whole frame then still decodes at 8 samples/bit, as
+ * `sonde run --swo-jitter 5` makes it. That costs branches per bit, so a
+ * given baud keeps the fixed path (docs/benchmarks.md).
  *
  *   U_WAIT_HIGH --(HIGH sample)--> U_IDLE --(LOW sample = start edge)--> U_FRAME
  *   U_FRAME: start centre HIGH       -> glitch, U_IDLE
@@ -41,8 +44,89 @@ void swo_uart_setup(struct sonde_swo_line *l)
   l->acc = 0;
 }
 
-size_t swo_uart_run(struct sonde_swo_line *l, const uint8_t *s, size_t n, size_t *consumed,
-                    uint8_t *out, size_t cap)
+/* A given baud: the bit centres from the start edge only (the fastest path). */
+static size_t uart_run_fixed(struct sonde_swo_line *l, const uint8_t *s, size_t n, size_t *consumed,
+                             uint8_t *out, size_t cap)
+{
+  const unsigned ch = l->ch, inv = l->inv;
+  const uint64_t base = l->pos;
+  size_t i = 0, o = 0;
+  enum uart_state st = l->ust;
+  unsigned bit = l->bit, acc = l->acc;
+  uint64_t fstart = l->fstart;
+
+  for (;;) {
+    if (st == U_WAIT_HIGH) {
+      i = swo_find_level(s, i, n, ch, 1u ^ inv);
+      if (i == n)
+        break;
+      st = U_IDLE;
+    }
+    if (st == U_IDLE) {
+      i = swo_find_level(s, i, n, ch, 0u ^ inv);
+      if (i == n)
+        break;
+      if (SWO_UNLIKELY(o == cap))
+        break; /* resume at this start edge next time */
+      fstart = base + i;
+      bit = 0;
+      acc = 0;
+      st = U_FRAME;
+    }
+    /* U_FRAME: sample bit centres while they are inside this buffer. */
+    const uint64_t rel = fstart - base; /* may wrap if the frame began earlier; sums are exact */
+    for (; bit < 10; bit++) {
+      const uint64_t p = rel + l->off[bit];
+      if (p >= n)
+        goto out;
+      const unsigned v = (((unsigned)s[p] >> ch) & 1u) ^ inv;
+      if (bit == 0) {
+        if (SWO_UNLIKELY(v)) { /* start bit did not last to its centre */
+          l->st.glitches++;
+          swo_line_report(l, SONDE_SWO_LINE_ERR_GLITCH, fstart, o);
+          i = (size_t)p;
+          st = U_IDLE;
+          goto next;
+        }
+      } else if (bit < 9) {
+        acc |= v << (bit - 1);
+      } else {
+        i = (size_t)p;
+        l->st.packets++;
+        if (SWO_LIKELY(v)) {
+          out[o++] = (uint8_t)acc;
+          st = U_IDLE;
+        } else {
+          if (acc == 0) {
+            l->st.breaks++;
+            swo_line_report(l, SONDE_SWO_LINE_ERR_BREAK, fstart, o);
+          } else {
+            l->st.framing_errors++;
+            swo_line_report(l, SONDE_SWO_LINE_ERR_FRAMING, fstart, o);
+          }
+          st = U_WAIT_HIGH;
+        }
+        bit = 0;
+        goto next;
+      }
+    }
+  next:
+    continue;
+  }
+out:
+  if (st == U_FRAME)
+    i = n;
+  l->ust = st;
+  l->bit = bit;
+  l->acc = acc;
+  l->fstart = fstart;
+  *consumed = i;
+  return o;
+}
+
+/* A measured baud: re-timed on every edge, stop bits cut short accepted. */
+static size_t uart_run_retimed(struct sonde_swo_line *l, const uint8_t *s, size_t n, size_t *consumed,
+                               uint8_t *out, size_t cap)
 {
   const unsigned ch = l->ch, inv = l->inv;
   const uint64_t base = l->pos;
@@ -103,7 +187,7 @@ size_t swo_uart_run(struct sonde_swo_line *l, const uint8_t *s, size_t n, size_t
         continue;
       }
       const unsigned was = bit == 1 ? 0u : (acc >> (bit - 2)) & 1u;
-      if (v != was) { /* an edge since the last centre: re-time on the latest one */
+      if (l->retime && v != was) { /* an edge since the last centre: re-time on the latest one */
         const uint64_t prev = rel + l->off[bit - 1]; /* wraps when in an earlier buffer */
         const uint64_t lo = (int64_t)prev >= 0 ? prev + 1 : 0;
         uint64_t e = p;
@@ -175,4 +259,11 @@ out:
   l->fstart = fstart;
   *consumed = i;
   return o;
+}
+
+size_t swo_uart_run(struct sonde_swo_line *l, const uint8_t *s, size_t n, size_t *consumed,
+                    uint8_t *out, size_t cap)
+{
+  return l->retime ? uart_run_retimed(l, s, n, consumed, out, cap)
+                   : uart_run_fixed(l, s, n, consumed, out, cap);
 }
