@@ -184,12 +184,18 @@ static void unescape(const char *in, char *out, size_t cap)
 }
 
 /* Split FMT into text before, one printf conversion, text after. */
+#define MAX_PORT 255  /* 8 stimulus port pages of 32 (ITM_STIM0..255) */
+#define MAX_WIDTH 64  /* a -c field width beyond this is a typo, not a layout */
+
+/* -1: not PORT,FORMAT; -2: port out of range; -3: field width too large. */
 static int parse_chan(const char *arg, struct chan_fmt *c)
 {
   char *end;
   unsigned long port = strtoul(arg, &end, 0);
-  if (end == arg || *end != ',' || port > 65535)
+  if (end == arg || *end != ',' || arg[0] == '-')
     return -1;
+  if (port > MAX_PORT)
+    return -2;
   char fmt[256];
   unescape(end + 1, fmt, sizeof fmt);
   const char *p = fmt;
@@ -213,8 +219,12 @@ static int parse_chan(const char *arg, struct chan_fmt *c)
   if (*p != '%')
     return -1;
   const char *s = p++;
-  while (*p && strchr("-+ #0123456789", *p))
+  while (*p && strchr("-+ #0", *p))
     p++;
+  unsigned long width = 0;
+  for (; *p >= '0' && *p <= '9'; p++)
+    if ((width = width * 10 + (unsigned long)(*p - '0')) > MAX_WIDTH)
+      return -3;
   if (!*p || !strchr("cdiuxXo", *p))
     return -1;
   c->conv = *p;
@@ -242,7 +252,13 @@ static int opt_chan(const struct cli_opt *opt, const char *arg, void *value)
   struct itm_opts *o = value;
   if (o->nchans == MAX_CHANS)
     return cli_usage_error(o->help, "too many -c options (at most %d)", MAX_CHANS);
-  if (parse_chan(arg, &o->chans[o->nchans]) < 0)
+  int r = parse_chan(arg, &o->chans[o->nchans]);
+  if (r == -2)
+    return cli_usage_error(o->help, "bad -c '%s': stimulus port out of range (0..%d)", arg,
+                           MAX_PORT);
+  if (r == -3)
+    return cli_usage_error(o->help, "bad -c '%s': field width above %d", arg, MAX_WIDTH);
+  if (r < 0)
     return cli_usage_error(o->help,
                            "bad -c '%s': expected PORT,FORMAT with one of %%c %%d %%u %%x %%X %%o",
                            arg);
