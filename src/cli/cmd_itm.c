@@ -663,6 +663,15 @@ int cmd_itm(int argc, char **argv)
     return cli_usage_error(&help, "unknown --format '%s' (text, csv or json)", format);
   if (json && !stats)
     return cli_usage_error(&help, "--json goes with --stats (use --format json for packets)");
+  if (stats && (events || ts_next || opts.nchans || fmt != FMT_TEXT))
+    return cli_usage_error(&help, "--stats prints counts only: it does not go with %s",
+                           events ? "--events" : ts_next ? "--ts-next" : opts.nchans ? "-c"
+                                                                                   : "--format");
+  if (events && fmt != FMT_TEXT)
+    return cli_usage_error(&help, "--events is for text output (--format %s has every packet)",
+                           format);
+  if (opts.nchans && fmt != FMT_TEXT)
+    return cli_usage_error(&help, "-c formats text output (--format %s has every packet)", format);
   if (prescale != 1 && prescale != 4 && prescale != 16 && prescale != 64)
     return cli_usage_error(&help, "--ts-prescale must be 1, 4, 16 or 64");
   if (!opts.nchans) { /* port 0 as a character console */

@@ -266,6 +266,8 @@ int cmd_top(int argc, char **argv)
                            format);
   if (!interval)
     return cli_usage_error(&help, "--interval must be > 0");
+  if (limit && (fmt == OUT_FOLDED || fmt == OUT_CALLGRIND))
+    return cli_usage_error(&help, "--limit is for text and json output, not --format %s", format);
   if (prescale != 1 && prescale != 4 && prescale != 16 && prescale != 64)
     return cli_usage_error(&help, "--ts-prescale must be 1, 4, 16 or 64");
 

@@ -116,6 +116,10 @@ grep -q "stimulus port out of range (0..255)" "$T/err" && ok || bad "-c 256 mess
 grep -q "field width above 64" "$T/err" && ok || bad "-c width message: $(cat "$T/err")"
 "$SONDE" itm --la-channel 3 "$T/s.bin" >/dev/null 2>"$T/err"; check_eq "$?" 2 "--la-channel without --line"
 grep -q -- "--la-channel needs --line" "$T/err" && ok || bad "--la-channel message: $(cat "$T/err")"
+for a in "--events --format csv" "--events --format json" "--stats --events" "--stats --ts-next" \
+         "--stats --format json" "-c 1,%d --format csv"; do
+  "$SONDE" itm $a "$T/s.bin" >/dev/null 2>"$T/err"; check_eq "$?" 2 "itm $a (would be ignored)"
+done
 # help
 "$SONDE" itm --help >"$T/h"; check_eq "$?" 0 "help exit"
 for o in --tpiu --line --sample-rate --format --channel --events --stats --json --elf; do

@@ -21,7 +21,8 @@ od -An -v -tx1 "$t/s.bin" | tr -s ' ' '\n' | grep . > "$t/want.hex"
 
 for j in 0 2.5 3 4 5; do
   for seed in 1 2 3; do
-    "$SONDE" run -m cc2650 --swo-samples "$t/j.la" --sample-rate 8M --swo-jitter $j --swo-seed $seed \
+    if [ $j = 0 ]; then imp=; [ $seed = 1 ] || continue; else imp="--swo-jitter $j --swo-seed $seed"; fi
+    "$SONDE" run -m cc2650 --swo-samples "$t/j.la" --sample-rate 8M $imp \
       "$fw" >/dev/null 2>&1 || { bad "run jitter $j seed $seed"; continue; }
     "$SONDE" itm --line auto --sample-rate 8M "$t/j.la" > "$t/auto.txt" 2>"$t/err" &&
       cmp -s "$t/want.txt" "$t/auto.txt" && ok ||
