@@ -362,14 +362,14 @@ static const char *stop_name(enum sonde_vm_stop_reason r)
 
 int cmd_run(int argc, char **argv)
 {
-  const char *machine_name = "cm3", *trace_pc = NULL, *trace_fmt = "bin", *trace_lsu = NULL,
+  const char *machine_name = "cm3", *trace_pc = NULL, *trace_fmt = NULL, *trace_lsu = NULL,
              *uart_path = NULL, *gdb_spec = NULL, *jtag_spec = NULL;
   uint64_t jtag_cpt = 0, jtag_ap_wait = 0;
   const char *swo_path = NULL, *swo_timed = NULL, *swo_samples = NULL, *sample_rate = NULL;
   struct run_swo *swo = NULL; /* cmd_run_swo.c */
   const char *power_path = NULL, *power_rate = NULL;
   struct run_power *power = NULL; /* cmd_run_power.c */
-  struct run_swo_impair swo_imp = {0, 0, 1};
+  struct run_swo_impair swo_imp = {0, 0, UINT64_MAX}; /* seed: UINT64_MAX = not given (1) */
   uint64_t max_cycles = DEFAULT_MAX_CYCLES, base = 0;
   bool stats = false, json = false, binary = false, trace_stacking = false, no_jit = false;
   const struct cli_opt opts[] = {
@@ -458,6 +458,14 @@ int cmd_run(int argc, char **argv)
     return cli_usage_error(&help, nargs ? "expected one firmware file" : "no firmware given");
   const char *fw_path = argv[0];
   enum sonde_pctrace_format pc_format;
+  if (trace_fmt && !trace_pc)
+    return cli_usage_error(&help, "--trace-format needs --trace-pc");
+  if (!trace_fmt)
+    trace_fmt = "bin";
+  if (swo_imp.seed != UINT64_MAX && swo_imp.bit_errors == 0 && swo_imp.jitter_pct == 0)
+    return cli_usage_error(&help, "--swo-seed needs --swo-bit-errors or --swo-jitter");
+  if (swo_imp.seed == UINT64_MAX)
+    swo_imp.seed = 1;
   if (!strcmp(trace_fmt, "bin") || !strcmp(trace_fmt, "binary"))
     pc_format = SONDE_PCTRACE_BINARY;
   else if (!strcmp(trace_fmt, "csv"))

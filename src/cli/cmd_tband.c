@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "http_serve.h"
 #include "sonde/export.h"
+#include "sonde/swo.h"
 #include "sonde/tband.h"
 
 #include <errno.h>
@@ -23,6 +24,49 @@ static int parse_input_format(const char *s, enum sonde_tband_input_format *f)
   else
     return -1;
   return 0;
+}
+
+/* Decode one input: a file, '-', tcp:HOST:PORT or serial:DEVICE[@BAUD]
+ * (include/sonde/swo.h sources, as `sonde itm` reads them) until its end. */
+static int decode_input(const char *name, enum sonde_tband_input_format fmt, int core,
+                        sonde_tband_evt_cb cb, void *ctx, struct sonde_tband_stats *stats,
+                        struct sonde_diag *diag)
+{
+  struct sonde_swo_source *src = NULL;
+  int rc = sonde_swo_source_open(name, NULL, &src, diag);
+  if (rc < 0)
+    return rc;
+  struct sonde_tband_dec *d = sonde_tband_dec_new(fmt, core, name);
+  uint8_t *buf = malloc(1 << 16);
+  if (!d || !buf) {
+    rc = sonde_diag_set(diag, SONDE_E_NOMEM, "%s: out of memory", name);
+  } else {
+    ptrdiff_t n;
+    while ((n = sonde_swo_source_read(src, buf, 1 << 16)) > 0 || n == SONDE_E_AGAIN)
+      if (n > 0)
+        sonde_tband_dec_feed(d, buf, (size_t)n, cb, ctx);
+    if (n < 0)
+      rc = sonde_diag_set(diag, SONDE_E_IO, "%s: %s", name, sonde_swo_source_error_detail(src));
+    sonde_tband_dec_finish(d, cb, ctx);
+    if (stats)
+      sonde_tband_dec_stats(d, stats);
+  }
+  sonde_tband_dec_free(d);
+  free(buf);
+  sonde_swo_source_free(src);
+  return rc;
+}
+
+/* <input>[@<core>]: a usage error names what is wrong. */
+static int split_input(const char *spec, char *path, size_t cap, int *core,
+                       const struct cli_command_help *help)
+{
+  int rc = sonde_tband_parse_input(spec, path, cap, core);
+  if (rc == SONDE_E_ARG)
+    return cli_usage_error(help, "'%s': the core after '@' must be a number 0..999999", spec);
+  if (rc)
+    return cli_usage_error(help, "'%s': path too long", spec);
+  return CLI_OK;
 }
 
 /* ---- dump ---- */
@@ -109,7 +153,9 @@ static int cmd_dump(int argc, char **argv)
       "\"ts\": <timestamp, if the event has one>, \"core\": N, <documented fields>}; corrupt\n"
       "frames print {\"evt\": \"error\", \"offset\": N, \"error\": <why>}. Decoding goes on\n"
       "after a corrupt frame; the exit status is 1 if there was any.\n"
-      "<input>@<core> assigns a file to a core; without it core_id events decide (default 0)."};
+      "<input>@<core> assigns a file to a core; without it core_id events decide (default 0).\n"
+      "An input is a file, '-' (stdin), tcp:HOST:PORT (read until the peer closes) or\n"
+      "serial:DEVICE[@BAUD] (then @<core> follows the baud)."};
   const char *out_path = NULL, *format = "text", *in_format = NULL;
   struct cli_opt opts[] = {
       OPT_OUTPUT(&out_path),
@@ -137,13 +183,15 @@ static int cmd_dump(int argc, char **argv)
   for (int i = 0; i < n; i++) {
     char path[4096];
     int core;
-    if (sonde_tband_parse_input(argv[i], path, sizeof path, &core))
-      return cli_error("tband dump: '%s': path too long", argv[i]);
+    if ((rc = split_input(argv[i], path, sizeof path, &core, &help)) != CLI_OK) {
+      cli_close_output(out, out_path);
+      return rc;
+    }
     struct sonde_tband_stats st;
     struct sonde_diag diag = {{0}};
     d.path = path;
     uint64_t before = d.errors;
-    rc = sonde_tband_decode_file(path, inf, core, dump_cb, &d, &st, &diag);
+    rc = decode_input(path, inf, core, dump_cb, &d, &st, &diag);
     if (rc) {
       cli_error("tband dump: %s", diag.msg);
       fail = 1;
@@ -200,6 +248,7 @@ static int cmd_conv(int argc, char **argv)
       "cores, tasks (running, state, priority), ISRs, event and value markers, kernel\n"
       "objects (queue fill levels, ...), errors and dropped events. Several inputs are\n"
       "merged by timestamp; <input>@<core> gives the core of a per-core recording.\n"
+      "An input is a file, '-', tcp:HOST:PORT or serial:DEVICE[@BAUD] (as for dump).\n"
       "With --serve the result is offered to https://ui.perfetto.dev from a local HTTP\n"
       "server (127.0.0.1:9001 unless --listen says otherwise) until interrupted."};
   const char *out_path = NULL, *mode = NULL, *format = "perfetto", *in_format = NULL;
@@ -268,9 +317,9 @@ static int cmd_conv(int argc, char **argv)
   for (int i = 0; i < n; i++) {
     char path[4096];
     int core;
-    if (sonde_tband_parse_input(argv[i], path, sizeof path, &core)) {
+    if ((rc = split_input(argv[i], path, sizeof path, &core, &help)) != CLI_OK) {
       sonde_tband_conv_free(conv);
-      return cli_error("tband conv: '%s': path too long", argv[i]);
+      return rc;
     }
     if (core >= (int)cores) {
       sonde_tband_conv_free(conv);
@@ -278,7 +327,7 @@ static int cmd_conv(int argc, char **argv)
     }
     struct sonde_tband_stats st;
     struct sonde_diag diag = {{0}};
-    rc = sonde_tband_decode_file(path, inf, core, sonde_tband_conv_add_cb, conv, &st, &diag);
+    rc = decode_input(path, inf, core, sonde_tband_conv_add_cb, conv, &st, &diag);
     if (rc) {
       sonde_tband_conv_free(conv);
       return cli_error("tband conv: %s", diag.msg);

@@ -228,7 +228,7 @@ int cmd_top(int argc, char **argv)
       "is printed at end of input. <input> as for 'sonde itm'."};
   const char *elf = NULL, *by = "function", *format = "text", *output = NULL;
   const char *tpiu = NULL, *line = NULL, *rate = NULL;
-  uint64_t interval = 1000, la_channel = 0, limit = 0, prescale = 1;
+  uint64_t interval = 1000, la_channel = ITM_LA_CHANNEL_UNSET, limit = 0, prescale = 1;
   bool wait_sync = false;
   const struct cli_opt options[] = {
       OPT_ITM_INPUT(&tpiu, &line, &rate, &la_channel, &wait_sync, &prescale),
@@ -266,6 +266,8 @@ int cmd_top(int argc, char **argv)
                            format);
   if (!interval)
     return cli_usage_error(&help, "--interval must be > 0");
+  if (limit && (fmt == OUT_FOLDED || fmt == OUT_CALLGRIND))
+    return cli_usage_error(&help, "--limit is for text and json output, not --format %s", format);
   if (prescale != 1 && prescale != 4 && prescale != 16 && prescale != 64)
     return cli_usage_error(&help, "--ts-prescale must be 1, 4, 16 or 64");
 

@@ -66,5 +66,26 @@ assert "m\u00ff\u007fask1" in names, names
 assert b"\x7f" not in raw and b"\xff" not in raw
 ' "$W/bytes.json" && ok || bad "tband dump --format json is not valid UTF-8 JSON: $(od -c "$W/bytes.json" | head -5)"
 
+# <input>@<core> that is not a core is a usage error naming it, not "No such file"
+"$SONDE" tband dump "$W/bytes.hex@-1" >/dev/null 2>"$W/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "the core after '@' must be a number" "$W/e" && ok || bad "x@-1: exit $rc: $(cat "$W/e")"
+"$SONDE" tband conv --mode freertos -o "$W/c.pftrace" "$T@2x" >/dev/null 2>"$W/e"; rc=$?
+[ $rc -eq 2 ] && ok || bad "conv x@2x: exit $rc: $(cat "$W/e")"
+# tcp: inputs (docs/cli.md): the same dump as from the file
+"$SONDE" tband dump "$T" >"$W/file.txt" 2>/dev/null
+python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1); s.settimeout(20)
+open(sys.argv[2] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[2] + ".tmp", sys.argv[2])   # the port, once listening
+c, _ = s.accept(); c.sendall(open(sys.argv[1], "rb").read()); c.close()
+' "$T" "$W/port" &
+srv=$!
+for i in $(seq 100); do [ -s "$W/port" ] && break; sleep 0.05; done
+port=$(cat "$W/port")
+"$SONDE" tband dump "tcp:127.0.0.1:$port" >"$W/tcp.txt" 2>"$W/e" && cmp -s "$W/file.txt" "$W/tcp.txt" && ok ||
+  bad "tband dump tcp: differs from the file: $(cat "$W/e")"
+wait $srv 2>/dev/null
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

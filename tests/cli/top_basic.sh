@@ -117,6 +117,10 @@ for args in "$T/pc.bin" "-e $ELF" "-e $ELF --by file $T/pc.bin" "-e $ELF --forma
 done
 "$SONDE" top -e "$T/nope.elf" "$T/pc.bin" >/dev/null 2>&1; check_eq "$?" 1 "missing ELF"
 "$SONDE" top --help >/dev/null; check_eq "$?" 0 "help"
+# --limit would be ignored by folded and callgrind output: refused (issue 21)
+"$SONDE" top -e "$ELF" -n 5 --format folded "$T/pc.bin" >/dev/null 2>&1; check_eq "$?" 2 "--limit with folded"
+"$SONDE" top -e "$ELF" -n 5 --format callgrind "$T/pc.bin" >/dev/null 2>&1; check_eq "$?" 2 "--limit with callgrind"
+"$SONDE" top --la-channel 2 -e "$ELF" "$T/pc.bin" >/dev/null 2>&1; check_eq "$?" 2 "--la-channel without --line"
 
 echo "$pass passed, $fail failed"
 [ "$fail" == 0 ]
