@@ -44,6 +44,41 @@ void swo_uart_setup(struct sonde_swo_line *l)
   l->acc = 0;
 }
 
+/* U_WAIT_HIGH / U_IDLE: advance *i to the next start edge; false when the
+ * buffer ends first or the output is full (resume at that edge next time). */
+static inline bool uart_find_start(const uint8_t *s, size_t n, unsigned ch, unsigned inv,
+                                   enum uart_state *st, size_t *i, size_t o, size_t cap)
+{
+  if (*st == U_WAIT_HIGH) {
+    *i = swo_find_level(s, *i, n, ch, 1u ^ inv);
+    if (*i == n)
+      return false;
+    *st = U_IDLE;
+  }
+  *i = swo_find_level(s, *i, n, ch, 0u ^ inv);
+  return *i < n && SWO_LIKELY(o < cap);
+}
+
+/* The stop bit v of a frame: the byte out, or a framing error / break.
+ * Returns the next state. */
+static inline enum uart_state uart_stop(struct sonde_swo_line *l, unsigned v, unsigned acc,
+                                        uint64_t fstart, uint8_t *out, size_t *o)
+{
+  l->st.packets++;
+  if (SWO_LIKELY(v)) {
+    out[(*o)++] = (uint8_t)acc;
+    return U_IDLE;
+  }
+  if (acc == 0) {
+    l->st.breaks++;
+    swo_line_report(l, SONDE_SWO_LINE_ERR_BREAK, fstart, *o);
+  } else {
+    l->st.framing_errors++;
+    swo_line_report(l, SONDE_SWO_LINE_ERR_FRAMING, fstart, *o);
+  }
+  return U_WAIT_HIGH;
+}
+
 /* A given baud: the bit centres from the start edge only (the fastest path). */
 static size_t uart_run_fixed(struct sonde_swo_line *l, const uint8_t *s, size_t n, size_t *consumed,
                              uint8_t *out, size_t cap)
@@ -56,18 +91,9 @@ static size_t uart_run_fixed(struct sonde_swo_line *l, const uint8_t *s, size_t 
   uint64_t fstart = l->fstart;
 
   for (;;) {
-    if (st == U_WAIT_HIGH) {
-      i = swo_find_level(s, i, n, ch, 1u ^ inv);
-      if (i == n)
+    if (st != U_FRAME) {
+      if (!uart_find_start(s, n, ch, inv, &st, &i, o, cap))
         break;
-      st = U_IDLE;
-    }
-    if (st == U_IDLE) {
-      i = swo_find_level(s, i, n, ch, 0u ^ inv);
-      if (i == n)
-        break;
-      if (SWO_UNLIKELY(o == cap))
-        break; /* resume at this start edge next time */
       fstart = base + i;
       bit = 0;
       acc = 0;
@@ -92,20 +118,7 @@ static size_t uart_run_fixed(struct sonde_swo_line *l, const uint8_t *s, size_t 
         acc |= v << (bit - 1);
       } else {
         i = (size_t)p;
-        l->st.packets++;
-        if (SWO_LIKELY(v)) {
-          out[o++] = (uint8_t)acc;
-          st = U_IDLE;
-        } else {
-          if (acc == 0) {
-            l->st.breaks++;
-            swo_line_report(l, SONDE_SWO_LINE_ERR_BREAK, fstart, o);
-          } else {
-            l->st.framing_errors++;
-            swo_line_report(l, SONDE_SWO_LINE_ERR_FRAMING, fstart, o);
-          }
-          st = U_WAIT_HIGH;
-        }
+        st = uart_stop(l, v, acc, fstart, out, &o);
         bit = 0;
         goto next;
       }
@@ -136,18 +149,9 @@ static size_t uart_run_retimed(struct sonde_swo_line *l, const uint8_t *s, size_
   uint64_t fstart = l->fstart;
 
   for (;;) {
-    if (st == U_WAIT_HIGH) {
-      i = swo_find_level(s, i, n, ch, 1u ^ inv);
-      if (i == n)
+    if (st != U_FRAME) {
+      if (!uart_find_start(s, n, ch, inv, &st, &i, o, cap))
         break;
-      st = U_IDLE;
-    }
-    if (st == U_IDLE) {
-      i = swo_find_level(s, i, n, ch, 0u ^ inv);
-      if (i == n)
-        break;
-      if (SWO_UNLIKELY(o == cap))
-        break; /* resume at this start edge next time */
       fstart = base + i;
       bit = 0;
       acc = 0;
@@ -211,20 +215,7 @@ static size_t uart_run_retimed(struct sonde_swo_line *l, const uint8_t *s, size_
         continue;
       }
       i = (size_t)p;
-      l->st.packets++;
-      if (SWO_LIKELY(v)) {
-        out[o++] = (uint8_t)acc;
-        st = U_IDLE;
-      } else {
-        if (acc == 0) {
-          l->st.breaks++;
-          swo_line_report(l, SONDE_SWO_LINE_ERR_BREAK, fstart, o);
-        } else {
-          l->st.framing_errors++;
-          swo_line_report(l, SONDE_SWO_LINE_ERR_FRAMING, fstart, o);
-        }
-        st = U_WAIT_HIGH;
-      }
+      st = uart_stop(l, v, acc, fstart, out, &o);
       bit = 0;
       goto next;
     }
