@@ -101,8 +101,8 @@ int main(void)
   for (uint64_t k = 0; k < n; k++)
     sink += sonde_mon_ftab_lookup(ft, lo + (uint32_t)((k * 2654435761u) % (hi - lo)));
   double tl = now_s() - t0;
-  printf("ftab lookup (%zu functions): %.1f M lookups/s\n", sonde_mon_ftab_count(ft),
-         n / tl / 1e6);
+  printf("ftab lookup (%zu functions): %.1f M lookups/s (checksum %ld)\n",
+         sonde_mon_ftab_count(ft), n / tl / 1e6, (long)sink);
   sonde_mon_ftab_free(ft);
   sonde_sym_free(sym);
   sonde_machine_free(m);
