@@ -24,3 +24,9 @@ sonde_firmware(mtb_bench_on SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES LOOPS=3000000 INCLUDES ${_mtb_inc})
 sonde_firmware(mtb_bench_off SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES LOOPS=3000000 USE_MTB=0 INCLUDES ${_mtb_inc})
+# src/mtb decoder against the ground truth (tests/mtb/test_mtb_decode.c):
+# 512-byte circles that wrap many times, with SysTick and PendSV in the window.
+sonde_firmware(mtb_wrap_long SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
+               DEFINES MTB_SIZE=512 LOOPS=400 INCLUDES ${_mtb_inc})
+sonde_firmware(mtb_wrap_m0p SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
+               DEFINES MTB_SIZE=512 LOOPS=400 INCLUDES ${_mtb_inc})

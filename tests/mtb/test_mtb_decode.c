@@ -1,0 +1,265 @@
+/* src/mtb against the VM's ground truth: firmware runs with the MTB on
+ * (firmware/mtb/mtb_trace.c, target/cortexm/mtb.c), the test reads the buffer
+ * and POSITION/MASTER from the VM's memory like a debugger would, decodes
+ * them with the ELF, and requires the rebuilt instruction history to equal
+ * the tail of the retire hook's PC trace, instruction for instruction, up to
+ * the store that cleared MASTER.EN, and one exception event per exception
+ * entry and return in that window. Also writes the dumps to
+ * ${SONDE_BINARY_DIR}/mtb_dumps/ for tests/cli/mtb_decode.sh. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sonde/mtb.h"
+#include "sonde/sym.h"
+#include "sonde/vm.h"
+#include "check.h"
+
+enum { EV_RETIRE, EV_ENTER, EV_EXIT, EV_RETURN, EV_DIS };
+struct ev {
+  uint8_t kind;
+  uint32_t pc;
+};
+struct gt {
+  struct ev *ev;
+  size_t n, cap;
+  uint32_t master;
+};
+
+static void push(struct gt *g, uint8_t kind, uint32_t pc)
+{
+  if (g->n == g->cap) {
+    g->cap = g->cap ? 2 * g->cap : 4096;
+    g->ev = realloc(g->ev, g->cap * sizeof *g->ev);
+  }
+  g->ev[g->n++] = (struct ev){kind, pc};
+}
+
+static void on_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
+{
+  (void)cycle, (void)cycles;
+  push(ctx, EV_RETIRE, pc);
+}
+
+static void on_transfer(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, unsigned size,
+                        uint32_t value, bool write)
+{
+  (void)cycle, (void)size;
+  struct gt *g = ctx;
+  if (write && addr == g->master && !(value >> 31))
+    push(g, EV_DIS, pc);
+}
+
+static void on_exc(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc)
+{
+  (void)cycle, (void)exc;
+  push(ctx, ev == SONDE_VM_EXC_ENTER ? EV_ENTER : ev == SONDE_VM_EXC_EXIT ? EV_EXIT : EV_RETURN,
+       0);
+}
+
+static int quiet(void *ctx, int stream, const void *data, size_t len)
+{
+  (void)ctx, (void)stream, (void)data, (void)len;
+  return 0;
+}
+
+/* Write a dump for the CLI test: <name>.bin and <name>.regs
+ * ("base position master end_pc" in hex). */
+static void write_dump(const char *name, const void *buf, uint32_t size, uint32_t base,
+                       uint32_t position, uint32_t master, uint32_t end_pc)
+{
+  char path[600];
+  snprintf(path, sizeof path, "%s/mtb_dumps", SONDE_BINARY_DIR);
+  mkdir(path, 0777);
+  snprintf(path, sizeof path, "%s/mtb_dumps/%s.bin", SONDE_BINARY_DIR, name);
+  FILE *f = fopen(path, "wb");
+  if (f) {
+    fwrite(buf, 1, size, f);
+    fclose(f);
+  }
+  snprintf(path, sizeof path, "%s/mtb_dumps/%s.regs", SONDE_BINARY_DIR, name);
+  f = fopen(path, "w");
+  if (f) {
+    fprintf(f, "0x%08x 0x%08x 0x%08x 0x%08x\n", base, position, master, end_pc);
+    fclose(f);
+  }
+}
+
+struct result {
+  size_t insns, packets, entries, returns;
+  bool wrapped;
+};
+
+static void decode_and_compare(const char *fw, const char *machine, struct result *res)
+{
+  memset(res, 0, sizeof *res);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    CHECK_FAIL_("missing firmware %s", path);
+    return;
+  }
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  struct sonde_machine *m = NULL;
+  struct sonde_vm *vm = NULL;
+  REQUIRE(sonde_machine_builtin(machine, &m) == 0);
+  uint32_t sfr = sonde_machine_core(m) == SONDE_VM_CORE_M33 ? 0xE0043000u : 0xF0000000u;
+  struct gt g = {.master = sfr + 4};
+  REQUIRE(sonde_vm_new(m, &vm) == 0 && sonde_vm_load_elf(vm, img, n, fw) == 0);
+  sonde_vm_set_output(vm, quiet, NULL);
+  struct sonde_vm_hooks h = {.ctx = &g, .retire = on_retire, .transfer = on_transfer,
+                             .exception = on_exc};
+  sonde_vm_set_hooks(vm, &h);
+  sonde_vm_reset(vm);
+  struct sonde_vm_stop stop;
+  CHECK_EQ_I(sonde_vm_run(vm, 20000000, &stop), 0);
+  CHECK_EQ_I(stop.reason, SONDE_VM_STOP_EXIT);
+
+  /* What a debugger reads after the run. */
+  uint32_t regs[4];
+  REQUIRE(sonde_vm_read_mem(vm, sfr, regs, sizeof regs) == 0);
+  uint32_t position = regs[0], master = regs[1], base = regs[3];
+  uint32_t size = 16u << (master & 0x1F);
+  unsigned char *buf = malloc(size);
+  REQUIRE(buf && sonde_vm_read_mem(vm, base, buf, size) == 0);
+
+  /* The ground truth: the disabling store and everything retired before it. */
+  size_t dis = g.n, k = SIZE_MAX; /* index of EV_DIS, and of the store's retire */
+  for (size_t i = g.n; i-- > 0;)
+    if (g.ev[i].kind == EV_DIS) {
+      dis = i;
+      break;
+    }
+  REQUIRE(dis < g.n);
+  for (size_t i = dis + 1; i < g.n; i++)
+    if (g.ev[i].kind == EV_RETIRE) {
+      k = i;
+      break;
+    }
+  REQUIRE(k != SIZE_MAX && g.ev[k].pc == g.ev[dis].pc);
+  uint32_t end_pc = g.ev[dis].pc;
+  write_dump(fw, buf, size, base, position, master, end_pc);
+
+  struct sonde_diag d;
+  struct sonde_sym *sym = NULL;
+  REQUIRE(sonde_sym_open(path, &sym, &d) == 0);
+  struct sonde_mtb_raw raw = {buf, size, base, position, master, true};
+  struct sonde_mtb_packet *p = NULL;
+  size_t np = 0;
+  CHECK_EQ_I(sonde_mtb_packets(&raw, &p, &np, &d), 0);
+  struct sonde_mtb_options opt = {end_pc};
+  struct sonde_mtb_history hist;
+  CHECK_EQ_I(sonde_mtb_rebuild(p, np, sym, &opt, &hist, &d), 0);
+  CHECK_EQ_U(hist.nissues, 0);
+  for (size_t i = 0; i < hist.nissues && i < 5; i++)
+    CHECK_FAIL_("issue at packet %u: %08x -> %08x: %s", hist.issues[i].packet,
+                hist.issues[i].from, hist.issues[i].to, hist.issues[i].why);
+  CHECK_EQ_U(hist.in_image, hist.addresses);
+  res->packets = np;
+  res->wrapped = position & 4;
+
+  /* The instruction PCs of the history, oldest first ... */
+  uint32_t *pcs = malloc((hist.instructions + 1) * sizeof *pcs);
+  size_t ni = 0;
+  for (size_t i = 0; i < hist.n; i++) {
+    const struct sonde_mtb_event *e = &hist.ev[i];
+    if (e->kind == SONDE_MTB_INSN)
+      pcs[ni++] = e->pc;
+    res->entries += e->kind == SONDE_MTB_EXC_ENTRY;
+    res->returns += e->kind == SONDE_MTB_EXC_RETURN;
+  }
+  res->insns = ni;
+  /* ... must equal the newest `ni` retires up to and including the store. */
+  size_t got = 0, j = k + 1, mism = 0;
+  size_t gt_entries = 0, gt_returns = 0, first_retire = k;
+  while (j-- > 0 && got < ni) {
+    if (g.ev[j].kind != EV_RETIRE)
+      continue;
+    if (g.ev[j].pc != pcs[ni - 1 - got] && mism++ < 5)
+      CHECK_FAIL_("%s: instruction %zu from the end: got 0x%08x, ground truth 0x%08x", fw, got,
+                  pcs[ni - 1 - got], g.ev[j].pc);
+    got++;
+    first_retire = j;
+  }
+  CHECK_EQ_U(got, ni);
+  CHECK_EQ_U(mism, 0);
+  /* Exceptions in the window, between the first and the last instruction. */
+  for (size_t i = first_retire; i <= k; i++) {
+    gt_entries += g.ev[i].kind == EV_ENTER;
+    gt_returns += g.ev[i].kind == EV_RETURN;
+  }
+  CHECK_EQ_U(res->entries, gt_entries);
+  CHECK_EQ_U(res->returns, gt_returns);
+  /* The oldest instruction is the source of the oldest packet. */
+  if (np && ni)
+    CHECK_EQ_U(pcs[0], p[0].src);
+  printf("%s on %s: %zu packets%s, %zu instructions, %zu exception entries, %zu returns: equal "
+         "to the ground truth\n",
+         fw, machine, np, res->wrapped ? " (wrapped)" : "", ni, res->entries, res->returns);
+  free(pcs);
+  sonde_mtb_history_free(&hist);
+  free(p);
+  sonde_sym_free(sym);
+  free(buf);
+  free(g.ev);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
+static void test_m33(void)
+{
+  struct result r;
+  decode_and_compare("mtb_m33", "cm33", &r);
+  CHECK(r.packets > 40);
+  CHECK(!r.wrapped);
+  CHECK(r.entries >= 2); /* PendSV and SysTick */
+}
+
+static void test_m0p(void)
+{
+  struct result r;
+  decode_and_compare("mtb_m0p", "cm0plus", &r);
+  CHECK(r.packets > 40);
+  CHECK(!r.wrapped);
+  CHECK(r.entries >= 2);
+}
+
+static void test_wrap_m33(void)
+{
+  struct result r;
+  decode_and_compare("mtb_wrap", "cm33", &r);
+  CHECK(r.wrapped);
+  CHECK_EQ_U(r.packets, 8);
+}
+
+static void test_wrap_m33_long(void)
+{
+  struct result r;
+  decode_and_compare("mtb_wrap_long", "cm33", &r);
+  CHECK(r.wrapped);
+  CHECK_EQ_U(r.packets, 64);
+  CHECK(r.entries >= 2);
+}
+
+static void test_wrap_m0p_long(void)
+{
+  struct result r;
+  decode_and_compare("mtb_wrap_m0p", "cm0plus", &r);
+  CHECK(r.wrapped);
+  CHECK_EQ_U(r.packets, 64);
+  CHECK(r.entries >= 2);
+}
+
+int main(void)
+{
+  RUN(test_m33);
+  RUN(test_m0p);
+  RUN(test_wrap_m33);
+  RUN(test_wrap_m33_long);
+  RUN(test_wrap_m0p_long);
+  return check_summary();
+}
