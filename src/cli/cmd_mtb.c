@@ -279,10 +279,18 @@ static int mtb_decode(int argc, char **argv)
               elf, h.in_image, h.addresses, np, raw_path);
     goto done;
   }
-  for (size_t i = 0; i < h.nissues; i++)
-    cli_warn("%s: packet %u (offset 0x%x): inconsistent: from 0x%08x to source 0x%08x: %s",
-             raw_path, h.issues[i].packet, h.issues[i].packet < np ? pk[h.issues[i].packet].offset : 0,
-             h.issues[i].from, h.issues[i].to, h.issues[i].why);
+  if (h.nissues * 2 > np) {
+    cli_error("%s: %zu of the %zu packets of %s are inconsistent with its code (the first: packet "
+              "%u, %s): wrong ELF, or not an MTB dump?",
+              elf, h.nissues, np, raw_path, h.issues[0].packet, h.issues[0].why);
+    goto done;
+  }
+  for (size_t i = 0; i < h.nissues && i < 20; i++)
+    cli_warn("%s: packet %u (offset 0x%x): inconsistent: %s (0x%08x -> 0x%08x)", raw_path,
+             h.issues[i].packet, h.issues[i].packet < np ? pk[h.issues[i].packet].offset : 0,
+             h.issues[i].why, h.issues[i].from, h.issues[i].to);
+  if (h.nissues > 20)
+    cli_warn("%s: %zu more inconsistent packets", raw_path, h.nissues - 20);
   o = cli_open_output(output, false);
   if (!o)
     goto done;

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdlib.h>
 
 #include "sonde/mtb.h"
 
@@ -101,6 +100,34 @@ static void start_at(struct builder *b, uint32_t packet, uint32_t pc)
   push(b, (struct sonde_mtb_event){SONDE_MTB_INSN, (uint8_t)sz, pc, 0, 0, packet});
 }
 
+/* Can the Thumb instruction at addr change the PC other than to the next
+ * instruction (ARMv7-M/ARMv8-M ARM A5/A7 encodings)? B, BL, BLX, BX, CBZ,
+ * CBNZ, POP/LDM with the PC, LDR to the PC, MOV/ADD to the PC, TBB/TBH. A
+ * permissive test: a few other encodings with the same bits pass too. */
+static bool may_branch(const struct sonde_sym *sym, uint32_t addr)
+{
+  uint8_t b[4];
+  if (sonde_sym_read(sym, addr, b, 2))
+    return true; /* not in the image: reported elsewhere */
+  uint16_t h = (uint16_t)(b[0] | b[1] << 8);
+  if (sonde_mtb_insn_size(h) == 2) {
+    unsigned rd = ((h >> 4) & 8) | (h & 7);
+    return ((h >> 12) == 0xD && ((h >> 8) & 0xF) < 0xE) || /* B<c> */
+           (h >> 11) == 0x1C ||                              /* B */
+           (h & 0xF500) == 0xB100 ||                         /* CBZ, CBNZ */
+           (h & 0xFF00) == 0x4700 ||                         /* BX, BLX, BXNS */
+           (h & 0xFF00) == 0xBD00 ||                         /* POP {..., pc} */
+           ((h & 0xFD00) == 0x4400 && rd == 15);             /* ADD/MOV pc */
+  }
+  if (sonde_sym_read(sym, addr + 2, b + 2, 2))
+    return true;
+  uint16_t h2 = (uint16_t)(b[2] | b[3] << 8);
+  return ((h & 0xF800) == 0xF000 && (h2 & 0x8000)) ||                /* B.W, BL, BLX */
+         ((h & 0xFE10) == 0xF810 && (h2 >> 12) == 15) ||             /* LDR pc */
+         ((h & 0xFE50) == 0xE810 && (h2 & 0x8000)) ||                /* LDM/POP.W pc */
+         ((h & 0xFFF0) == 0xE8D0 && (h2 & 0xFFE0) == 0xF000);        /* TBB, TBH */
+}
+
 static void count_in_image(struct builder *b, uint32_t addr)
 {
   if (sonde_mtb_is_exc_return(addr))
@@ -177,6 +204,8 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
     } else {
       start_at(&b, pi, P->src);
     }
+    if (!P->a && !may_branch(sym, P->src))
+      issue(&b, pi, P->src, P->dst, "the source 0x%08x is not a branch instruction", P->src);
     have_last = true;
     last = P->src;
     if (!P->a && sonde_mtb_is_exc_return(P->dst)) {

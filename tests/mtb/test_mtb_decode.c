@@ -202,6 +202,41 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
          fw, machine, np, res->wrapped ? " (wrapped)" : "", ni, res->entries, res->returns);
   free(pcs);
   sonde_mtb_history_free(&hist);
+
+  /* A corrupted packet in the middle: reported with its index, the rest
+   * still decodes (a gap, then the same instructions as before). */
+  if (np > 20) {
+    size_t bad = np / 2;
+    while (bad < np && (p[bad].a || sonde_mtb_is_exc_return(p[bad].dst) ||
+                        sonde_mtb_is_exc_return(p[bad - 1].dst)))
+      bad++;
+    REQUIRE(bad < np);
+    uint32_t saved = p[bad].src;
+    p[bad].src = p[bad - 1].dst - 2; /* behind the previous destination */
+    CHECK_EQ_I(sonde_mtb_rebuild(p, np, sym, &opt, &hist, &d), 0);
+    CHECK(hist.nissues >= 1);
+    if (hist.nissues)
+      CHECK_EQ_U(hist.issues[0].packet, bad);
+    size_t gaps = 0;
+    for (size_t i = 0; i < hist.n; i++)
+      gaps += hist.ev[i].kind == SONDE_MTB_GAP;
+    CHECK_EQ_U(gaps, 1);
+    CHECK_EQ_U(hist.ev[hist.n - 1].pc, end_pc); /* still runs on to the end */
+    sonde_mtb_history_free(&hist);
+    p[bad].src = saved;
+  }
+  /* The wrong ELF (the other core's build of the same source, at the same
+   * addresses): most packets are inconsistent with its code. */
+  char other[512];
+  snprintf(other, sizeof other, "%s/%s.elf", SONDE_FIRMWARE_DIR,
+           strstr(fw, "m0p") ? "mtb_m33" : "mtb_m0p");
+  struct sonde_sym *osym = NULL;
+  if (np > 20 && sonde_sym_open(other, &osym, &d) == 0) {
+    CHECK_EQ_I(sonde_mtb_rebuild(p, np, osym, &opt, &hist, &d), 0);
+    CHECK(hist.nissues * 2 > np);
+    sonde_mtb_history_free(&hist);
+    sonde_sym_free(osym);
+  }
   free(p);
   sonde_sym_free(sym);
   free(buf);
