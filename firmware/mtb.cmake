@@ -30,3 +30,6 @@ sonde_firmware(mtb_wrap_long SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES MTB_SIZE=512 LOOPS=400 INCLUDES ${_mtb_inc})
 sonde_firmware(mtb_wrap_m0p SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
                DEFINES MTB_SIZE=512 LOOPS=400 INCLUDES ${_mtb_inc})
+# bench/mtb_bench.c: a 64 KiB circle (machine with `mtb ... 64K`) filled several times.
+sonde_firmware(mtb_bench64 SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
+               DEFINES MTB_SIZE=65536 LOOPS=20000 INCLUDES ${_mtb_inc})
