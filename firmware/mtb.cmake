@@ -33,3 +33,15 @@ sonde_firmware(mtb_wrap_m0p SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT 
 # bench/mtb_bench.c: a 64 KiB circle (machine with `mtb ... 64K`) filled several times.
 sonde_firmware(mtb_bench64 SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES MTB_SIZE=65536 LOOPS=20000 INCLUDES ${_mtb_inc})
+# Nested (PendSV preempts SysTick) and tail-chained (PendSV after SysTick) exceptions.
+foreach(_core m33 m0plus)
+  if(_core STREQUAL m33)
+    set(_mach cm33)
+  else()
+    set(_mach cm0plus)
+  endif()
+  sonde_firmware(mtb_nest_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach} OPT -O1
+                 DEFINES NEST_MODE=1 LOOPS=60 INCLUDES ${_mtb_inc})
+  sonde_firmware(mtb_chain_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach} OPT -O1
+                 DEFINES NEST_MODE=2 LOOPS=60 INCLUDES ${_mtb_inc})
+endforeach()

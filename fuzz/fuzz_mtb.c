@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       if (!sonde_mtb_is_exc_return(p[i].dst))
         p[i].dst = 0x100 + (p[i].dst & 0x3FE);
     }
-  struct sonde_mtb_options opt = {n ? p[n - 1].dst + 8 : 0};
+  struct sonde_mtb_options opt = {.end_pc = n ? p[n - 1].dst + 8 : 0};
   struct sonde_mtb_history h;
   if (sonde_mtb_rebuild(p, n, sym, &opt, &h, &d) == 0) {
     if (h.packets != n || h.in_image > h.addresses)

@@ -105,6 +105,8 @@ struct sonde_mtb_event {
   uint32_t dst;        /* branch and exception events */
   uint32_t exc_return; /* SONDE_MTB_EXC_RETURN: the EXC_RETURN value */
   uint32_t packet;     /* index of the packet the event comes from (or that ends the run) */
+  bool tail_chain;     /* SONDE_MTB_EXC_RETURN: dst is a handler in the vector table: the
+                        * return chained into the next exception instead of the thread */
 };
 
 /* An inconsistent packet. */
@@ -132,6 +134,10 @@ struct sonde_mtb_options {
    * sequentially from the last destination through end_pc. 0 = unknown:
    * the history ends with the last destination. */
   uint32_t end_pc;
+  /* The vector table in the ELF (VTOR; default 0): a return pair whose
+   * destination is one of its handlers is marked tail_chain. Entries are
+   * read while the ELF has them, at most 256. */
+  uint32_t vectors;
 };
 
 /* Rebuild the history of `n` packets (oldest first) with the code of `sym`.

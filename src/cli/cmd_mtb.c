@@ -98,7 +98,9 @@ static void csv_where(FILE *o, struct sonde_sym *sym, uint32_t addr)
 
 static const char *event_name(const struct sonde_mtb_event *e)
 {
-  return e->kind == SONDE_MTB_EXC_ENTRY ? "entry" : e->kind == SONDE_MTB_EXC_RETURN ? "return" : "";
+  if (e->kind == SONDE_MTB_EXC_RETURN)
+    return e->tail_chain ? "tail-chain" : "return";
+  return e->kind == SONDE_MTB_EXC_ENTRY ? "entry" : "";
 }
 
 static void print_event(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde_mtb_event *e,
@@ -147,7 +149,9 @@ static void print_event(FILE *o, int fmt, struct sonde_sym *sym, const struct so
   }
   case SONDE_MTB_BRANCH: fprintf(o, "#%-5u branch   ", e->packet); break;
   case SONDE_MTB_EXC_ENTRY: fprintf(o, "#%-5u exception entry from ", e->packet); break;
-  case SONDE_MTB_EXC_RETURN: fprintf(o, "#%-5u exception return at ", e->packet); break;
+  case SONDE_MTB_EXC_RETURN:
+    fprintf(o, "#%-5u exception %s at ", e->packet, e->tail_chain ? "tail-chain" : "return");
+    break;
   case SONDE_MTB_SESSION: fprintf(o, "#%-5u --- trace session starts (S-bit)\n", e->packet); return;
   case SONDE_MTB_GAP:
     fprintf(o, "#%-5u --- gap: inconsistent packet, history restarts at 0x%08x\n", e->packet,
@@ -182,7 +186,8 @@ static int mtb_decode(int argc, char **argv)
 {
   static const struct cli_command_help help = {
       "sonde mtb decode -e <elf> --raw <buf.bin> --position <hex> [--base <hex>] [--master <hex>]\n"
-      "                 [--end-pc <hex>] [--instructions] [--limit <n>] [--format text|json|csv]\n"
+      "                 [--end-pc <hex>] [--vectors <hex>] [--instructions] [--limit <n>]\n"
+      "                 [--format text|json|csv]\n"
       "                 [-o <file>]",
       "Decode a Micro Trace Buffer dump (the bytes at MTB_BASE, e.g. from a debugger's\n"
       "memory dump) with its MTB_POSITION and MTB_MASTER values: the branches, exception\n"
@@ -194,7 +199,7 @@ static int mtb_decode(int argc, char **argv)
       "json: one object per line with kind (instruction, branch, exception, session, gap),\n"
       "packet, pc, function, file, line (dst_* for the destination). docs/mtb.md."};
   const char *elf = NULL, *raw_path = NULL, *pos_s = NULL, *base_s = NULL, *master_s = NULL;
-  const char *end_s = NULL, *format = "text", *output = NULL;
+  const char *end_s = NULL, *vec_s = NULL, *format = "text", *output = NULL;
   bool insns = false;
   uint64_t limit = 0;
   const struct cli_opt options[] = {
@@ -205,6 +210,9 @@ static int mtb_decode(int argc, char **argv)
       OPT_STRING(0, "base", "<hex>", &base_s, "MTB_BASE (lets --position be an absolute address)"),
       OPT_STRING(0, "master", "<hex>", &master_s,
                  "MTB_MASTER: its MASK gives the circle size (default: the file's size)"),
+      OPT_STRING(0, "vectors", "<hex>", &vec_s,
+                 "address of the vector table in the ELF (VTOR, default 0): a return into one "
+                 "of its handlers is shown as a tail-chain"),
       OPT_STRING(0, "end-pc", "<hex>", &end_s,
                  "where the core stopped after the last packet (the PC of the instruction that "
                  "cleared MASTER.EN, or the halt PC): the history runs on to it"),
@@ -236,7 +244,7 @@ static int mtb_decode(int argc, char **argv)
   if (fmt < 0)
     return cli_usage_error(&help, "unknown --format '%s' (text, json or csv)", format);
   struct sonde_mtb_raw raw = {0};
-  uint32_t end_pc = 0;
+  uint32_t end_pc = 0, vectors = 0;
   if (parse_hex(pos_s, &raw.position))
     return cli_usage_error(&help, "--position '%s' is not a hexadecimal 32-bit value", pos_s);
   if (base_s && parse_hex(base_s, &raw.base))
@@ -245,6 +253,8 @@ static int mtb_decode(int argc, char **argv)
     return cli_usage_error(&help, "--master '%s' is not a hexadecimal 32-bit value", master_s);
   if (end_s && parse_hex(end_s, &end_pc))
     return cli_usage_error(&help, "--end-pc '%s' is not a hexadecimal 32-bit value", end_s);
+  if (vec_s && parse_hex(vec_s, &vectors))
+    return cli_usage_error(&help, "--vectors '%s' is not a hexadecimal 32-bit value", vec_s);
   raw.have_master = master_s != NULL;
 
   size_t len;
@@ -268,7 +278,7 @@ static int mtb_decode(int argc, char **argv)
     cli_error("%s", d.msg);
     goto done;
   }
-  struct sonde_mtb_options opt = {end_pc};
+  struct sonde_mtb_options opt = {.end_pc = end_pc, .vectors = vectors};
   if (sonde_mtb_rebuild(pk, np, sym, &opt, &h, &d) < 0) {
     cli_error("%s", d.msg);
     goto done;
@@ -306,16 +316,17 @@ static int mtb_decode(int argc, char **argv)
       }
     }
   }
-  size_t entries = 0, returns = 0;
+  size_t entries = 0, returns = 0, chains = 0;
   for (size_t i = 0; i < h.n; i++) {
     entries += h.ev[i].kind == SONDE_MTB_EXC_ENTRY;
-    returns += h.ev[i].kind == SONDE_MTB_EXC_RETURN;
+    returns += h.ev[i].kind == SONDE_MTB_EXC_RETURN && !h.ev[i].tail_chain;
+    chains += h.ev[i].kind == SONDE_MTB_EXC_RETURN && h.ev[i].tail_chain;
   }
   if (fmt == OUT_TEXT)
     fprintf(o, "%zu packets%s, %zu instructions, %zu exception entries, %zu returns, %zu "
-               "inconsistent; oldest first\n",
+               "tail-chains, %zu inconsistent; oldest first\n",
             np, (raw.position & 4) ? " (buffer wrapped)" : "", h.instructions, entries, returns,
-            h.nissues);
+            chains, h.nissues);
   else if (fmt == OUT_CSV)
     fputs("kind,event,packet,pc,function,file,line,dst,dst_function,dst_file,dst_line,"
           "exc_return\n", o);

@@ -11,7 +11,37 @@ struct builder {
   const struct sonde_sym *sym;
   size_t cap, icap;
   bool nomem;
+  uint32_t handlers[256]; /* vector table entries 2.. (Thumb bit cleared) */
+  unsigned nhandlers;
 };
+
+/* The handlers of the vector table at `vectors`, as far as the ELF has them. */
+static void read_vectors(struct builder *b, uint32_t vectors)
+{
+  for (unsigned i = 2; i < 256; i++) {
+    uint8_t w[4];
+    if (sonde_sym_read(b->sym, vectors + 4 * i, w, 4))
+      break;
+    uint32_t v = (uint32_t)w[0] | (uint32_t)w[1] << 8 | (uint32_t)w[2] << 16 | (uint32_t)w[3] << 24;
+    if (v & 1) /* a Thumb code address: a handler */
+      b->handlers[b->nhandlers++] = v & ~1u;
+  }
+}
+
+static bool is_handler(const struct builder *b, uint32_t addr)
+{
+  for (unsigned i = 0; i < b->nhandlers; i++)
+    if (b->handlers[i] == addr)
+      return true;
+  return false;
+}
+
+static struct sonde_mtb_event ev(enum sonde_mtb_kind kind, unsigned size, uint32_t pc,
+                                  uint32_t dst, uint32_t exc_return, uint32_t packet)
+{
+  return (struct sonde_mtb_event){.kind = (uint8_t)kind, .size = (uint8_t)size, .pc = pc,
+                                  .dst = dst, .exc_return = exc_return, .packet = packet};
+}
 
 static void push(struct builder *b, struct sonde_mtb_event e)
 {
@@ -73,7 +103,7 @@ static bool walk(struct builder *b, uint32_t packet, uint32_t from, uint32_t to)
       issue(b, packet, from, to, "0x%08x is not in the ELF's code", addr);
       break;
     }
-    push(b, (struct sonde_mtb_event){SONDE_MTB_INSN, (uint8_t)sz, addr, 0, 0, packet});
+    push(b, ev(SONDE_MTB_INSN, (uint8_t)sz, addr, 0, 0, packet));
     if (addr == to)
       return true;
     if (to < from || addr > to || to - from > SONDE_MTB_MAX_RUN) {
@@ -97,7 +127,7 @@ static void start_at(struct builder *b, uint32_t packet, uint32_t pc)
   unsigned sz = size_at(b->sym, pc);
   if (!sz)
     issue(b, packet, pc, pc, "0x%08x is not in the ELF's code", pc);
-  push(b, (struct sonde_mtb_event){SONDE_MTB_INSN, (uint8_t)sz, pc, 0, 0, packet});
+  push(b, ev(SONDE_MTB_INSN, (uint8_t)sz, pc, 0, 0, packet));
 }
 
 /* Can the Thumb instruction at addr change the PC other than to the next
@@ -151,7 +181,8 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
     return sonde_diag_set(d, SONDE_E_ARG, "rebuilding the MTB history needs the ELF");
   if (n && !p)
     return sonde_diag_set(d, SONDE_E_ARG, "no packets");
-  struct builder b = {out, sym, 0, 0, false};
+  struct builder b = {.h = out, .sym = sym};
+  read_vectors(&b, opt ? opt->vectors : 0);
   out->packets = n;
   bool known = false;      /* cur is where the core went last */
   uint32_t cur = 0;
@@ -165,7 +196,7 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
     count_in_image(&b, P->src);
     count_in_image(&b, P->dst);
     if (P->s) {
-      push(&b, (struct sonde_mtb_event){SONDE_MTB_SESSION, 0, P->src, 0, 0, pi});
+      push(&b, ev(SONDE_MTB_SESSION, 0, P->src, 0, 0, pi));
       known = have_last = ret_pending = false;
     }
     if (P->a && sonde_mtb_is_exc_return(P->src)) { /* second half of a return */
@@ -173,13 +204,17 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
         if (P->src != ret_value)
           issue(&b, pi, ret_value, P->src, "EXC_RETURN differs from the previous packet's 0x%08x",
                 ret_value);
-        push(&b, (struct sonde_mtb_event){SONDE_MTB_EXC_RETURN, 0, ret_insn, P->dst, P->src, pi});
+        {
+          struct sonde_mtb_event e = ev(SONDE_MTB_EXC_RETURN, 0, ret_insn, P->dst, P->src, pi);
+          e.tail_chain = is_handler(&b, P->dst);
+          push(&b, e);
+        }
       } else if (i == 0 || P->s) {
         /* the buffer (or session) starts between the two packets of a return */
       } else {
         issue(&b, pi, cur, P->src, "EXC_RETURN 0x%08x without the return packet before it",
               P->src);
-        push(&b, (struct sonde_mtb_event){SONDE_MTB_GAP, 0, P->dst, 0, P->src, pi});
+        push(&b, ev(SONDE_MTB_GAP, 0, P->dst, 0, P->src, pi));
         have_last = false;
       }
       ret_pending = false;
@@ -190,7 +225,7 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
     if (ret_pending) {
       issue(&b, pi, ret_insn, P->src, "the return to EXC_RETURN 0x%08x has no second packet",
             ret_value);
-      push(&b, (struct sonde_mtb_event){SONDE_MTB_GAP, 0, P->src, 0, ret_value, pi});
+      push(&b, ev(SONDE_MTB_GAP, 0, P->src, 0, ret_value, pi));
       ret_pending = known = false;
     }
     if (P->a && have_last && P->src == last) {
@@ -198,7 +233,7 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
        * already in the history; the branch target runs after the return */
     } else if (known) {
       if (!walk(&b, pi, cur, P->src)) {
-        push(&b, (struct sonde_mtb_event){SONDE_MTB_GAP, 0, P->src, cur, 0, pi});
+        push(&b, ev(SONDE_MTB_GAP, 0, P->src, cur, 0, pi));
         start_at(&b, pi, P->src);
       }
     } else {
@@ -215,8 +250,8 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
       known = false;
       continue;
     }
-    push(&b, (struct sonde_mtb_event){P->a ? SONDE_MTB_EXC_ENTRY : SONDE_MTB_BRANCH, 0, P->src,
-                                      P->dst, 0, pi});
+    push(&b, ev(P->a ? SONDE_MTB_EXC_ENTRY : SONDE_MTB_BRANCH, 0, P->src,
+                                      P->dst, 0, pi));
     known = true;
     cur = P->dst;
   }

@@ -16,7 +16,7 @@ read -r B P M E < "$D/mtb_m33.regs"
 dec() { "$SONDE" mtb decode -e "$FW/mtb_m33.elf" --raw "$D/mtb_m33.bin" --base "$B" "$@"; }
 
 dec --position "$P" --master "$M" >"$tmp/t" 2>"$tmp/e"; rc=$?
-[ $rc -eq 0 ] && head -1 "$tmp/t" | grep -q "^92 packets, 453 instructions, 6 exception entries, 6 returns, 0 inconsistent" \
+[ $rc -eq 0 ] && head -1 "$tmp/t" | grep -q "^92 packets, 453 instructions, 6 exception entries, 6 returns, 0 tail-chains, 0 inconsistent" \
   && ok || bad "text: exit $rc: $(head -1 "$tmp/t") $(cat "$tmp/e")"
 [ ! -s "$tmp/e" ] && ok || bad "text: stderr: $(cat "$tmp/e")"
 tail -1 "$tmp/t" | grep -q "branch .* main+0x[0-9a-f]* (.*mtb_trace.c:[0-9]*) -> 0x[0-9a-f]* mtb_disable (.*mtb.c:[0-9]*)" \
@@ -55,6 +55,12 @@ cmp -s "$tmp/t" "$tmp/t2" && ok || bad "absolute POSITION differs"
 read -r B2 P2 M2 E2 < "$D/mtb_wrap_long.regs"
 "$SONDE" mtb decode -e "$FW/mtb_wrap_long.elf" --raw "$D/mtb_wrap_long.bin" --position "$P2" --master "$M2" >"$tmp/w"; rc=$?
 [ $rc -eq 0 ] && head -1 "$tmp/w" | grep -q "^64 packets (buffer wrapped)" && ok || bad "wrap: $(head -1 "$tmp/w")"
+
+# tail-chaining: PendSV after SysTick without going back to the thread
+read -r B3 P3 M3 E3 < "$D/mtb_chain_m33.regs"
+"$SONDE" mtb decode -e "$FW/mtb_chain_m33.elf" --raw "$D/mtb_chain_m33.bin" --position "$P3" --master "$M3" --format json >"$tmp/ch"
+grep -q '"kind":"exception","event":"tail-chain",.*"function":"SysTick_Handler".*"dst_function":"PendSV_Handler"' "$tmp/ch" \
+  && ok || bad "no tail-chain SysTick -> PendSV"
 
 # bad input
 dec --position 0x1000 --master "$M" >/dev/null 2>"$tmp/e"; rc=$?

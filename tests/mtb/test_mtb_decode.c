@@ -87,7 +87,8 @@ static void write_dump(const char *name, const void *buf, uint32_t size, uint32_
 }
 
 struct result {
-  size_t insns, packets, entries, returns;
+  size_t insns, packets, entries, returns, chains;
+  size_t nested; /* entries while a handler was active (depth counted from the start) */
   bool wrapped;
 };
 
@@ -151,7 +152,7 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
   struct sonde_mtb_packet *p = NULL;
   size_t np = 0;
   CHECK_EQ_I(sonde_mtb_packets(&raw, &p, &np, &d), 0);
-  struct sonde_mtb_options opt = {end_pc};
+  struct sonde_mtb_options opt = {.end_pc = end_pc};
   struct sonde_mtb_history hist;
   CHECK_EQ_I(sonde_mtb_rebuild(p, np, sym, &opt, &hist, &d), 0);
   CHECK_EQ_U(hist.nissues, 0);
@@ -164,13 +165,18 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
 
   /* The instruction PCs of the history, oldest first ... */
   uint32_t *pcs = malloc((hist.instructions + 1) * sizeof *pcs);
-  size_t ni = 0;
+  size_t ni = 0, depth = 0;
   for (size_t i = 0; i < hist.n; i++) {
     const struct sonde_mtb_event *e = &hist.ev[i];
     if (e->kind == SONDE_MTB_INSN)
       pcs[ni++] = e->pc;
+    if (e->kind == SONDE_MTB_EXC_ENTRY)
+      res->nested += depth++ > 0;
+    if (e->kind == SONDE_MTB_EXC_RETURN && !e->tail_chain && depth > 0)
+      depth--;
     res->entries += e->kind == SONDE_MTB_EXC_ENTRY;
-    res->returns += e->kind == SONDE_MTB_EXC_RETURN;
+    res->returns += e->kind == SONDE_MTB_EXC_RETURN && !e->tail_chain;
+    res->chains += e->kind == SONDE_MTB_EXC_RETURN && e->tail_chain;
   }
   res->insns = ni;
   /* ... must equal the newest `ni` retires up to and including the store. */
@@ -192,14 +198,15 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
     gt_entries += g.ev[i].kind == EV_ENTER;
     gt_returns += g.ev[i].kind == EV_RETURN;
   }
-  CHECK_EQ_U(res->entries, gt_entries);
+  CHECK_EQ_U(res->entries + res->chains, gt_entries); /* a tail-chain enters the next handler */
   CHECK_EQ_U(res->returns, gt_returns);
   /* The oldest instruction is the source of the oldest packet. */
   if (np && ni)
     CHECK_EQ_U(pcs[0], p[0].src);
-  printf("%s on %s: %zu packets%s, %zu instructions, %zu exception entries, %zu returns: equal "
-         "to the ground truth\n",
-         fw, machine, np, res->wrapped ? " (wrapped)" : "", ni, res->entries, res->returns);
+  printf("%s on %s: %zu packets%s, %zu instructions, %zu exception entries, %zu returns, %zu "
+         "tail-chains, %zu nested: equal to the ground truth\n",
+         fw, machine, np, res->wrapped ? " (wrapped)" : "", ni, res->entries, res->returns,
+         res->chains, res->nested);
   free(pcs);
   sonde_mtb_history_free(&hist);
 
@@ -289,8 +296,33 @@ static void test_wrap_m0p_long(void)
   CHECK(r.entries >= 2);
 }
 
+/* PendSV pended inside SysTick: nested (PendSV preempts) and tail-chained
+ * (PendSV runs between SysTick's return and the thread). */
+static void nest(const char *fw, const char *machine, bool chained)
+{
+  struct result r;
+  decode_and_compare(fw, machine, &r);
+  CHECK(r.entries >= 4);
+  CHECK_EQ_U(r.entries, r.returns); /* every activation ends in a return or a chain */
+  if (chained) {
+    CHECK(r.chains >= 4);
+    CHECK_EQ_U(r.nested, 0);
+  } else {
+    CHECK_EQ_U(r.chains, 0);
+    CHECK(r.nested >= 4); /* PendSV preempted SysTick */
+  }
+}
+static void test_nested_m33(void) { nest("mtb_nest_m33", "cm33", false); }
+static void test_nested_m0p(void) { nest("mtb_nest_m0plus", "cm0plus", false); }
+static void test_chain_m33(void) { nest("mtb_chain_m33", "cm33", true); }
+static void test_chain_m0p(void) { nest("mtb_chain_m0plus", "cm0plus", true); }
+
 int main(void)
 {
+  RUN(test_nested_m33);
+  RUN(test_nested_m0p);
+  RUN(test_chain_m33);
+  RUN(test_chain_m0p);
   RUN(test_m33);
   RUN(test_m0p);
   RUN(test_wrap_m33);
