@@ -185,10 +185,9 @@ static int parse_hex(const char *s, uint32_t *out)
 static int mtb_decode(int argc, char **argv)
 {
   static const struct cli_command_help help = {
-      "sonde mtb decode -e <elf> --raw <buf.bin> --position <hex> [--base <hex>] [--master <hex>]\n"
-      "                 [--end-pc <hex>] [--vectors <hex>] [--instructions] [--limit <n>]\n"
-      "                 [--format text|json|csv]\n"
-      "                 [-o <file>]",
+      "sonde mtb decode -e <elf> --raw <buf.bin> --position <hex> [--base <hex>] [--master <hex>] "
+      "[--end-pc <hex>] [--vectors <hex>] [--instructions] [--limit <n>] [--format text|json|csv] "
+      "[-o <file>]",
       "Decode a Micro Trace Buffer dump (the bytes at MTB_BASE, e.g. from a debugger's\n"
       "memory dump) with its MTB_POSITION and MTB_MASTER values: the branches, exception\n"
       "entries and returns and trace session starts, oldest first and newest last, with\n"
