@@ -88,11 +88,15 @@ static void write_dump(const char *name, const void *buf, uint32_t size, uint32_
 
 struct result {
   size_t insns, packets, entries, returns, chains;
+  size_t sessions;
   size_t nested; /* entries while a handler was active (depth counted from the start) */
   bool wrapped;
 };
 
-static void decode_and_compare(const char *fw, const char *machine, struct result *res)
+/* end_sym: the function whose first instruction stopped the MTB (a TSTOP
+ * comparator); NULL: the last store that cleared MASTER.EN. */
+static void decode_and_compare(const char *fw, const char *machine, struct result *res,
+                               const char *end_sym)
 {
   memset(res, 0, sizeof *res);
   char path[512];
@@ -128,15 +132,27 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
   unsigned char *buf = malloc(size);
   REQUIRE(buf && sonde_vm_read_mem(vm, base, buf, size) == 0);
 
+  struct sonde_diag d;
+  struct sonde_sym *sym = NULL;
+  REQUIRE(sonde_sym_open(path, &sym, &d) == 0);
   /* The ground truth: the disabling store and everything retired before it. */
   size_t dis = g.n, k = SIZE_MAX; /* index of EV_DIS, and of the store's retire */
+  if (end_sym) { /* the stop is the first instruction of end_sym */
+    uint32_t a = 0;
+    REQUIRE(sonde_sym_address(sym, end_sym, &a, NULL) == 0);
+    for (size_t i = g.n; i-- > 0;)
+      if (g.ev[i].kind == EV_RETIRE && g.ev[i].pc == a) {
+        dis = i;
+        break;
+      }
+  } else
   for (size_t i = g.n; i-- > 0;)
     if (g.ev[i].kind == EV_DIS) {
       dis = i;
       break;
     }
   REQUIRE(dis < g.n);
-  for (size_t i = dis + 1; i < g.n; i++)
+  for (size_t i = end_sym ? dis : dis + 1; i < g.n; i++)
     if (g.ev[i].kind == EV_RETIRE) {
       k = i;
       break;
@@ -144,10 +160,6 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
   REQUIRE(k != SIZE_MAX && g.ev[k].pc == g.ev[dis].pc);
   uint32_t end_pc = g.ev[dis].pc;
   write_dump(fw, buf, size, base, position, master, end_pc);
-
-  struct sonde_diag d;
-  struct sonde_sym *sym = NULL;
-  REQUIRE(sonde_sym_open(path, &sym, &d) == 0);
   struct sonde_mtb_raw raw = {buf, size, base, position, master, true};
   struct sonde_mtb_packet *p = NULL;
   size_t np = 0;
@@ -175,6 +187,7 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
     if (e->kind == SONDE_MTB_EXC_RETURN && !e->tail_chain && depth > 0)
       depth--;
     res->entries += e->kind == SONDE_MTB_EXC_ENTRY;
+    res->sessions += e->kind == SONDE_MTB_SESSION;
     res->returns += e->kind == SONDE_MTB_EXC_RETURN && !e->tail_chain;
     res->chains += e->kind == SONDE_MTB_EXC_RETURN && e->tail_chain;
   }
@@ -255,7 +268,7 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
 static void test_m33(void)
 {
   struct result r;
-  decode_and_compare("mtb_m33", "cm33", &r);
+  decode_and_compare("mtb_m33", "cm33", &r, NULL);
   CHECK(r.packets > 40);
   CHECK(!r.wrapped);
   CHECK(r.entries >= 2); /* PendSV and SysTick */
@@ -264,7 +277,7 @@ static void test_m33(void)
 static void test_m0p(void)
 {
   struct result r;
-  decode_and_compare("mtb_m0p", "cm0plus", &r);
+  decode_and_compare("mtb_m0p", "cm0plus", &r, NULL);
   CHECK(r.packets > 40);
   CHECK(!r.wrapped);
   CHECK(r.entries >= 2);
@@ -273,7 +286,7 @@ static void test_m0p(void)
 static void test_wrap_m33(void)
 {
   struct result r;
-  decode_and_compare("mtb_wrap", "cm33", &r);
+  decode_and_compare("mtb_wrap", "cm33", &r, NULL);
   CHECK(r.wrapped);
   CHECK_EQ_U(r.packets, 8);
 }
@@ -281,7 +294,7 @@ static void test_wrap_m33(void)
 static void test_wrap_m33_long(void)
 {
   struct result r;
-  decode_and_compare("mtb_wrap_long", "cm33", &r);
+  decode_and_compare("mtb_wrap_long", "cm33", &r, NULL);
   CHECK(r.wrapped);
   CHECK_EQ_U(r.packets, 64);
   CHECK(r.entries >= 2);
@@ -290,7 +303,7 @@ static void test_wrap_m33_long(void)
 static void test_wrap_m0p_long(void)
 {
   struct result r;
-  decode_and_compare("mtb_wrap_m0p", "cm0plus", &r);
+  decode_and_compare("mtb_wrap_m0p", "cm0plus", &r, NULL);
   CHECK(r.wrapped);
   CHECK_EQ_U(r.packets, 64);
   CHECK(r.entries >= 2);
@@ -301,7 +314,7 @@ static void test_wrap_m0p_long(void)
 static void nest(const char *fw, const char *machine, bool chained)
 {
   struct result r;
-  decode_and_compare(fw, machine, &r);
+  decode_and_compare(fw, machine, &r, NULL);
   CHECK(r.entries >= 4);
   CHECK_EQ_U(r.entries, r.returns); /* every activation ends in a return or a chain */
   if (chained) {
@@ -317,8 +330,19 @@ static void test_nested_m0p(void) { nest("mtb_nest_m0plus", "cm0plus", false); }
 static void test_chain_m33(void) { nest("mtb_chain_m33", "cm33", true); }
 static void test_chain_m0p(void) { nest("mtb_chain_m0plus", "cm0plus", true); }
 
+/* MTB TSTART/TSTOP (M33): DWT comparators start tracing at traced_start
+ * and stop it at traced_stop's first instruction; one session (S-bit). */
+static void test_tstart_tstop(void)
+{
+  struct result r;
+  decode_and_compare("mtb_tstart", "cm33", &r, "traced_stop");
+  CHECK_EQ_U(r.sessions, 1);
+  CHECK(r.packets > 10);
+}
+
 int main(void)
 {
+  RUN(test_tstart_tstop);
   RUN(test_nested_m33);
   RUN(test_nested_m0p);
   RUN(test_chain_m33);
