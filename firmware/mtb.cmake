@@ -45,3 +45,8 @@ foreach(_core m33 m0plus)
   sonde_firmware(mtb_chain_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach} OPT -O1
                  DEFINES NEST_MODE=2 LOOPS=60 INCLUDES ${_mtb_inc})
 endforeach()
+# A real fault with a post-mortem bundle (firmware/mtb/mtb_fault.c).
+sonde_firmware(mtb_fault_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m33 MACHINE cm33 OPT -O1 INCLUDES ${_mtb_inc})
+sonde_firmware(mtb_fault_m0plus SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m0plus MACHINE cm0plus OPT -O1 INCLUDES ${_mtb_inc})

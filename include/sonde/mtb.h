@@ -149,6 +149,36 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
                       struct sonde_diag *d);
 void sonde_mtb_history_free(struct sonde_mtb_history *h);
 
+/* ---- post-mortem bundle (docs/formats.md "MTB post-mortem bundle") ------ */
+
+#define SONDE_MTB_BUNDLE_VERSION 1
+#define SONDE_MTB_BUNDLE_HEADER 128 /* bytes before the trace buffer */
+
+struct sonde_mtb_bundle {
+  unsigned version;
+  unsigned arch;            /* 6 = ARMv6-M (M0+), 8 = ARMv8-M Mainline (M33) */
+  struct sonde_mtb_raw raw; /* buf points into the bundle's bytes */
+  uint32_t exc_return;      /* LR on fault-handler entry */
+  uint32_t frame[8];        /* stacked r0, r1, r2, r3, r12, lr, pc, xpsr */
+  uint32_t cfsr, hfsr, mmfar, bfar, shcsr; /* 0 on ARMv6-M */
+  uint32_t ipsr;            /* the exception being handled (3 = HardFault) */
+  uint32_t stack_addr;      /* where the stack slice starts (the frame) */
+  const uint8_t *stack;     /* into the bundle's bytes */
+  size_t stack_len;
+  uint8_t build_id[20];     /* GNU build-id (zeros: none recorded) */
+};
+
+/* Parse a bundle: magic "SMTB", version, sizes, and the CRC-32 trailer are
+ * checked; SONDE_E_FORMAT / SONDE_E_TRUNCATED / SONDE_E_UNSUPPORTED with the
+ * byte offset of what is wrong. Pointers in *out point into data. */
+int sonde_mtb_bundle_parse(const void *data, size_t len, struct sonde_mtb_bundle *out,
+                           struct sonde_diag *d);
+/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32) of n bytes, starting from crc (0). */
+uint32_t sonde_mtb_crc32(uint32_t crc, const void *data, size_t n);
+/* The set bits of CFSR and HFSR in words ("PRECISERR BFARVALID FORCED"),
+ * "" when none; returns buf. */
+const char *sonde_mtb_fault_words(uint32_t cfsr, uint32_t hfsr, char *buf, size_t cap);
+
 /* Thumb instruction length from its first halfword: 2 or 4. */
 static inline unsigned sonde_mtb_insn_size(uint16_t hw) { return (hw >> 11) >= 0x1D ? 4u : 2u; }
 

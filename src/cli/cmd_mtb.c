@@ -166,6 +166,48 @@ static void print_event(FILE *o, int fmt, struct sonde_sym *sym, const struct so
   fputc('\n', o);
 }
 
+/* The fault a bundle recorded: where (the stacked PC), which exception, the
+ * fault status in words. */
+static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde_mtb_bundle *b)
+{
+  char words[256];
+  sonde_mtb_fault_words(b->cfsr, b->hfsr, words, sizeof words);
+  uint32_t pc = b->frame[6];
+  if (fmt == OUT_JSON) {
+    fputs("{\"kind\":\"fault\"", o);
+    json_where(o, sym, "", pc);
+    fprintf(o, ",\"ipsr\":%u,\"exc_return\":%u,\"cfsr\":%u,\"hfsr\":%u,\"mmfar\":%u,"
+               "\"bfar\":%u,\"lr\":%u,\"sp\":%u,\"status\":",
+            b->ipsr, b->exc_return, b->cfsr, b->hfsr, b->mmfar, b->bfar, b->frame[5],
+            b->stack_addr);
+    cli_json_string(o, words);
+    fputs("}\n", o);
+    return;
+  }
+  if (fmt == OUT_CSV) {
+    fprintf(o, "fault,%u,", b->ipsr);
+    csv_where(o, sym, pc);
+    fprintf(o, ",,,,,0x%08x\n", b->exc_return);
+    return;
+  }
+  fprintf(o, "fault: exception %u%s at ", b->ipsr, b->ipsr == 3 ? " (HardFault)" : "");
+  text_where(o, sym, pc);
+  struct sonde_sym_insn in;
+  if (sonde_sym_disasm(sym, pc, &in) == 0)
+    fprintf(o, "  %s %s", in.mnemonic, in.operands);
+  fputc('\n', o);
+  if (b->arch == 8)
+    fprintf(o, "  CFSR 0x%08x HFSR 0x%08x%s%s; MMFAR 0x%08x BFAR 0x%08x\n", b->cfsr, b->hfsr,
+            *words ? ": " : "", words, b->mmfar, b->bfar);
+  fprintf(o, "  stacked r0 0x%08x r1 0x%08x r2 0x%08x r3 0x%08x r12 0x%08x lr 0x%08x xpsr "
+             "0x%08x; sp 0x%08x, EXC_RETURN 0x%08x\n",
+          b->frame[0], b->frame[1], b->frame[2], b->frame[3], b->frame[4], b->frame[5],
+          b->frame[7], b->stack_addr, b->exc_return);
+  fputs("  lr: ", o);
+  text_where(o, sym, b->frame[5] & ~1u);
+  fputc('\n', o);
+}
+
 /* Hexadecimal with or without 0x. */
 static int parse_hex(const char *s, uint32_t *out)
 {
@@ -185,6 +227,7 @@ static int parse_hex(const char *s, uint32_t *out)
 static int mtb_decode(int argc, char **argv)
 {
   static const struct cli_command_help help = {
+      "sonde mtb decode -e <elf> <bundle> [--instructions] [--limit <n>] [--format text|json|csv]\n"
       "sonde mtb decode -e <elf> --raw <buf.bin> --position <hex> [--base <hex>] [--master <hex>] "
       "[--end-pc <hex>] [--vectors <hex>] [--instructions] [--limit <n>] [--format text|json|csv] "
       "[-o <file>]",
@@ -195,6 +238,9 @@ static int mtb_decode(int argc, char **argv)
       "executed between them, rebuilt from the ELF. Inconsistent packets (a source not\n"
       "reached sequentially from the previous destination) are reported on stderr with\n"
       "their index and addresses. Register values are hexadecimal, 0x optional.\n"
+      "<bundle>: a post-mortem bundle written by target/cortexm/mtb.c's mtb_bundle_write()\n"
+      "(docs/formats.md): its buffer and registers, then the fault (stacked PC, exception,\n"
+      "CFSR/HFSR bits in words).\n"
       "json: one object per line with kind (instruction, branch, exception, session, gap),\n"
       "packet, pc, function, file, line (dst_* for the destination). docs/mtb.md."};
   const char *elf = NULL, *raw_path = NULL, *pos_s = NULL, *base_s = NULL, *master_s = NULL;
@@ -229,14 +275,17 @@ static int mtb_decode(int argc, char **argv)
     return CLI_OK;
   if (rc)
     return rc;
-  if (nargs)
-    return cli_usage_error(&help, "unexpected argument '%s' (a bundle is not supported yet: use "
-                                  "--raw)", argv[0]);
+  if (nargs > 1)
+    return cli_usage_error(&help, "too many inputs");
+  const char *bundle_path = nargs ? argv[0] : NULL;
   if (!elf)
     return cli_usage_error(&help, "missing -e <elf>");
-  if (!raw_path)
-    return cli_usage_error(&help, "missing --raw <buf.bin>");
-  if (!pos_s)
+  if (bundle_path && (raw_path || pos_s || master_s || base_s))
+    return cli_usage_error(&help, "a bundle carries its buffer and registers: no --raw, "
+                                  "--position, --master or --base with it");
+  if (!bundle_path && !raw_path)
+    return cli_usage_error(&help, "missing <bundle> or --raw <buf.bin>");
+  if (!bundle_path && !pos_s)
     return cli_usage_error(&help, "missing --position <hex>");
   int fmt = !strcmp(format, "text") ? OUT_TEXT : !strcmp(format, "json") ? OUT_JSON
             : !strcmp(format, "csv") ? OUT_CSV : -1;
@@ -244,7 +293,7 @@ static int mtb_decode(int argc, char **argv)
     return cli_usage_error(&help, "unknown --format '%s' (text, json or csv)", format);
   struct sonde_mtb_raw raw = {0};
   uint32_t end_pc = 0, vectors = 0;
-  if (parse_hex(pos_s, &raw.position))
+  if (pos_s && parse_hex(pos_s, &raw.position))
     return cli_usage_error(&help, "--position '%s' is not a hexadecimal 32-bit value", pos_s);
   if (base_s && parse_hex(base_s, &raw.base))
     return cli_usage_error(&help, "--base '%s' is not a hexadecimal 32-bit value", base_s);
@@ -257,12 +306,22 @@ static int mtb_decode(int argc, char **argv)
   raw.have_master = master_s != NULL;
 
   size_t len;
-  char *buf = cli_read_file(raw_path, &len);
+  const char *in_path = bundle_path ? bundle_path : raw_path;
+  char *buf = cli_read_file(in_path, &len);
   if (!buf)
-    return cli_error("%s: %s", raw_path, strerror(errno));
+    return cli_error("%s: %s", in_path, strerror(errno));
   raw.buf = buf;
   raw.len = len;
   struct sonde_diag d;
+  struct sonde_mtb_bundle bu;
+  if (bundle_path) {
+    if (sonde_mtb_bundle_parse(buf, len, &bu, &d) < 0) {
+      free(buf);
+      return cli_error("%s: %s", bundle_path, d.msg);
+    }
+    raw = bu.raw;
+    raw_path = bundle_path;
+  }
   struct sonde_mtb_packet *pk = NULL;
   size_t np = 0;
   struct sonde_sym *sym = NULL;
@@ -332,6 +391,8 @@ static int mtb_decode(int argc, char **argv)
   for (size_t i = first; i < h.n; i++)
     if (insns || h.ev[i].kind != SONDE_MTB_INSN)
       print_event(o, fmt, sym, &h.ev[i], insns);
+  if (bundle_path)
+    print_fault(o, fmt, sym, &bu);
   rc = cli_close_output(o, output);
 done:
   sonde_mtb_history_free(&h);

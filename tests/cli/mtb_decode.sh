@@ -89,13 +89,37 @@ fi
 dec --position zz >/dev/null 2>"$tmp/e"; rc=$?
 [ $rc -eq 2 ] && grep -q "position 'zz' is not a hexadecimal" "$tmp/e" && ok || bad "bad hex: exit $rc"
 "$SONDE" mtb decode -e "$FW/mtb_m33.elf" --position 0 >/dev/null 2>"$tmp/e"; rc=$?
-[ $rc -eq 2 ] && grep -q "missing --raw" "$tmp/e" && ok || bad "missing raw: exit $rc"
+[ $rc -eq 2 ] && grep -q "missing <bundle> or --raw" "$tmp/e" && ok || bad "missing raw: exit $rc"
 # a corrupted packet in the middle: a warning naming it, the rest decodes
 cp "$D/mtb_m33.bin" "$tmp/c.bin"
 printf '\x00\x00\x00\x00' | dd of="$tmp/c.bin" bs=1 seek=$((8 * 40)) conv=notrunc 2>/dev/null
 "$SONDE" mtb decode -e "$FW/mtb_m33.elf" --raw "$tmp/c.bin" --position "$P" --master "$M" >"$tmp/t" 2>"$tmp/e"; rc=$?
 [ $rc -eq 0 ] && grep -q "c.bin: packet 40 (offset 0x140): inconsistent" "$tmp/e" && grep -q "#40 *--- gap" "$tmp/t" \
   && ok || bad "corrupted packet: exit $rc: $(cat "$tmp/e")"
+
+# post-mortem bundles the fault handler wrote (test_mtb_decode: <fw>.smtb)
+for fw in mtb_fault_m33 mtb_fault_m0plus; do
+  "$SONDE" mtb decode -e "$FW/$fw.elf" "$D/$fw.smtb" --limit 3 >"$tmp/f" 2>"$tmp/e"; rc=$?
+  [ $rc -eq 0 ] && grep -q "^fault: exception 3 (HardFault) at 0x[0-9a-f]* culprit (.*mtb_fault.c:[0-9]*)  ldr" "$tmp/f" \
+    && ok || bad "$fw bundle: exit $rc: $(cat "$tmp/f" "$tmp/e")"
+  "$SONDE" mtb decode -e "$FW/$fw.elf" "$D/$fw.smtb" --format json | tail -1 | grep -q '^{"kind":"fault","pc":[0-9]*,"function":"culprit"' \
+    && ok || bad "$fw bundle json"
+done
+grep -q "CFSR 0x00008200 HFSR 0x40000000: PRECISERR BFARVALID FORCED; MMFAR 0x00000000 BFAR 0xcffffff0" \
+  <("$SONDE" mtb decode -e "$FW/mtb_fault_m33.elf" "$D/mtb_fault_m33.smtb") && ok || bad "CFSR words"
+cp "$D/mtb_fault_m33.smtb" "$tmp/b.smtb"
+printf '\x55' | dd of="$tmp/b.smtb" bs=1 seek=300 conv=notrunc 2>/dev/null
+"$SONDE" mtb decode -e "$FW/mtb_fault_m33.elf" "$tmp/b.smtb" >/dev/null 2>"$tmp/e"; rc=$?
+[ $rc -eq 1 ] && grep -q "b.smtb: offset 1216: CRC-32 0x[0-9a-f]* does not match the contents" "$tmp/e" \
+  && ok || bad "corrupt bundle: exit $rc: $(cat "$tmp/e")"
+head -c 1000 "$D/mtb_fault_m33.smtb" >"$tmp/b.smtb"
+"$SONDE" mtb decode -e "$FW/mtb_fault_m33.elf" "$tmp/b.smtb" >/dev/null 2>"$tmp/e"; rc=$?
+[ $rc -eq 1 ] && grep -q "b.smtb: truncated: 1000 bytes of a 1220-byte bundle" "$tmp/e" \
+  && ok || bad "truncated bundle: exit $rc: $(cat "$tmp/e")"
+"$SONDE" mtb decode -e "$FW/mtb_fault_m33.elf" "$D/mtb_m33.bin" >/dev/null 2>"$tmp/e"; rc=$?
+[ $rc -eq 1 ] && grep -q 'offset 0: not an MTB bundle (no "SMTB" magic)' "$tmp/e" && ok || bad "raw as bundle: exit $rc"
+"$SONDE" mtb decode -e "$FW/mtb_fault_m33.elf" "$D/mtb_fault_m33.smtb" --raw x >/dev/null 2>"$tmp/e"; rc=$?
+[ $rc -eq 2 ] && ok || bad "bundle + --raw: exit $rc"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -340,8 +340,106 @@ static void test_tstart_tstop(void)
   CHECK(r.packets > 10);
 }
 
+/* A real fault: the instruction history up to the handler's MTB stop equals
+ * the ground truth (above), and the bundle the handler wrote into .noinit
+ * parses (CRC), decodes to the same packets, and names the faulting
+ * instruction in culprit(). Writes <fw>.smtb for the CLI test. */
+static void fault(const char *fw, const char *machine, bool v8)
+{
+  struct result r;
+  decode_and_compare(fw, machine, &r, NULL);
+  CHECK(r.entries >= 2); /* SysTick(s) and the HardFault */
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
+  FILE *f = fopen(path, "rb");
+  REQUIRE(f);
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  struct sonde_machine *m = NULL;
+  struct sonde_vm *vm = NULL;
+  struct sonde_sym *sym = NULL;
+  struct sonde_diag d;
+  REQUIRE(sonde_machine_builtin(machine, &m) == 0 && sonde_vm_new(m, &vm) == 0 &&
+          sonde_vm_load_elf(vm, img, n, fw) == 0 && sonde_sym_open(path, &sym, &d) == 0);
+  sonde_vm_set_output(vm, quiet, NULL);
+  sonde_vm_reset(vm);
+  struct sonde_vm_stop stop;
+  CHECK_EQ_I(sonde_vm_run(vm, 20000000, &stop), 0);
+  CHECK_EQ_I(stop.reason, SONDE_VM_STOP_EXIT);
+  CHECK_EQ_I(stop.exit_code, 3);
+  uint32_t at = 0, size = 0;
+  REQUIRE(sonde_sym_address(sym, "mtb_bundle", &at, &size) == 0 && size > 128);
+  unsigned char *b = malloc(size);
+  REQUIRE(b && sonde_vm_read_mem(vm, at, b, size) == 0);
+  struct sonde_mtb_bundle bu;
+  CHECK_EQ_I(sonde_mtb_bundle_parse(b, size, &bu, &d), 0);
+  CHECK_EQ_U(bu.arch, v8 ? 8 : 6);
+  CHECK_EQ_U(bu.ipsr, 3); /* HardFault */
+  CHECK_EQ_U(bu.raw.len, 1024);
+  CHECK_EQ_U(bu.stack_len, 64);
+  CHECK_EQ_U(bu.exc_return >> 28, 0xF);
+  const char *fn = sonde_sym_name(sym, bu.frame[6], NULL);
+  CHECK_EQ_STR(fn, "culprit");
+  struct sonde_sym_insn in;
+  CHECK(sonde_sym_disasm(sym, bu.frame[6], &in) == 0 && strncmp(in.mnemonic, "ldr", 3) == 0);
+  if (v8) {
+    CHECK_EQ_U(bu.hfsr, 1u << 30);                  /* FORCED */
+    CHECK_EQ_U(bu.cfsr, (1u << 9) | (1u << 15));    /* PRECISERR, BFARVALID */
+    CHECK_EQ_U(bu.bfar, 0xCFFFFFF0u);
+    char w[128];
+    CHECK_EQ_STR(sonde_mtb_fault_words(bu.cfsr, bu.hfsr, w, sizeof w),
+                 "PRECISERR BFARVALID FORCED");
+  }
+  /* The stack slice starts with the frame. */
+  uint32_t w0;
+  memcpy(&w0, bu.stack + 24, 4);
+  CHECK_EQ_U(w0, bu.frame[6]);
+  /* The newest exception entry goes to HardFault_Handler. */
+  struct sonde_mtb_packet *p = NULL;
+  size_t np = 0;
+  REQUIRE(sonde_mtb_packets(&bu.raw, &p, &np, &d) == 0 && np > 10);
+  size_t last_entry = np;
+  for (size_t i = 0; i < np; i++)
+    if (p[i].a && !sonde_mtb_is_exc_return(p[i].src))
+      last_entry = i;
+  REQUIRE(last_entry < np);
+  CHECK_EQ_STR(sonde_sym_name(sym, p[last_entry].dst, NULL), "HardFault_Handler");
+  /* The load is culprit's first instruction: the call's branch packet goes
+   * to it, then the entry packet names the call (the last instruction that
+   * retired) as its source. */
+  REQUIRE(last_entry > 0);
+  CHECK_EQ_U(p[last_entry - 1].dst, bu.frame[6]);
+  CHECK_EQ_U(p[last_entry - 1].src, p[last_entry].src);
+  CHECK_EQ_STR(sonde_sym_name(sym, p[last_entry].src, NULL), "main");
+  uint32_t fault_pc = bu.frame[6];
+  /* A corrupted byte is caught by the CRC, a cut bundle by its size. */
+  b[200] ^= 1;
+  CHECK_EQ_I(sonde_mtb_bundle_parse(b, size, &bu, &d), SONDE_E_FORMAT);
+  CHECK(strstr(d.msg, "CRC-32") != NULL);
+  b[200] ^= 1;
+  CHECK_EQ_I(sonde_mtb_bundle_parse(b, 700, &bu, &d), SONDE_E_TRUNCATED);
+  char out[600];
+  snprintf(out, sizeof out, "%s/mtb_dumps/%s.smtb", SONDE_BINARY_DIR, fw);
+  f = fopen(out, "wb");
+  if (f) {
+    fwrite(b, 1, size, f);
+    fclose(f);
+  }
+  printf("%s: bundle of %u bytes, fault at 0x%08x in %s\n", fw, size, fault_pc, fn);
+  free(p);
+  free(b);
+  sonde_sym_free(sym);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+static void test_fault_m33(void) { fault("mtb_fault_m33", "cm33", true); }
+static void test_fault_m0p(void) { fault("mtb_fault_m0plus", "cm0plus", false); }
+
 int main(void)
 {
+  RUN(test_fault_m33);
+  RUN(test_fault_m0p);
   RUN(test_tstart_tstop);
   RUN(test_nested_m33);
   RUN(test_nested_m0p);

@@ -1,0 +1,58 @@
+/* Post-mortem capture on a real fault (tests/mtb/test_mtb_decode.c, docs/mtb.md):
+ * the MTB traces a workload with SysTick interrupts, then culprit() loads
+ * from an address where nothing answers. The BusFault escalates to
+ * HardFault (ARMv6-M: HardFault directly); the handler, installed with
+ * MTB_FAULT_HANDLER, writes a post-mortem bundle with target/cortexm/mtb.c
+ * into .noinit and exits with code 3. */
+#include "mtb.h"
+#include "sonde_fw.h"
+
+#ifndef BAD_ADDR
+#define BAD_ADDR 0xCFFFFFF0u
+#endif
+
+/* The bundle: header + 1 KiB circle + 64 bytes of stack + CRC. */
+uint32_t mtb_bundle[MTB_BUNDLE_SIZE(1024, 64) / 4] SONDE_NOINIT;
+volatile uint32_t ticks, sink;
+
+void SysTick_Handler(void)
+{
+  ticks++;
+}
+
+void on_fault(uint32_t *frame, uint32_t exc_return)
+{
+  mtb_bundle_write(mtb_bundle, sizeof mtb_bundle, frame, exc_return, 64, 0);
+  sonde_exit(3);
+}
+
+MTB_FAULT_HANDLER(HardFault_Handler, on_fault)
+
+__attribute__((noinline)) static uint32_t step(uint32_t acc, uint32_t i)
+{
+  acc = acc * 1103515245u + 12345u;
+  if (acc & 0x100)
+    acc ^= acc >> 7;
+  return acc + i;
+}
+
+/* The bug: reads through a pointer it was handed. */
+__attribute__((noinline)) uint32_t culprit(const volatile uint32_t *p, uint32_t acc)
+{
+  return *p + acc;
+}
+
+int main(void)
+{
+  SYST_RVR = 150;
+  SYST_CVR = 0;
+  if (mtb_enable(1024, 0, 0) != 0)
+    return 2;
+  SYST_CSR = 7;
+  uint32_t acc = 1;
+  for (uint32_t i = 0; i < 40; i++)
+    acc = step(acc, i);
+  acc = culprit((const volatile uint32_t *)BAD_ADDR, acc);
+  sink = acc;
+  return 0;
+}
