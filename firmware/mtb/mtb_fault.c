@@ -3,7 +3,8 @@
  * from an address where nothing answers. The BusFault escalates to
  * HardFault (ARMv6-M: HardFault directly); the handler, installed with
  * MTB_FAULT_HANDLER, writes a post-mortem bundle with target/cortexm/mtb.c
- * into .noinit and exits with code 3. */
+ * into .noinit and exits with code 3 (RESET_TEST: resets, and the next
+ * boot finds the bundle with mtb_bundle_check() and exits with code 4). */
 #include "mtb.h"
 #include "sonde_fw.h"
 
@@ -20,9 +21,18 @@ void SysTick_Handler(void)
   ticks++;
 }
 
+#ifndef RESET_TEST
+#define RESET_TEST 0 /* 1: reset after the capture; the next boot finds the bundle */
+#endif
+
 void on_fault(uint32_t *frame, uint32_t exc_return)
 {
   mtb_bundle_write(mtb_bundle, sizeof mtb_bundle, frame, exc_return, 64, 0);
+  if (RESET_TEST) {
+    SCB_AIRCR = 0x05FA0004u; /* VECTKEY | SYSRESETREQ */
+    for (;;)
+      ;
+  }
   sonde_exit(3);
 }
 
@@ -44,6 +54,8 @@ __attribute__((noinline)) uint32_t culprit(const volatile uint32_t *p, uint32_t 
 
 int main(void)
 {
+  if (RESET_TEST && mtb_bundle_check(mtb_bundle, sizeof mtb_bundle))
+    sonde_exit(4); /* a bundle from before the reset is waiting: send it, here: stop */
   SYST_RVR = 150;
   SYST_CVR = 0;
   if (mtb_enable(1024, 0, 0) != 0)

@@ -112,3 +112,17 @@ size_t mtb_bundle_write(void *out, size_t cap, const uint32_t *frame, uint32_t e
   o[(total - 4) / 4] = ~crc;
   return total;
 }
+
+size_t mtb_bundle_check(const void *buf, size_t cap)
+{
+  const uint32_t *o = (const uint32_t *)buf;
+  if (cap < MTB_BUNDLE_HEADER + 4 || o[0] != 0x42544D53u || (o[1] & 0xFFFFu) != 1u)
+    return 0;
+  uint32_t total = o[2];
+  if (total < MTB_BUNDLE_HEADER + 4 || total > cap || (total & 3u))
+    return 0;
+  uint32_t crc = 0xFFFFFFFFu;
+  for (uint32_t i = 0; i < (total - 4) / 4; i++)
+    crc = crc32_word(crc, o[i]);
+  return ~crc == o[(total - 4) / 4] ? total : 0;
+}

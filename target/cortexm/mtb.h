@@ -70,6 +70,10 @@ size_t mtb_read(uint32_t *out, size_t max);
 size_t mtb_bundle_write(void *out, size_t cap, const uint32_t *frame, uint32_t exc_return,
                         size_t stack_bytes, const uint8_t *build_id);
 
+/* On the next boot: the size of the valid bundle in buf (magic, version,
+ * size within cap, CRC), or 0 when none is waiting. */
+size_t mtb_bundle_check(const void *buf, size_t cap);
+
 /* MTB_FAULT_HANDLER(HardFault_Handler, my_fault): a naked handler that
  * passes the stacked frame (MSP or PSP per EXC_RETURN bit 2) and EXC_RETURN
  * to void my_fault(uint32_t *frame, uint32_t exc_return), touching no stack

@@ -433,12 +433,53 @@ static void fault(const char *fw, const char *machine, bool v8)
   sonde_vm_free(vm);
   sonde_machine_free(m);
 }
+/* The bundle survives a SYSRESETREQ in .noinit: the next boot finds it
+ * (mtb_bundle_check) and exits with 4; it still names the fault. */
+static void fault_reset(const char *fw, const char *machine)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
+  FILE *f = fopen(path, "rb");
+  REQUIRE(f);
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  struct sonde_machine *m = NULL;
+  struct sonde_vm *vm = NULL;
+  struct sonde_sym *sym = NULL;
+  struct sonde_diag d;
+  REQUIRE(sonde_machine_builtin(machine, &m) == 0 && sonde_vm_new(m, &vm) == 0 &&
+          sonde_vm_load_elf(vm, img, n, fw) == 0 && sonde_sym_open(path, &sym, &d) == 0);
+  sonde_vm_set_output(vm, quiet, NULL);
+  sonde_vm_reset(vm);
+  struct sonde_vm_stop stop;
+  CHECK_EQ_I(sonde_vm_run(vm, 20000000, &stop), 0);
+  CHECK_EQ_I(stop.reason, SONDE_VM_STOP_EXIT);
+  CHECK_EQ_I(stop.exit_code, 4);
+  uint32_t at = 0, size = 0;
+  REQUIRE(sonde_sym_address(sym, "mtb_bundle", &at, &size) == 0 && size > 128);
+  unsigned char *b = malloc(size);
+  REQUIRE(b && sonde_vm_read_mem(vm, at, b, size) == 0);
+  struct sonde_mtb_bundle bu;
+  CHECK_EQ_I(sonde_mtb_bundle_parse(b, size, &bu, &d), 0);
+  CHECK_EQ_STR(sonde_sym_name(sym, bu.frame[6], NULL), "culprit");
+  CHECK_EQ_U(bu.ipsr, 3);
+  printf("%s: bundle survived the reset, fault at 0x%08x\n", fw, bu.frame[6]);
+  free(b);
+  sonde_sym_free(sym);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+static void test_fault_reset_m33(void) { fault_reset("mtb_fault_reset_m33", "cm33"); }
+static void test_fault_reset_m0p(void) { fault_reset("mtb_fault_reset_m0plus", "cm0plus"); }
 static void test_fault_m33(void) { fault("mtb_fault_m33", "cm33", true); }
 static void test_fault_m0p(void) { fault("mtb_fault_m0plus", "cm0plus", false); }
 
 int main(void)
 {
   RUN(test_fault_m33);
+  RUN(test_fault_reset_m33);
+  RUN(test_fault_reset_m0p);
   RUN(test_fault_m0p);
   RUN(test_tstart_tstop);
   RUN(test_nested_m33);
