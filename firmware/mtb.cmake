@@ -54,3 +54,5 @@ sonde_firmware(mtb_fault_reset_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/t
                CORE m33 MACHINE cm33 OPT -O1 DEFINES RESET_TEST=1 INCLUDES ${_mtb_inc})
 sonde_firmware(mtb_fault_reset_m0plus SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
                CORE m0plus MACHINE cm0plus OPT -O1 DEFINES RESET_TEST=1 INCLUDES ${_mtb_inc})
+sonde_firmware(mtb_fault_hang_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m33 MACHINE cm33 OPT -O1 DEFINES HANG_TEST=1 INCLUDES ${_mtb_inc})

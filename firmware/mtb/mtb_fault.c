@@ -21,6 +21,9 @@ void SysTick_Handler(void)
   ticks++;
 }
 
+#ifndef HANG_TEST
+#define HANG_TEST 0 /* 1: spin after the capture, for `sonde mtb fetch` */
+#endif
 #ifndef RESET_TEST
 #define RESET_TEST 0 /* 1: reset after the capture; the next boot finds the bundle */
 #endif
@@ -28,6 +31,9 @@ void SysTick_Handler(void)
 void on_fault(uint32_t *frame, uint32_t exc_return)
 {
   mtb_bundle_write(mtb_bundle, sizeof mtb_bundle, frame, exc_return, 64, 0);
+  if (HANG_TEST) /* wait for a debugger (sonde mtb fetch) */
+    for (;;)
+      ;
   if (RESET_TEST) {
     SCB_AIRCR = 0x05FA0004u; /* VECTKEY | SYSRESETREQ */
     for (;;)

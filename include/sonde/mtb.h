@@ -158,6 +158,7 @@ struct sonde_mtb_bundle {
   unsigned version;
   unsigned arch;            /* 6 = ARMv6-M (M0+), 8 = ARMv8-M Mainline (M33) */
   struct sonde_mtb_raw raw; /* buf points into the bundle's bytes */
+  uint32_t flow;            /* MTB FLOW */
   uint32_t exc_return;      /* LR on fault-handler entry */
   uint32_t frame[8];        /* stacked r0, r1, r2, r3, r12, lr, pc, xpsr */
   uint32_t cfsr, hfsr, mmfar, bfar, shcsr; /* 0 on ARMv6-M */
@@ -173,6 +174,11 @@ struct sonde_mtb_bundle {
  * byte offset of what is wrong. Pointers in *out point into data. */
 int sonde_mtb_bundle_parse(const void *data, size_t len, struct sonde_mtb_bundle *out,
                            struct sonde_diag *d);
+/* Write b as a version-1 bundle (b->raw.buf/len = the buffer, b->stack/
+ * stack_len the stack slice, a multiple of 4) into out: returns the size
+ * (128 + buffer + stack + 4), or SONDE_E_RANGE when cap is smaller. With
+ * out NULL only the size is returned. Used by `sonde mtb fetch`. */
+long sonde_mtb_bundle_write(const struct sonde_mtb_bundle *b, void *out, size_t cap);
 /* CRC-32 (IEEE 802.3, reflected, as zlib's crc32) of n bytes, starting from crc (0). */
 uint32_t sonde_mtb_crc32(uint32_t crc, const void *data, size_t n);
 /* The set bits of CFSR and HFSR in words ("PRECISERR BFARVALID FORCED"),

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_mtb.h"
 #include "sonde/mtb.h"
 #include "sonde/sym.h"
 
@@ -174,7 +175,7 @@ static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct so
   sonde_mtb_fault_words(b->cfsr, b->hfsr, words, sizeof words);
   uint32_t pc = b->frame[6];
   if (fmt == OUT_JSON) {
-    fputs("{\"kind\":\"fault\"", o);
+    fprintf(o, "{\"kind\":\"%s\"", b->ipsr ? "fault" : "halt");
     json_where(o, sym, "", pc);
     fprintf(o, ",\"ipsr\":%u,\"exc_return\":%u,\"cfsr\":%u,\"hfsr\":%u,\"mmfar\":%u,"
                "\"bfar\":%u,\"lr\":%u,\"sp\":%u,\"status\":",
@@ -185,12 +186,15 @@ static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct so
     return;
   }
   if (fmt == OUT_CSV) {
-    fprintf(o, "fault,%u,", b->ipsr);
+    fprintf(o, "%s,%u,", b->ipsr ? "fault" : "halt", b->ipsr);
     csv_where(o, sym, pc);
     fprintf(o, ",,,,,0x%08x\n", b->exc_return);
     return;
   }
-  fprintf(o, "fault: exception %u%s at ", b->ipsr, b->ipsr == 3 ? " (HardFault)" : "");
+  if (b->ipsr)
+    fprintf(o, "fault: exception %u%s at ", b->ipsr, b->ipsr == 3 ? " (HardFault)" : "");
+  else /* `sonde mtb fetch` of a live target */
+    fputs("halted at ", o);
   text_where(o, sym, pc);
   struct sonde_sym_insn in;
   if (sonde_sym_disasm(sym, pc, &in) == 0)
@@ -199,6 +203,8 @@ static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct so
   if (b->arch == 8)
     fprintf(o, "  CFSR 0x%08x HFSR 0x%08x%s%s; MMFAR 0x%08x BFAR 0x%08x\n", b->cfsr, b->hfsr,
             *words ? ": " : "", words, b->mmfar, b->bfar);
+  if (!b->ipsr)
+    return;
   fprintf(o, "  stacked r0 0x%08x r1 0x%08x r2 0x%08x r3 0x%08x r12 0x%08x lr 0x%08x xpsr "
              "0x%08x; sp 0x%08x, EXC_RETURN 0x%08x\n",
           b->frame[0], b->frame[1], b->frame[2], b->frame[3], b->frame[4], b->frame[5],
@@ -405,10 +411,15 @@ done:
 int cmd_mtb(int argc, char **argv)
 {
   static const struct cli_command_help help = {
-      "sonde mtb decode [options]",
+      "sonde mtb decode [options]\nsonde mtb fetch [options]",
       "Micro Trace Buffer (Cortex-M0+/M33 MTB) post-mortem decoding (docs/mtb.md).\n"
-      "  decode   branch or instruction history from a buffer dump and POSITION/MASTER\n"
+      "  decode   branch or instruction history from a bundle, or a buffer dump and POSITION/MASTER\n"
+      "  fetch    read the MTB of a live target through a GDB server or OpenOCD into a bundle\n"
       "'sonde mtb decode --help' shows its options."};
+  if (argc >= 2 && !strcmp(argv[1], "fetch")) {
+    cli_command_name = "mtb fetch";
+    return cmd_mtb_fetch(argc - 1, argv + 1);
+  }
   if (argc >= 2 && !strcmp(argv[1], "decode")) {
     cli_command_name = "mtb decode";
     return mtb_decode(argc - 1, argv + 1);
@@ -419,5 +430,5 @@ int cmd_mtb(int argc, char **argv)
     return rc < 0 ? CLI_OK : rc;
   if (n >= 1)
     return cli_usage_error(&help, "unknown subcommand '%s'", argv[0]);
-  return cli_usage_error(&help, "missing subcommand (decode)");
+  return cli_usage_error(&help, "missing subcommand (decode or fetch)");
 }

@@ -82,7 +82,7 @@ int sonde_mtb_bundle_parse(const void *data, size_t len, struct sonde_mtb_bundle
   out->stack_addr = le32(b + 40);
   out->stack = b + SONDE_MTB_BUNDLE_HEADER + nbuf;
   out->stack_len = nstack;
-  (void)le32(b + 24); /* FLOW: informational */
+  out->flow = le32(b + 24);
   return 0;
 }
 
@@ -110,4 +110,54 @@ const char *sonde_mtb_fault_words(uint32_t cfsr, uint32_t hfsr, char *buf, size_
     if (hfsr & hf[i].bit && n < cap)
       n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? " " : "", hf[i].name);
   return buf;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
+}
+
+long sonde_mtb_bundle_write(const struct sonde_mtb_bundle *b, void *out, size_t cap)
+{
+  if (!b || (b->raw.len && !b->raw.buf) || (b->stack_len && !b->stack) || b->stack_len % 4 ||
+      b->raw.len % 8 || b->raw.len > (1u << 30) || b->stack_len > (1u << 30))
+    return SONDE_E_ARG;
+  size_t total = SONDE_MTB_BUNDLE_HEADER + b->raw.len + b->stack_len + 4;
+  if (!out)
+    return (long)total;
+  if (cap < total)
+    return SONDE_E_RANGE;
+  uint8_t *o = out;
+  memset(o, 0, SONDE_MTB_BUNDLE_HEADER);
+  memcpy(o, "SMTB", 4);
+  o[4] = SONDE_MTB_BUNDLE_VERSION;
+  o[6] = SONDE_MTB_BUNDLE_HEADER;
+  put32(o + 8, (uint32_t)total);
+  put32(o + 12, b->arch);
+  put32(o + 16, b->raw.position);
+  put32(o + 20, b->raw.master);
+  put32(o + 24, b->flow);
+  put32(o + 28, b->raw.base);
+  put32(o + 32, (uint32_t)b->raw.len);
+  put32(o + 36, (uint32_t)b->stack_len);
+  put32(o + 40, b->stack_addr);
+  put32(o + 44, b->exc_return);
+  for (int i = 0; i < 8; i++)
+    put32(o + 48 + 4 * i, b->frame[i]);
+  put32(o + 80, b->cfsr);
+  put32(o + 84, b->hfsr);
+  put32(o + 88, b->mmfar);
+  put32(o + 92, b->bfar);
+  put32(o + 96, b->shcsr);
+  put32(o + 100, b->ipsr);
+  memcpy(o + 104, b->build_id, 20);
+  if (b->raw.len)
+    memcpy(o + SONDE_MTB_BUNDLE_HEADER, b->raw.buf, b->raw.len);
+  if (b->stack_len)
+    memcpy(o + SONDE_MTB_BUNDLE_HEADER + b->raw.len, b->stack, b->stack_len);
+  put32(o + total - 4, sonde_mtb_crc32(0, o, total - 4));
+  return (long)total;
 }

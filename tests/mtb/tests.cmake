@@ -24,3 +24,7 @@ if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_MTB)
   sonde_cli_test(mtb_decode LABELS firmware)
   set_tests_properties(cli_mtb_decode PROPERTIES FIXTURES_REQUIRED mtb_dumps)
 endif()
+# sonde mtb fetch through the VM's GDB server.
+if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_MTB)
+  sonde_cli_test(mtb_fetch LABELS firmware)
+endif()
