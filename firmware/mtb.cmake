@@ -56,3 +56,15 @@ sonde_firmware(mtb_fault_reset_m0plus SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR
                CORE m0plus MACHINE cm0plus OPT -O1 DEFINES RESET_TEST=1 INCLUDES ${_mtb_inc})
 sonde_firmware(mtb_fault_hang_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
                CORE m33 MACHINE cm33 OPT -O1 DEFINES HANG_TEST=1 INCLUDES ${_mtb_inc})
+# Demos: a wild function pointer and a corrupted return address (docs/mtb.md).
+foreach(_core m33 m0plus)
+  if(_core STREQUAL m33)
+    set(_mach cm33)
+  else()
+    set(_mach cm0plus)
+  endif()
+  sonde_firmware(mtb_wild_${_core} SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+                 CORE ${_core} MACHINE ${_mach} OPT -O1 DEFINES FAULT_KIND=1 INCLUDES ${_mtb_inc})
+  sonde_firmware(mtb_smash_${_core} SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+                 CORE ${_core} MACHINE ${_mach} OPT -O1 DEFINES FAULT_KIND=2 INCLUDES ${_mtb_inc})
+endforeach()

@@ -58,6 +58,31 @@ __attribute__((noinline)) uint32_t culprit(const volatile uint32_t *p, uint32_t 
   return *p + acc;
 }
 
+#ifndef FAULT_KIND
+#define FAULT_KIND 0 /* 0: bad load, 1: wild function pointer, 2: corrupted return address */
+#endif
+
+typedef void (*handler_fn)(void);
+/* A table of callbacks; index 3 was never filled in. */
+handler_fn callbacks[4] = {0, 0, 0, (handler_fn)0x1FFF0001u};
+
+/* Bug 1: calls a callback it did not check. */
+__attribute__((noinline)) void dispatch(unsigned i)
+{
+  callbacks[i]();
+}
+
+/* Bug 2: overwrites its own saved return address (as a stack buffer
+ * overflow would), then returns through it. */
+__attribute__((naked, noinline)) void smash(void)
+{
+  __asm__ volatile("push {r4, lr}\n"
+                   "ldr r4, =0x1FFF0001\n"
+                   "str r4, [sp, #4]\n"
+                   "pop {r4, pc}\n"
+                   ".ltorg\n");
+}
+
 int main(void)
 {
   if (RESET_TEST && mtb_bundle_check(mtb_bundle, sizeof mtb_bundle))
@@ -70,7 +95,12 @@ int main(void)
   uint32_t acc = 1;
   for (uint32_t i = 0; i < 40; i++)
     acc = step(acc, i);
-  acc = culprit((const volatile uint32_t *)BAD_ADDR, acc);
+  if (FAULT_KIND == 1)
+    dispatch(3);
+  else if (FAULT_KIND == 2)
+    smash();
+  else
+    acc = culprit((const volatile uint32_t *)BAD_ADDR, acc);
   sink = acc;
   return 0;
 }

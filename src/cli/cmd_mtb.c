@@ -169,8 +169,18 @@ static void print_event(FILE *o, int fmt, struct sonde_sym *sym, const struct so
 
 /* The fault a bundle recorded: where (the stacked PC), which exception, the
  * fault status in words. */
-static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde_mtb_bundle *b)
+static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde_mtb_bundle *b,
+                        const struct sonde_mtb_history *h)
 {
+  /* A PC outside the firmware (a wild pointer, a smashed return address):
+   * the culprit is the newest branch that went there. */
+  const struct sonde_mtb_event *from = NULL;
+  uint8_t probe[2];
+  if (sonde_sym_read(sym, b->frame[6] & ~1u, probe, 2) < 0)
+    for (size_t i = h->n; i-- > 0 && !from;)
+      if ((h->ev[i].kind == SONDE_MTB_BRANCH || h->ev[i].kind == SONDE_MTB_EXC_RETURN) &&
+          h->ev[i].dst == (b->frame[6] & ~1u))
+        from = &h->ev[i];
   char words[256];
   sonde_mtb_fault_words(b->cfsr, b->hfsr, words, sizeof words);
   uint32_t pc = b->frame[6];
@@ -182,6 +192,10 @@ static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct so
             b->ipsr, b->exc_return, b->cfsr, b->hfsr, b->mmfar, b->bfar, b->frame[5],
             b->stack_addr);
     cli_json_string(o, words);
+    if (from) {
+      fprintf(o, ",\"from_packet\":%u", from->packet);
+      json_where(o, sym, "from_", from->pc);
+    }
     fputs("}\n", o);
     return;
   }
@@ -199,6 +213,11 @@ static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct so
   struct sonde_sym_insn in;
   if (sonde_sym_disasm(sym, pc, &in) == 0)
     fprintf(o, "  %s %s", in.mnemonic, in.operands);
+  if (from) {
+    fputs(" (not in the firmware)\n  jumped there from ", o);
+    text_where(o, sym, from->pc);
+    fprintf(o, " (packet #%u)", from->packet);
+  }
   fputc('\n', o);
   if (b->arch == 8)
     fprintf(o, "  CFSR 0x%08x HFSR 0x%08x%s%s; MMFAR 0x%08x BFAR 0x%08x\n", b->cfsr, b->hfsr,
@@ -398,7 +417,7 @@ static int mtb_decode(int argc, char **argv)
     if (insns || h.ev[i].kind != SONDE_MTB_INSN)
       print_event(o, fmt, sym, &h.ev[i], insns);
   if (bundle_path)
-    print_fault(o, fmt, sym, &bu);
+    print_fault(o, fmt, sym, &bu, &h);
   rc = cli_close_output(o, output);
 done:
   sonde_mtb_history_free(&h);

@@ -107,6 +107,16 @@ for fw in mtb_fault_m33 mtb_fault_m0plus; do
 done
 grep -q "CFSR 0x00008200 HFSR 0x40000000: PRECISERR BFARVALID FORCED; MMFAR 0x00000000 BFAR 0xcffffff0" \
   <("$SONDE" mtb decode -e "$FW/mtb_fault_m33.elf" "$D/mtb_fault_m33.smtb") && ok || bad "CFSR words"
+# demos: the PC is outside the firmware; the culprit is the branch that went there
+for d in wild:dispatch smash:smash; do
+  for core in m33 m0plus; do
+    fw=mtb_${d%%:*}_$core
+    "$SONDE" mtb decode -e "$FW/$fw.elf" "$D/$fw.smtb" --limit 2 >"$tmp/f" 2>"$tmp/e"; rc=$?
+    [ $rc -eq 0 ] && grep -q "^fault: exception 3 (HardFault) at 0x1fff0000 (not in the firmware)" "$tmp/f" \
+      && grep -q "^  jumped there from 0x[0-9a-f]* ${d#*:}+0x[0-9a-f]* (.*mtb_fault.c:[0-9]*) (packet #[0-9]*)" "$tmp/f" \
+      && ok || bad "demo $fw: exit $rc: $(cat "$tmp/f" "$tmp/e")"
+  done
+done
 cp "$D/mtb_fault_m33.smtb" "$tmp/b.smtb"
 printf '\x55' | dd of="$tmp/b.smtb" bs=1 seek=300 conv=notrunc 2>/dev/null
 "$SONDE" mtb decode -e "$FW/mtb_fault_m33.elf" "$tmp/b.smtb" >/dev/null 2>"$tmp/e"; rc=$?

@@ -86,6 +86,9 @@ static void write_dump(const char *name, const void *buf, uint32_t size, uint32_
   }
 }
 
+/* Packet addresses outside the ELF that a test expects (a wild jump). */
+static size_t outside_addresses;
+
 struct result {
   size_t insns, packets, entries, returns, chains;
   size_t sessions;
@@ -171,7 +174,7 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
   for (size_t i = 0; i < hist.nissues && i < 5; i++)
     CHECK_FAIL_("issue at packet %u: %08x -> %08x: %s", hist.issues[i].packet,
                 hist.issues[i].from, hist.issues[i].to, hist.issues[i].why);
-  CHECK_EQ_U(hist.in_image, hist.addresses);
+  CHECK_EQ_U(hist.in_image + outside_addresses, hist.addresses);
   res->packets = np;
   res->wrapped = position & 4;
 
@@ -472,12 +475,80 @@ static void fault_reset(const char *fw, const char *machine)
 }
 static void test_fault_reset_m33(void) { fault_reset("mtb_fault_reset_m33", "cm33"); }
 static void test_fault_reset_m0p(void) { fault_reset("mtb_fault_reset_m0plus", "cm0plus"); }
+/* Demos: the fault's PC is garbage (0x1FFF0000), so the culprit is the
+ * source of the last branch before the HardFault entry: dispatch()'s call
+ * through the wild pointer, smash()'s return through the overwritten LR.
+ * The history up to the handler's MTB stop also equals the ground truth. */
+static void demo(const char *fw, const char *machine, const char *culprit)
+{
+  struct result r;
+  outside_addresses = 1; /* the wild destination */
+  decode_and_compare(fw, machine, &r, NULL);
+  outside_addresses = 0;
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
+  FILE *f = fopen(path, "rb");
+  REQUIRE(f);
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  struct sonde_machine *m = NULL;
+  struct sonde_vm *vm = NULL;
+  struct sonde_sym *sym = NULL;
+  struct sonde_diag d;
+  REQUIRE(sonde_machine_builtin(machine, &m) == 0 && sonde_vm_new(m, &vm) == 0 &&
+          sonde_vm_load_elf(vm, img, n, fw) == 0 && sonde_sym_open(path, &sym, &d) == 0);
+  sonde_vm_set_output(vm, quiet, NULL);
+  sonde_vm_reset(vm);
+  struct sonde_vm_stop stop;
+  CHECK_EQ_I(sonde_vm_run(vm, 20000000, &stop), 0);
+  CHECK_EQ_I(stop.exit_code, 3);
+  uint32_t at = 0, size = 0;
+  REQUIRE(sonde_sym_address(sym, "mtb_bundle", &at, &size) == 0 && size > 128);
+  unsigned char *b = malloc(size);
+  REQUIRE(b && sonde_vm_read_mem(vm, at, b, size) == 0);
+  struct sonde_mtb_bundle bu;
+  REQUIRE(sonde_mtb_bundle_parse(b, size, &bu, &d) == 0);
+  CHECK_EQ_U(bu.frame[6] & ~1u, 0x1FFF0000u);
+  struct sonde_mtb_packet *p = NULL;
+  size_t np = 0;
+  REQUIRE(sonde_mtb_packets(&bu.raw, &p, &np, &d) == 0);
+  size_t e = np;
+  for (size_t i = 0; i < np; i++)
+    if (p[i].a && !sonde_mtb_is_exc_return(p[i].src))
+      e = i;
+  REQUIRE(e < np && e > 0);
+  CHECK_EQ_STR(sonde_sym_name(sym, p[e].dst, NULL), "HardFault_Handler");
+  CHECK_EQ_U(p[e - 1].dst, 0x1FFF0000u);
+  CHECK_EQ_STR(sonde_sym_name(sym, p[e - 1].src, NULL), culprit);
+  char out[600];
+  snprintf(out, sizeof out, "%s/mtb_dumps/%s.smtb", SONDE_BINARY_DIR, fw);
+  f = fopen(out, "wb");
+  if (f) {
+    fwrite(b, 1, size, f);
+    fclose(f);
+  }
+  printf("%s: jumped to 0x1fff0000 from %s\n", fw, culprit);
+  free(p);
+  free(b);
+  sonde_sym_free(sym);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+static void test_demo_wild_m33(void) { demo("mtb_wild_m33", "cm33", "dispatch"); }
+static void test_demo_wild_m0p(void) { demo("mtb_wild_m0plus", "cm0plus", "dispatch"); }
+static void test_demo_smash_m33(void) { demo("mtb_smash_m33", "cm33", "smash"); }
+static void test_demo_smash_m0p(void) { demo("mtb_smash_m0plus", "cm0plus", "smash"); }
 static void test_fault_m33(void) { fault("mtb_fault_m33", "cm33", true); }
 static void test_fault_m0p(void) { fault("mtb_fault_m0plus", "cm0plus", false); }
 
 int main(void)
 {
   RUN(test_fault_m33);
+  RUN(test_demo_wild_m33);
+  RUN(test_demo_wild_m0p);
+  RUN(test_demo_smash_m33);
+  RUN(test_demo_smash_m0p);
   RUN(test_fault_reset_m33);
   RUN(test_fault_reset_m0p);
   RUN(test_fault_m0p);
