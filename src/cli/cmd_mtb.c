@@ -233,8 +233,7 @@ static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct so
   fputc('\n', o);
 }
 
-/* Hexadecimal with or without 0x. */
-static int parse_hex(const char *s, uint32_t *out)
+int mtb_parse_hex(const char *s, uint32_t *out)
 {
   if (!s || !*s)
     return -1;
@@ -318,15 +317,15 @@ static int mtb_decode(int argc, char **argv)
     return cli_usage_error(&help, "unknown --format '%s' (text, json or csv)", format);
   struct sonde_mtb_raw raw = {0};
   uint32_t end_pc = 0, vectors = 0;
-  if (pos_s && parse_hex(pos_s, &raw.position))
+  if (pos_s && mtb_parse_hex(pos_s, &raw.position))
     return cli_usage_error(&help, "--position '%s' is not a hexadecimal 32-bit value", pos_s);
-  if (base_s && parse_hex(base_s, &raw.base))
+  if (base_s && mtb_parse_hex(base_s, &raw.base))
     return cli_usage_error(&help, "--base '%s' is not a hexadecimal 32-bit value", base_s);
-  if (master_s && parse_hex(master_s, &raw.master))
+  if (master_s && mtb_parse_hex(master_s, &raw.master))
     return cli_usage_error(&help, "--master '%s' is not a hexadecimal 32-bit value", master_s);
-  if (end_s && parse_hex(end_s, &end_pc))
+  if (end_s && mtb_parse_hex(end_s, &end_pc))
     return cli_usage_error(&help, "--end-pc '%s' is not a hexadecimal 32-bit value", end_s);
-  if (vec_s && parse_hex(vec_s, &vectors))
+  if (vec_s && mtb_parse_hex(vec_s, &vectors))
     return cli_usage_error(&help, "--vectors '%s' is not a hexadecimal 32-bit value", vec_s);
   raw.have_master = master_s != NULL;
 

@@ -4,7 +4,6 @@
  * bundle the firmware stored in its RAM. docs/mtb.md. */
 #include "cli.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,21 +159,11 @@ int cmd_mtb_fetch(int argc, char **argv)
   } else {
     return cli_usage_error(&help, "unknown --core '%s' (m33 or m0plus)", core);
   }
-  char *end;
-  if (regs_s) {
-    errno = 0;
-    unsigned long v = strtoul(regs_s, &end, 16);
-    if (!*regs_s || *end || errno || v > 0xFFFFFFFFul)
-      return cli_usage_error(&help, "--regs '%s' is not a hexadecimal address", regs_s);
-    regs = (uint32_t)v;
-  }
+  if (regs_s && mtb_parse_hex(regs_s, &regs))
+    return cli_usage_error(&help, "--regs '%s' is not a hexadecimal address", regs_s);
   uint32_t stored_at = 0;
   if (stored) {
-    errno = 0;
-    unsigned long v = strtoul(stored, &end, 16);
-    if (*stored && !*end && !errno && v <= 0xFFFFFFFFul) {
-      stored_at = (uint32_t)v;
-    } else {
+    if (mtb_parse_hex(stored, &stored_at)) {
       if (!elf)
         return cli_usage_error(&help, "--stored '%s' is a symbol: give -e <elf>", stored);
       struct sonde_sym *sym = NULL;

@@ -343,6 +343,65 @@ static void test_tstart_tstop(void)
   CHECK(r.packets > 10);
 }
 
+/* Run fw without hooks to its end; *sym is its ELF; the bundle the fault
+ * handler stored (symbol mtb_bundle) is copied to a malloc'd *bundle. */
+struct fault_run {
+  struct sonde_machine *m;
+  struct sonde_vm *vm;
+  struct sonde_sym *sym;
+  struct sonde_vm_stop stop;
+  unsigned char *bundle;
+  uint32_t size;
+};
+
+static bool fault_run(const char *fw, const char *machine, struct fault_run *r)
+{
+  memset(r, 0, sizeof *r);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    CHECK_FAIL_("missing firmware %s", path);
+    return false;
+  }
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  struct sonde_diag d;
+  uint32_t at = 0;
+  if (sonde_machine_builtin(machine, &r->m) != 0 || sonde_vm_new(r->m, &r->vm) != 0 ||
+      sonde_vm_load_elf(r->vm, img, n, fw) != 0 || sonde_sym_open(path, &r->sym, &d) != 0 ||
+      sonde_sym_address(r->sym, "mtb_bundle", &at, &r->size) != 0 || r->size < 132) {
+    CHECK_FAIL_("cannot set up %s", fw);
+    return false;
+  }
+  sonde_vm_set_output(r->vm, quiet, NULL);
+  sonde_vm_reset(r->vm);
+  CHECK_EQ_I(sonde_vm_run(r->vm, 20000000, &r->stop), 0);
+  CHECK_EQ_I(r->stop.reason, SONDE_VM_STOP_EXIT);
+  r->bundle = malloc(r->size);
+  return r->bundle && sonde_vm_read_mem(r->vm, at, r->bundle, r->size) == 0;
+}
+
+static void fault_run_free(struct fault_run *r)
+{
+  free(r->bundle);
+  sonde_sym_free(r->sym);
+  sonde_vm_free(r->vm);
+  sonde_machine_free(r->m);
+}
+
+static void save_bundle(const char *fw, const struct fault_run *r)
+{
+  char out[600];
+  snprintf(out, sizeof out, "%s/mtb_dumps/%s.smtb", SONDE_BINARY_DIR, fw);
+  FILE *f = fopen(out, "wb");
+  if (f) {
+    fwrite(r->bundle, 1, r->size, f);
+    fclose(f);
+  }
+}
+
 /* A real fault: the instruction history up to the handler's MTB stop equals
  * the ground truth (above), and the bundle the handler wrote into .noinit
  * parses (CRC), decodes to the same packets, and names the faulting
@@ -352,43 +411,27 @@ static void fault(const char *fw, const char *machine, bool v8)
   struct result r;
   decode_and_compare(fw, machine, &r, NULL);
   CHECK(r.entries >= 2); /* SysTick(s) and the HardFault */
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
-  FILE *f = fopen(path, "rb");
-  REQUIRE(f);
-  static unsigned char img[1 << 20];
-  size_t n = fread(img, 1, sizeof img, f);
-  fclose(f);
-  struct sonde_machine *m = NULL;
-  struct sonde_vm *vm = NULL;
-  struct sonde_sym *sym = NULL;
-  struct sonde_diag d;
-  REQUIRE(sonde_machine_builtin(machine, &m) == 0 && sonde_vm_new(m, &vm) == 0 &&
-          sonde_vm_load_elf(vm, img, n, fw) == 0 && sonde_sym_open(path, &sym, &d) == 0);
-  sonde_vm_set_output(vm, quiet, NULL);
-  sonde_vm_reset(vm);
-  struct sonde_vm_stop stop;
-  CHECK_EQ_I(sonde_vm_run(vm, 20000000, &stop), 0);
-  CHECK_EQ_I(stop.reason, SONDE_VM_STOP_EXIT);
-  CHECK_EQ_I(stop.exit_code, 3);
-  uint32_t at = 0, size = 0;
-  REQUIRE(sonde_sym_address(sym, "mtb_bundle", &at, &size) == 0 && size > 128);
-  unsigned char *b = malloc(size);
-  REQUIRE(b && sonde_vm_read_mem(vm, at, b, size) == 0);
+  struct fault_run fr;
+  struct sonde_diag d = {{0}};
+  if (!fault_run(fw, machine, &fr)) {
+    fault_run_free(&fr);
+    return;
+  }
+  CHECK_EQ_I(fr.stop.exit_code, 3);
   struct sonde_mtb_bundle bu;
-  CHECK_EQ_I(sonde_mtb_bundle_parse(b, size, &bu, &d), 0);
+  CHECK_EQ_I(sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d), 0);
   CHECK_EQ_U(bu.arch, v8 ? 8 : 6);
   CHECK_EQ_U(bu.ipsr, 3); /* HardFault */
   CHECK_EQ_U(bu.raw.len, 1024);
   CHECK_EQ_U(bu.stack_len, 64);
   CHECK_EQ_U(bu.exc_return >> 28, 0xF);
-  const char *fn = sonde_sym_name(sym, bu.frame[6], NULL);
+  const char *fn = sonde_sym_name(fr.sym, bu.frame[6], NULL);
   CHECK_EQ_STR(fn, "culprit");
   struct sonde_sym_insn in;
-  CHECK(sonde_sym_disasm(sym, bu.frame[6], &in) == 0 && strncmp(in.mnemonic, "ldr", 3) == 0);
+  CHECK(sonde_sym_disasm(fr.sym, bu.frame[6], &in) == 0 && strncmp(in.mnemonic, "ldr", 3) == 0);
   if (v8) {
-    CHECK_EQ_U(bu.hfsr, 1u << 30);                  /* FORCED */
-    CHECK_EQ_U(bu.cfsr, (1u << 9) | (1u << 15));    /* PRECISERR, BFARVALID */
+    CHECK_EQ_U(bu.hfsr, 1u << 30);               /* FORCED */
+    CHECK_EQ_U(bu.cfsr, (1u << 9) | (1u << 15)); /* PRECISERR, BFARVALID */
     CHECK_EQ_U(bu.bfar, 0xCFFFFFF0u);
     char w[128];
     CHECK_EQ_STR(sonde_mtb_fault_words(bu.cfsr, bu.hfsr, w, sizeof w),
@@ -401,80 +444,54 @@ static void fault(const char *fw, const char *machine, bool v8)
   /* The newest exception entry goes to HardFault_Handler. */
   struct sonde_mtb_packet *p = NULL;
   size_t np = 0;
-  REQUIRE(sonde_mtb_packets(&bu.raw, &p, &np, &d) == 0 && np > 10);
-  size_t last_entry = np;
+  CHECK(sonde_mtb_packets(&bu.raw, &p, &np, &d) == 0 && np > 10);
+  size_t e = np;
   for (size_t i = 0; i < np; i++)
     if (p[i].a && !sonde_mtb_is_exc_return(p[i].src))
-      last_entry = i;
-  REQUIRE(last_entry < np);
-  CHECK_EQ_STR(sonde_sym_name(sym, p[last_entry].dst, NULL), "HardFault_Handler");
-  /* The load is culprit's first instruction: the call's branch packet goes
-   * to it, then the entry packet names the call (the last instruction that
-   * retired) as its source. */
-  REQUIRE(last_entry > 0);
-  CHECK_EQ_U(p[last_entry - 1].dst, bu.frame[6]);
-  CHECK_EQ_U(p[last_entry - 1].src, p[last_entry].src);
-  CHECK_EQ_STR(sonde_sym_name(sym, p[last_entry].src, NULL), "main");
+      e = i;
+  if (e < np && e > 0) {
+    CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e].dst, NULL), "HardFault_Handler");
+    /* The load is culprit's first instruction: the call's branch packet goes
+     * to it, then the entry packet names the call (the last instruction that
+     * retired) as its source. */
+    CHECK_EQ_U(p[e - 1].dst, bu.frame[6]);
+    CHECK_EQ_U(p[e - 1].src, p[e].src);
+    CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e].src, NULL), "main");
+  } else {
+    CHECK_FAIL_("no exception entry in %zu packets", np);
+  }
   uint32_t fault_pc = bu.frame[6];
   /* A corrupted byte is caught by the CRC, a cut bundle by its size. */
-  b[200] ^= 1;
-  CHECK_EQ_I(sonde_mtb_bundle_parse(b, size, &bu, &d), SONDE_E_FORMAT);
+  fr.bundle[200] ^= 1;
+  CHECK_EQ_I(sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d), SONDE_E_FORMAT);
   CHECK(strstr(d.msg, "CRC-32") != NULL);
-  b[200] ^= 1;
-  CHECK_EQ_I(sonde_mtb_bundle_parse(b, 700, &bu, &d), SONDE_E_TRUNCATED);
-  char out[600];
-  snprintf(out, sizeof out, "%s/mtb_dumps/%s.smtb", SONDE_BINARY_DIR, fw);
-  f = fopen(out, "wb");
-  if (f) {
-    fwrite(b, 1, size, f);
-    fclose(f);
-  }
-  printf("%s: bundle of %u bytes, fault at 0x%08x in %s\n", fw, size, fault_pc, fn);
+  fr.bundle[200] ^= 1;
+  CHECK_EQ_I(sonde_mtb_bundle_parse(fr.bundle, 700, &bu, &d), SONDE_E_TRUNCATED);
+  save_bundle(fw, &fr);
+  printf("%s: bundle of %u bytes, fault at 0x%08x in %s\n", fw, fr.size, fault_pc, fn);
   free(p);
-  free(b);
-  sonde_sym_free(sym);
-  sonde_vm_free(vm);
-  sonde_machine_free(m);
+  fault_run_free(&fr);
 }
+
 /* The bundle survives a SYSRESETREQ in .noinit: the next boot finds it
  * (mtb_bundle_check) and exits with 4; it still names the fault. */
 static void fault_reset(const char *fw, const char *machine)
 {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
-  FILE *f = fopen(path, "rb");
-  REQUIRE(f);
-  static unsigned char img[1 << 20];
-  size_t n = fread(img, 1, sizeof img, f);
-  fclose(f);
-  struct sonde_machine *m = NULL;
-  struct sonde_vm *vm = NULL;
-  struct sonde_sym *sym = NULL;
-  struct sonde_diag d;
-  REQUIRE(sonde_machine_builtin(machine, &m) == 0 && sonde_vm_new(m, &vm) == 0 &&
-          sonde_vm_load_elf(vm, img, n, fw) == 0 && sonde_sym_open(path, &sym, &d) == 0);
-  sonde_vm_set_output(vm, quiet, NULL);
-  sonde_vm_reset(vm);
-  struct sonde_vm_stop stop;
-  CHECK_EQ_I(sonde_vm_run(vm, 20000000, &stop), 0);
-  CHECK_EQ_I(stop.reason, SONDE_VM_STOP_EXIT);
-  CHECK_EQ_I(stop.exit_code, 4);
-  uint32_t at = 0, size = 0;
-  REQUIRE(sonde_sym_address(sym, "mtb_bundle", &at, &size) == 0 && size > 128);
-  unsigned char *b = malloc(size);
-  REQUIRE(b && sonde_vm_read_mem(vm, at, b, size) == 0);
-  struct sonde_mtb_bundle bu;
-  CHECK_EQ_I(sonde_mtb_bundle_parse(b, size, &bu, &d), 0);
-  CHECK_EQ_STR(sonde_sym_name(sym, bu.frame[6], NULL), "culprit");
-  CHECK_EQ_U(bu.ipsr, 3);
-  printf("%s: bundle survived the reset, fault at 0x%08x\n", fw, bu.frame[6]);
-  free(b);
-  sonde_sym_free(sym);
-  sonde_vm_free(vm);
-  sonde_machine_free(m);
+  struct fault_run fr;
+  struct sonde_diag d = {{0}};
+  if (fault_run(fw, machine, &fr)) {
+    CHECK_EQ_I(fr.stop.exit_code, 4);
+    struct sonde_mtb_bundle bu;
+    CHECK_EQ_I(sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d), 0);
+    CHECK_EQ_STR(sonde_sym_name(fr.sym, bu.frame[6], NULL), "culprit");
+    CHECK_EQ_U(bu.ipsr, 3);
+    printf("%s: bundle survived the reset, fault at 0x%08x\n", fw, bu.frame[6]);
+  }
+  fault_run_free(&fr);
 }
 static void test_fault_reset_m33(void) { fault_reset("mtb_fault_reset_m33", "cm33"); }
 static void test_fault_reset_m0p(void) { fault_reset("mtb_fault_reset_m0plus", "cm0plus"); }
+
 /* Demos: the fault's PC is garbage (0x1FFF0000), so the culprit is the
  * source of the last branch before the HardFault entry: dispatch()'s call
  * through the wild pointer, smash()'s return through the overwritten LR.
@@ -485,55 +502,33 @@ static void demo(const char *fw, const char *machine, const char *culprit)
   outside_addresses = 1; /* the wild destination */
   decode_and_compare(fw, machine, &r, NULL);
   outside_addresses = 0;
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
-  FILE *f = fopen(path, "rb");
-  REQUIRE(f);
-  static unsigned char img[1 << 20];
-  size_t n = fread(img, 1, sizeof img, f);
-  fclose(f);
-  struct sonde_machine *m = NULL;
-  struct sonde_vm *vm = NULL;
-  struct sonde_sym *sym = NULL;
-  struct sonde_diag d;
-  REQUIRE(sonde_machine_builtin(machine, &m) == 0 && sonde_vm_new(m, &vm) == 0 &&
-          sonde_vm_load_elf(vm, img, n, fw) == 0 && sonde_sym_open(path, &sym, &d) == 0);
-  sonde_vm_set_output(vm, quiet, NULL);
-  sonde_vm_reset(vm);
-  struct sonde_vm_stop stop;
-  CHECK_EQ_I(sonde_vm_run(vm, 20000000, &stop), 0);
-  CHECK_EQ_I(stop.exit_code, 3);
-  uint32_t at = 0, size = 0;
-  REQUIRE(sonde_sym_address(sym, "mtb_bundle", &at, &size) == 0 && size > 128);
-  unsigned char *b = malloc(size);
-  REQUIRE(b && sonde_vm_read_mem(vm, at, b, size) == 0);
+  struct fault_run fr;
+  struct sonde_diag d = {{0}};
   struct sonde_mtb_bundle bu;
-  REQUIRE(sonde_mtb_bundle_parse(b, size, &bu, &d) == 0);
-  CHECK_EQ_U(bu.frame[6] & ~1u, 0x1FFF0000u);
   struct sonde_mtb_packet *p = NULL;
   size_t np = 0;
-  REQUIRE(sonde_mtb_packets(&bu.raw, &p, &np, &d) == 0);
-  size_t e = np;
-  for (size_t i = 0; i < np; i++)
-    if (p[i].a && !sonde_mtb_is_exc_return(p[i].src))
-      e = i;
-  REQUIRE(e < np && e > 0);
-  CHECK_EQ_STR(sonde_sym_name(sym, p[e].dst, NULL), "HardFault_Handler");
-  CHECK_EQ_U(p[e - 1].dst, 0x1FFF0000u);
-  CHECK_EQ_STR(sonde_sym_name(sym, p[e - 1].src, NULL), culprit);
-  char out[600];
-  snprintf(out, sizeof out, "%s/mtb_dumps/%s.smtb", SONDE_BINARY_DIR, fw);
-  f = fopen(out, "wb");
-  if (f) {
-    fwrite(b, 1, size, f);
-    fclose(f);
+  if (fault_run(fw, machine, &fr) && sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d) == 0 &&
+      sonde_mtb_packets(&bu.raw, &p, &np, &d) == 0) {
+    CHECK_EQ_I(fr.stop.exit_code, 3);
+    CHECK_EQ_U(bu.frame[6] & ~1u, 0x1FFF0000u);
+    size_t e = np;
+    for (size_t i = 0; i < np; i++)
+      if (p[i].a && !sonde_mtb_is_exc_return(p[i].src))
+        e = i;
+    if (e < np && e > 0) {
+      CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e].dst, NULL), "HardFault_Handler");
+      CHECK_EQ_U(p[e - 1].dst, 0x1FFF0000u);
+      CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e - 1].src, NULL), culprit);
+    } else {
+      CHECK_FAIL_("no exception entry in %zu packets", np);
+    }
+    save_bundle(fw, &fr);
+    printf("%s: jumped to 0x1fff0000 from %s\n", fw, culprit);
+  } else {
+    CHECK_FAIL_("%s: no bundle: %s", fw, d.msg);
   }
-  printf("%s: jumped to 0x1fff0000 from %s\n", fw, culprit);
   free(p);
-  free(b);
-  sonde_sym_free(sym);
-  sonde_vm_free(vm);
-  sonde_machine_free(m);
+  fault_run_free(&fr);
 }
 static void test_demo_wild_m33(void) { demo("mtb_wild_m33", "cm33", "dispatch"); }
 static void test_demo_wild_m0p(void) { demo("mtb_wild_m0plus", "cm0plus", "dispatch"); }
