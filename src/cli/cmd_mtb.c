@@ -433,7 +433,7 @@ int cmd_mtb(int argc, char **argv)
       "Micro Trace Buffer (Cortex-M0+/M33 MTB) post-mortem decoding (docs/mtb.md).\n"
       "  decode   branch or instruction history from a bundle, or a buffer dump and POSITION/MASTER\n"
       "  fetch    read the MTB of a live target through a GDB server or OpenOCD into a bundle\n"
-      "'sonde mtb decode --help' shows its options."};
+      "'sonde mtb <subcommand> --help' shows its options."};
   if (argc >= 2 && !strcmp(argv[1], "fetch")) {
     cli_command_name = "mtb fetch";
     return cmd_mtb_fetch(argc - 1, argv + 1);
