@@ -68,3 +68,5 @@ foreach(_core m33 m0plus)
   sonde_firmware(mtb_smash_${_core} SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
                  CORE ${_core} MACHINE ${_mach} OPT -O1 DEFINES FAULT_KIND=2 INCLUDES ${_mtb_inc})
 endforeach()
+sonde_firmware(mtb_fault_hang_m0plus SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m0plus MACHINE cm0plus OPT -O1 DEFINES HANG_TEST=1 INCLUDES ${_mtb_inc})
