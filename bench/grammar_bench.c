@@ -2,7 +2,7 @@
  * ReSequitur and Cyclitur, peak memory, and the compressed size next to
  * gzip -9, xz -9 and zstd -19 of the same symbol stream, all in one run, on
  * (1) a synthetic cyclic firmware trace of >= 10 M symbols and (2) the real
- * FrankenTrace CC2650 trace from shared/testdata.
+ * FrankenTrace CC2650 trace from tests/data.
  *
  *   bench_grammar [symbols]        (default 12000000)
  *

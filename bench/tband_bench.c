@@ -1,6 +1,6 @@
 /* Host decoding throughput of the Tonbandgerät decoder (src/tband), binary
  * and hex, on a synthetic 64 MiB trace with the event mix of the real
- * FreeRTOS trace in shared/testdata (task switches, ready, delays, queue
+ * FreeRTOS trace in tests/data (task switches, ready, delays, queue
  * operations, markers with short strings, value markers). Baselines measured
  * in the same run: memchr over the buffer for the frame delimiters (the
  * least any decoder must do), and the converter + Perfetto writer.

@@ -57,5 +57,3 @@ foreach(t ft_prog:512:8000000:0 ft_prog128:128:48000000:0 ft_nondet:128:48000000
                  CORE m3 MACHINE cm3 OPT -O2 DEFINES FT_N=${ftn} FT_BAUD=${baud} ${extra}
                  INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
 endforeach()
-# About 1 M cycles of work for the FrankenTrace run benchmark (bench/ft_run_bench.c).
-sonde_firmware(ft_work SOURCES ft/ft_work.c CORE m3 MACHINE cm3 OPT -O2 DEFINES ROUNDS=176)

@@ -24,3 +24,49 @@ sonde_firmware(mtb_bench_on SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES LOOPS=3000000 INCLUDES ${_mtb_inc})
 sonde_firmware(mtb_bench_off SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES LOOPS=3000000 USE_MTB=0 INCLUDES ${_mtb_inc})
+# src/mtb decoder against the ground truth (tests/mtb/test_mtb_decode.c):
+# 512-byte circles that wrap many times, with SysTick and PendSV in the window.
+sonde_firmware(mtb_wrap_long SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
+               DEFINES MTB_SIZE=512 LOOPS=400 INCLUDES ${_mtb_inc})
+sonde_firmware(mtb_wrap_m0p SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
+               DEFINES MTB_SIZE=512 LOOPS=400 INCLUDES ${_mtb_inc})
+# bench/mtb_bench.c: a 64 KiB circle (machine with `mtb ... 64K`) filled several times.
+sonde_firmware(mtb_bench64 SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
+               DEFINES MTB_SIZE=65536 LOOPS=20000 INCLUDES ${_mtb_inc})
+# Nested (PendSV preempts SysTick) and tail-chained (PendSV after SysTick) exceptions.
+foreach(_core m33 m0plus)
+  if(_core STREQUAL m33)
+    set(_mach cm33)
+  else()
+    set(_mach cm0plus)
+  endif()
+  sonde_firmware(mtb_nest_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach} OPT -O1
+                 DEFINES NEST_MODE=1 LOOPS=60 INCLUDES ${_mtb_inc})
+  sonde_firmware(mtb_chain_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach} OPT -O1
+                 DEFINES NEST_MODE=2 LOOPS=60 INCLUDES ${_mtb_inc})
+endforeach()
+# A real fault with a post-mortem bundle (firmware/mtb/mtb_fault.c).
+sonde_firmware(mtb_fault_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m33 MACHINE cm33 OPT -O1 INCLUDES ${_mtb_inc})
+sonde_firmware(mtb_fault_m0plus SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m0plus MACHINE cm0plus OPT -O1 INCLUDES ${_mtb_inc})
+sonde_firmware(mtb_fault_reset_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m33 MACHINE cm33 OPT -O1 DEFINES RESET_TEST=1 INCLUDES ${_mtb_inc})
+sonde_firmware(mtb_fault_reset_m0plus SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m0plus MACHINE cm0plus OPT -O1 DEFINES RESET_TEST=1 INCLUDES ${_mtb_inc})
+sonde_firmware(mtb_fault_hang_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m33 MACHINE cm33 OPT -O1 DEFINES HANG_TEST=1 INCLUDES ${_mtb_inc})
+# Demos: a wild function pointer and a corrupted return address (docs/mtb.md).
+foreach(_core m33 m0plus)
+  if(_core STREQUAL m33)
+    set(_mach cm33)
+  else()
+    set(_mach cm0plus)
+  endif()
+  sonde_firmware(mtb_wild_${_core} SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+                 CORE ${_core} MACHINE ${_mach} OPT -O1 DEFINES FAULT_KIND=1 INCLUDES ${_mtb_inc})
+  sonde_firmware(mtb_smash_${_core} SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+                 CORE ${_core} MACHINE ${_mach} OPT -O1 DEFINES FAULT_KIND=2 INCLUDES ${_mtb_inc})
+endforeach()
+sonde_firmware(mtb_fault_hang_m0plus SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m0plus MACHINE cm0plus OPT -O1 DEFINES HANG_TEST=1 INCLUDES ${_mtb_inc})

@@ -1,6 +1,7 @@
 /* Shared body of the line-decoder fuzz targets (fuzz_uart_line.c,
- * fuzz_manchester.c): byte 0 = channel and inversion, byte 1 = samples per
- * bit, byte 2 = chunk size; the rest are samples. Checks that feeding in
+ * fuzz_manchester.c): byte 0 = channel, inversion (8), auto (0x10), UART
+ * re-timing (0x20); byte 1 = samples per bit, byte 2 = chunk size; the rest
+ * are samples. Checks that feeding in
  * chunks with a tiny output buffer gives exactly the bytes and statistics of
  * a single feed, and that output stays within sonde_swo_line_out_bound(). */
 #ifndef SONDE_FUZZ_LINE_COMMON_H
@@ -45,6 +46,7 @@ static int fuzz_line(const uint8_t *data, size_t size, enum sonde_swo_line_mode 
   unsigned spb = (mode == SONDE_SWO_LINE_MANCHESTER ? 4 : 3) + data[1] % 29;
   cfg.sample_rate_hz = 1000000ull * spb;
   cfg.baud = (data[0] & 0x10) ? 0 : 1000000; /* 0: auto-detect */
+  cfg.retime = (data[0] & 0x20) != 0; /* UART: the re-timed path with a fixed baud too */
   cfg.detect_window = 4096;
   size_t chunk = 1 + data[2] % 101;
   data += 3;

@@ -28,9 +28,15 @@
 
 volatile uint32_t ticks, pends, sink;
 
+#ifndef NEST_MODE
+#define NEST_MODE 0 /* 1: PendSV pended in SysTick preempts it; 2: tail-chains after it */
+#endif
+
 void SysTick_Handler(void)
 {
   ticks++;
+  if (NEST_MODE && ticks % 3 == 0)
+    SCB_ICSR = 1u << 28; /* PENDSVSET */
 }
 
 void PendSV_Handler(void)
@@ -97,6 +103,10 @@ int main(void)
 {
   SYST_RVR = 150;
   SYST_CVR = 0;
+  if (NEST_MODE == 1) /* SHPR3: SysTick low, PendSV high priority */
+    SONDE_REG(0xE000ED20u) = 0x80u << 24;
+  else if (NEST_MODE == 2) /* SysTick high, PendSV low */
+    SONDE_REG(0xE000ED20u) = 0x80u << 16;
   if (USE_MTB && mtb_enable(MTB_SIZE, WATERMARK, FLOWBITS) != 0)
     return 2;
   SYST_CSR = 7; /* enable, interrupt, core clock */

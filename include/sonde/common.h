@@ -48,6 +48,13 @@ static inline int sonde_is_error(long long ret) { return ret < 0; }
 unsigned sonde_version_number(void);     /* SONDE_VERSION_NUMBER of the library */
 const char *sonde_version_string(void);  /* "0.1.0" */
 
+/* Write s as a JSON string literal (with its quotes) through put(ctx, bytes, n),
+ * always as valid UTF-8 JSON: '"', '\\' and control characters are escaped, so
+ * is DEL (0x7f); well-formed UTF-8 passes through; every byte that is not part
+ * of a well-formed UTF-8 sequence becomes \u00XX (the byte read as Latin-1),
+ * so nothing is dropped. Every JSON writer of Sonde goes through it. */
+void sonde_json_quote(const char *s, void (*put)(void *ctx, const char *p, size_t n), void *ctx);
+
 /* A fixed-size message buffer that handles embed to explain their last error.
  * sonde_diag_set() formats into it and returns `err`, so a failing path reads
  *   return sonde_diag_set(&h->diag, SONDE_E_FORMAT, "%s: offset %llu: bad magic", ...); */

@@ -51,6 +51,12 @@ int sonde_grammar_set_loop_header(struct sonde_grammar *g, uint32_t loop_header)
  * that cycle's symbol without running ReSequitur on it again (default on;
  * docs/grammar.md, "Cycle cache"). Off runs Fig. 3 literally, cycle by cycle. */
 int sonde_grammar_set_cycle_cache(struct sonde_grammar *g, bool on);
+/* Debug check mode (sequitur, resequitur): after every `every`-th input
+ * symbol (1: each one; 0: off), check digram uniqueness, rule utility and the
+ * reference counts on the whole live grammar; feed() fails with
+ * SONDE_E_FORMAT and a message naming the symbol and the violation. Costs
+ * O(|G| log |G|) per check. Also set by SONDE_GRAMMAR_CHECK=<every>. */
+int sonde_grammar_set_check(struct sonde_grammar *g, uint64_t every);
 /* Append symbols to the input string w (online: the grammar is kept valid). */
 int sonde_grammar_feed(struct sonde_grammar *g, const uint32_t *syms, size_t n);
 /* End of input: closes the last cycle and freezes the grammar (rules are then

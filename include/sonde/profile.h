@@ -47,9 +47,14 @@ struct sonde_profile_totals {
   uint64_t exc_packets;  /* exception trace packets */
   uint64_t overflows;    /* ITM overflow packets: samples were lost */
   uint64_t unmatched;    /* exits/returns that did not match the stack */
+  uint64_t untracked;    /* samples at new addresses after SONDE_PROFILE_MAX_PCS distinct
+                            ones: counted in `samples`, in no row (a corrupt stream) */
   bool have_ts;          /* local timestamps seen: durations are known */
   uint64_t first_ts, last_ts; /* absolute time span covered (cycles) */
 };
+/* Distinct (PC, context) pairs a profile keeps, which bounds its memory
+ * (~40 MB with the report): more than any firmware's code has instructions. */
+#define SONDE_PROFILE_MAX_PCS (1u << 20)
 void sonde_profile_get_totals(const struct sonde_profile *p, struct sonde_profile_totals *t);
 
 enum sonde_profile_by {

@@ -158,7 +158,9 @@ int sonde_swo_source_parse_name(const char *name, enum sonde_swo_source_kind *ki
  *
  * Auto-detection (baud 0 and/or mode AUTO): the decoder buffers up to
  * `detect_window` samples (allocated once at _new), finds the shortest pulse
- * width shared by at least 2% of the pulses (shorter ones are glitches),
+ * width shared by at least 2% of the LOW pulses (all pulses if fewer than 16
+ * are LOW; a HIGH pulse that ends a UART frame holds the gap to the next one,
+ * which a fast transmitter shortens; shorter ones are glitches),
  * refines it over all pulses near whole multiples of it, and tells the
  * encodings apart by the idle level (the level of the longest run: HIGH =
  * UART, LOW = Manchester) and by HIGH pulses >= 2.5 half-bits (UART only), then
@@ -182,6 +184,10 @@ struct sonde_swo_line_config {
   /* Auto-detection buffer in samples; 0 = 4 Mi samples. Ignored if both mode
    * and baud are given. */
   size_t detect_window;
+  /* UART: re-time on every edge inside a frame, so a transmitter whose clock
+   * is up to 5% off still decodes at 8 samples per bit (slower). Always on
+   * when the baud is detected. */
+  bool retime;
 };
 
 /* Parse "uart:BAUD", "manchester:BAUD", "uart", "manchester", "auto",

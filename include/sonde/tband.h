@@ -113,9 +113,12 @@ void sonde_tband_dec_stats(const struct sonde_tband_dec *d, struct sonde_tband_s
  * hex digits and separators (whitespace, ',', "0x" prefixes), else BIN. */
 enum sonde_tband_input_format sonde_tband_detect_format(const void *buf, size_t len);
 
-/* Split "path@core" into the path and the core number. A suffix that is not
- * "@<decimal>" leaves the whole spec as path and *core = -1. Returns 0, or
- * SONDE_E_RANGE when the path does not fit in cap. */
+/* Split "path@core" into the path and the core number (0..999999). A suffix
+ * that does not start with a digit or sign ("mail@host.bin", "x@") leaves the
+ * whole spec as path and *core = -1, and so does the one '@' of
+ * "serial:DEVICE@BAUD" (serial:DEVICE@BAUD@CORE gives a core). Returns 0,
+ * SONDE_E_ARG for a suffix meant as a core that is not one ("x@-1", "x@2b"),
+ * or SONDE_E_RANGE when the path does not fit in cap. */
 int sonde_tband_parse_input(const char *spec, char *path, size_t cap, int *core);
 
 /* Decode a whole file (path, or "-" for stdin). Returns 0, or SONDE_E_IO

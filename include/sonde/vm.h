@@ -139,7 +139,11 @@ uint32_t sonde_machine_supply_mv(const struct sonde_machine *m);
  * `cycle` already. Then stop->reason is SONDE_VM_STOP_CYCLE_LIMIT and 0 is
  * returned. When the run ends before (the firmware exits, locks up, halts
  * or hits a breakpoint), stop says why and SONDE_E_AGAIN is returned: call
- * again to go on. SONDE_E_RANGE: `cycle` lies before the last instruction
+ * again to go on (after a breakpoint or halt). After an exit or a lockup,
+ * also one reached in the same call as an earlier cycle (whose sample is then
+ * returned with 0 and stop->reason saying so), every later call returns
+ * SONDE_E_AGAIN with that stop: the core is never run past the program's end
+ * (sonde_vm_reset() starts over). SONDE_E_RANGE: `cycle` lies before the last instruction
  * the VM started (it cannot look back further); calls with increasing
  * cycles never get it. `stop` may be NULL. Costs what sonde_vm_run costs:
  * the fast path runs up to the cycle. */

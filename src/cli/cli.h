@@ -100,6 +100,10 @@ void cli_progress_start(struct cli_progress *p, const char *label, uint64_t tota
 void cli_progress_update(struct cli_progress *p, uint64_t done);
 void cli_progress_end(struct cli_progress *p);
 
+/* Read a whole file into a malloc'd buffer (NUL-terminated; *len without the
+ * NUL). NULL when it cannot be read (errno says why). */
+char *cli_read_file(const char *path, size_t *len);
+
 /* Monotonic host time in seconds. */
 double cli_now_s(void);
 

@@ -5,7 +5,6 @@
  * ground-truth PC trace aligned on the preamble. */
 #include "cli.h"
 #include "cmd_frankentrace.h"
-#include "cmd_frankentrace_target.h"
 #include "cmd_itm_input.h"
 
 #include <inttypes.h>
@@ -106,6 +105,23 @@ static int on_iteration(void *vctx, const struct sonde_ftw_iteration *it)
   }
   sonde_ftw_samples_free(&s);
   return 0;
+}
+
+/* A copy of t with its origin moved to `origin`; NULL when out of memory. */
+static struct sonde_ft_trace *rebase(const struct sonde_ft_trace *t, uint64_t origin)
+{
+  struct sonde_ft_trace *z = NULL;
+  uint64_t pos = 0;
+  struct sonde_ft_span sp;
+  if (sonde_ft_trace_new(origin, &z) < 0)
+    return NULL;
+  while (sonde_ft_trace_next_span(t, &pos, &sp) > 0)
+    if (sonde_ft_trace_append(z, sp.cell, sp.cycles) < 0) {
+      sonde_ft_trace_free(z);
+      return NULL;
+    }
+  sonde_ft_trace_set_clock_hz(z, sonde_ft_trace_clock_hz(t));
+  return z;
 }
 
 /* First cycle of t whose cell is the PC `pc`, or UINT64_MAX. */
@@ -230,7 +246,7 @@ int cmd_frankentrace_stitch(int argc, char **argv)
       "is broken, or --verify finds a difference; the trace is still written."};
   const char *elf = NULL, *out = NULL, *fmt = "pct", *verify = NULL;
   const char *tpiu = NULL, *line = NULL, *rate = NULL;
-  uint64_t la_channel = 0, prescale = 1, fw_id = UINT64_MAX;
+  uint64_t la_channel = ITM_LA_CHANNEL_UNSET, prescale = 1, fw_id = UINT64_MAX;
   bool wait_sync = false;
   struct stitch_ctx c = {0};
   struct cli_opt opts[] = {
@@ -393,7 +409,7 @@ int cmd_frankentrace_stitch(int argc, char **argv)
       status = CLI_FAIL;
       goto done;
     }
-    if (!(moved = ft_cli_rebase(t, gat - at))) {
+    if (!(moved = rebase(t, gat - at))) {
       status = CLI_FAIL;
       goto done;
     }

@@ -802,6 +802,20 @@ int cmd_grammar(int argc, char **argv)
     return cli_usage_error(&help, n ? "one input expected" : "missing <input>");
   if (o.algo && sonde_grammar_algo_parse(o.algo) < 0)
     return cli_usage_error(&help, "unknown --algo '%s' (sequitur, resequitur or cyclitur)", o.algo);
+  /* an option another subcommand would use is refused, not ignored */
+  const char *only = NULL, *opt = NULL;
+  if (o.compare && strcmp(sub, "stats"))
+    only = "stats", opt = "--compare";
+  else if (o.format && strcmp(sub, "compress"))
+    only = "compress", opt = "--format";
+  else if (o.names && strcmp(sub, "expand"))
+    only = "expand", opt = "--names";
+  else if (strcmp(sub, "cycles") && (o.cycle || o.rare != 0 || o.max_list || o.diff ||
+                                     o.svg_pie || o.svg_time))
+    only = "cycles", opt = o.cycle ? "--cycle" : o.rare != 0 ? "--rare" : o.max_list ? "--max-list"
+                           : o.diff ? "--diff" : o.svg_pie ? "--svg-pie" : "--svg-time";
+  if (only)
+    return cli_usage_error(&help, "%s is for 'grammar %s', not '%s'", opt, only, sub);
   /* cli_parse moved the positional arguments to the front of argv + 1. */
   const char *path = argv[1];
   struct namer nm = {0};

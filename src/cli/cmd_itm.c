@@ -36,6 +36,8 @@ int itm_input_open(struct itm_input *in, const char *name, const char *tpiu_arg,
       return cli_usage_error(help, "--line needs --sample-rate");
     if (sonde_swo_parse_rate(rate, &cfg.sample_rate_hz) < 0 || !cfg.sample_rate_hz)
       return cli_usage_error(help, "bad --sample-rate '%s'", rate);
+    if (la_channel == ITM_LA_CHANNEL_UNSET)
+      la_channel = 0;
     if (la_channel > 7)
       return cli_usage_error(help, "--la-channel must be 0..7");
     cfg.channel = (unsigned)la_channel;
@@ -43,6 +45,8 @@ int itm_input_open(struct itm_input *in, const char *name, const char *tpiu_arg,
       return cli_usage_error(help, "--line '%s': %s", line_spec, diag.msg);
   } else if (rate) {
     return cli_usage_error(help, "--sample-rate needs --line");
+  } else if (la_channel != ITM_LA_CHANNEL_UNSET) {
+    return cli_usage_error(help, "--la-channel needs --line");
   }
   if (tpiu_arg) {
     struct sonde_swo_tpiu_config tc;
@@ -129,6 +133,29 @@ struct chan_fmt {
 
 #define MAX_CHANS 64
 
+/* Logic-analyzer input that decoded to (almost) nothing is a failure, not a
+ * warning: the line settings (or the signal) are wrong, and exit 0 would
+ * tell a script the trace was read. "Almost nothing": no byte at all, or
+ * more than half of the bytes skipped as not ITM. */
+static int check_line_decode(const struct itm_input *in, const struct sonde_itm_stats *st,
+                             const char *name)
+{
+  struct sonde_swo_line_stats ls;
+  sonde_swo_line_get_stats(in->line, &ls);
+  if (!ls.detected || ls.bytes == 0)
+    return cli_error("itm: %s: no SWO bytes decoded from %llu samples%s%s", name,
+                     (unsigned long long)ls.samples,
+                     sonde_swo_line_error_detail(in->line)[0] ? ": " : "",
+                     sonde_swo_line_error_detail(in->line));
+  if (st->bytes && st->skipped_bytes * 2 > st->bytes)
+    return cli_error("itm: %s: %llu of %llu bytes were not ITM packets (line decoded as %s at %u "
+                     "baud, %llu framing errors): check --line and --sample-rate",
+                     name, (unsigned long long)st->skipped_bytes, (unsigned long long)st->bytes,
+                     ls.mode == SONDE_SWO_LINE_MANCHESTER ? "manchester" : "uart", ls.baud,
+                     (unsigned long long)ls.framing_errors);
+  return CLI_OK;
+}
+
 struct itm_opts {
   struct chan_fmt chans[MAX_CHANS];
   unsigned nchans;
@@ -157,12 +184,18 @@ static void unescape(const char *in, char *out, size_t cap)
 }
 
 /* Split FMT into text before, one printf conversion, text after. */
+#define MAX_PORT 255  /* 8 stimulus port pages of 32 (ITM_STIM0..255) */
+#define MAX_WIDTH 64  /* a -c field width beyond this is a typo, not a layout */
+
+/* -1: not PORT,FORMAT; -2: port out of range; -3: field width too large. */
 static int parse_chan(const char *arg, struct chan_fmt *c)
 {
   char *end;
   unsigned long port = strtoul(arg, &end, 0);
-  if (end == arg || *end != ',' || port > 65535)
+  if (end == arg || *end != ',' || arg[0] == '-')
     return -1;
+  if (port > MAX_PORT)
+    return -2;
   char fmt[256];
   unescape(end + 1, fmt, sizeof fmt);
   const char *p = fmt;
@@ -186,8 +219,12 @@ static int parse_chan(const char *arg, struct chan_fmt *c)
   if (*p != '%')
     return -1;
   const char *s = p++;
-  while (*p && strchr("-+ #0123456789", *p))
+  while (*p && strchr("-+ #0", *p))
     p++;
+  unsigned long width = 0;
+  for (; *p >= '0' && *p <= '9'; p++)
+    if ((width = width * 10 + (unsigned long)(*p - '0')) > MAX_WIDTH)
+      return -3;
   if (!*p || !strchr("cdiuxXo", *p))
     return -1;
   c->conv = *p;
@@ -215,7 +252,13 @@ static int opt_chan(const struct cli_opt *opt, const char *arg, void *value)
   struct itm_opts *o = value;
   if (o->nchans == MAX_CHANS)
     return cli_usage_error(o->help, "too many -c options (at most %d)", MAX_CHANS);
-  if (parse_chan(arg, &o->chans[o->nchans]) < 0)
+  int r = parse_chan(arg, &o->chans[o->nchans]);
+  if (r == -2)
+    return cli_usage_error(o->help, "bad -c '%s': stimulus port out of range (0..%d)", arg,
+                           MAX_PORT);
+  if (r == -3)
+    return cli_usage_error(o->help, "bad -c '%s': field width above %d", arg, MAX_WIDTH);
+  if (r < 0)
     return cli_usage_error(o->help,
                            "bad -c '%s': expected PORT,FORMAT with one of %%c %%d %%u %%x %%X %%o",
                            arg);
@@ -586,7 +629,7 @@ int cmd_itm(int argc, char **argv)
       "with their offsets; decoding resumes at the next synchronization packet."};
   const char *elf = NULL, *tpiu = NULL, *line = NULL, *rate = NULL, *format = "text";
   const char *output = NULL;
-  uint64_t la_channel = 0, prescale = 1;
+  uint64_t la_channel = ITM_LA_CHANNEL_UNSET, prescale = 1;
   bool events = false, stats = false, json = false, wait_sync = false, ts_next = false;
   static struct itm_opts opts;
   memset(&opts, 0, sizeof opts);
@@ -620,6 +663,15 @@ int cmd_itm(int argc, char **argv)
     return cli_usage_error(&help, "unknown --format '%s' (text, csv or json)", format);
   if (json && !stats)
     return cli_usage_error(&help, "--json goes with --stats (use --format json for packets)");
+  if (stats && (events || ts_next || opts.nchans || fmt != FMT_TEXT))
+    return cli_usage_error(&help, "--stats prints counts only: it does not go with %s",
+                           events ? "--events" : ts_next ? "--ts-next" : opts.nchans ? "-c"
+                                                                                   : "--format");
+  if (events && fmt != FMT_TEXT)
+    return cli_usage_error(&help, "--events is for text output (--format %s has every packet)",
+                           format);
+  if (opts.nchans && fmt != FMT_TEXT)
+    return cli_usage_error(&help, "-c formats text output (--format %s has every packet)", format);
   if (prescale != 1 && prescale != 4 && prescale != 16 && prescale != 64)
     return cli_usage_error(&help, "--ts-prescale must be 1, 4, 16 or 64");
   if (!opts.nchans) { /* port 0 as a character console */
@@ -703,6 +755,8 @@ int cmd_itm(int argc, char **argv)
     print_stats(out, st, secs, json);
   if (pr.warned > 20)
     cli_warn("itm: %llu more losses not shown", (unsigned long long)(pr.warned - 20));
+  if (rc == CLI_OK && in.line)
+    rc = check_line_decode(&in, st, argv[0]);
   int crc = cli_close_output(out, output);
   if (rc == CLI_OK)
     rc = crc;

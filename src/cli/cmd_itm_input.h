@@ -31,6 +31,9 @@ struct sonde_swo_tpiu;
       OPT_FLAG(0, "wait-sync", (wait_sync), "skip input before the first synchronization packet"), \
       OPT_U64(0, "ts-prescale", "<n>", (prescale), "local timestamp prescaler: 1, 4, 16 or 64")
 
+/* la_channel's value when --la-channel was not given. */
+#define ITM_LA_CHANNEL_UNSET UINT64_MAX
+
 struct itm_input {
   struct sonde_swo_source *src;
   struct sonde_swo_line *line;

@@ -15,16 +15,26 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sonde/trace.h"
 #include "sonde/gdb.h"
+#include "cmd_run_jtag.h"
 #include "sonde/vm.h"
 
 #define DEFAULT_MAX_CYCLES 10000000000ull /* 10 G cycles: a runaway guard */
 #define PROGRESS_SLICE_CYCLES 20000000ull
+/* The run is always cut into slices this long so Ctrl-C is seen between them
+ * even when nothing in the firmware schedules a timed event (where the VM looks
+ * at its halt flag): ~2 ms of compiled code, ~20 ms with every trace hook on. */
+#define INTERRUPT_SLICE_CYCLES 2000000ull
 #define MAX_GAP_EVENTS 16
+/* Firmware ELF files with full debug information stay far below this; the
+ * cap keeps a wrong path from eating the host's memory. */
+#define MAX_ELF_FILE ((size_t)512 << 20)
+#define MAX_MACHINE_FILE ((size_t)1 << 20)
 
 struct exc_event {
   uint64_t cycle;
@@ -213,18 +223,29 @@ static int on_output(void *ctx, int stream, const void *data, size_t len)
 }
 
 static struct sonde_vm *volatile interrupted_vm;
+static volatile sig_atomic_t sigint_seen;
 static void on_sigint(int sig)
 {
   (void)sig;
+  sigint_seen = 1;
   if (interrupted_vm)
     sonde_vm_halt(interrupted_vm);
 }
 
-static void *read_whole_file(const char *path, size_t *len)
+/* Read a whole file of at most `max` bytes. With `elf`, the first bytes must be
+ * an ELF header before anything more is read, so a wrong file (a disk image,
+ * /dev/zero) is refused at once instead of being read whole. */
+static void *read_whole_file(const char *path, size_t *len, size_t max, bool elf)
 {
   FILE *f = fopen(path, "rb");
   if (!f) {
     cli_error("run: cannot open '%s': %s", path, strerror(errno));
+    return NULL;
+  }
+  struct stat sb;
+  if (!fstat(fileno(f), &sb) && S_ISDIR(sb.st_mode)) {
+    fclose(f);
+    cli_error("run: '%s' is a directory", path);
     return NULL;
   }
   size_t cap = 1 << 16, n = 0;
@@ -236,8 +257,26 @@ static void *read_whole_file(const char *path, size_t *len)
       return NULL;
     }
     n += fread(buf + n, 1, cap - n, f);
+    if (elf && n < cap) { /* the whole file is in: the loader says what is wrong */
+      break;
+    }
+    if (elf && memcmp(buf, "\177ELF", 4)) {
+      cli_error("run: '%s' is not an ELF file (it starts with %02x %02x %02x %02x, not 7f 45 4c 46)",
+                path, (unsigned char)buf[0], (unsigned char)buf[1], (unsigned char)buf[2],
+                (unsigned char)buf[3]);
+      free(buf);
+      fclose(f);
+      return NULL;
+    }
     if (n < cap)
       break;
+    if (n >= max) {
+      free(buf);
+      fclose(f);
+      cli_error("run: '%s' is larger than %zu MiB: not a firmware image or machine file", path,
+                max >> 20);
+      return NULL;
+    }
     cap *= 2;
     char *nb = realloc(buf, cap);
     if (!nb)
@@ -271,7 +310,7 @@ static int load_machine(const char *spec, struct sonde_machine **m)
   }
   fclose(probe);
   size_t len;
-  char *text = read_whole_file(spec, &len);
+  char *text = read_whole_file(spec, &len, MAX_MACHINE_FILE, false);
   if (!text)
     return CLI_FAIL;
   struct sonde_diag diag = {{0}};
@@ -287,20 +326,14 @@ static int load_machine(const char *spec, struct sonde_machine **m)
 static int run_gdb(struct sonde_vm *vm, const char *spec, uint64_t max_cycles,
                    struct sonde_vm_stop *stop)
 {
-  char addr[64] = "127.0.0.1";
-  const char *colon = strrchr(spec, ':'), *ps = colon ? colon + 1 : spec;
-  if (colon && (size_t)(colon - spec) < sizeof addr) {
-    memcpy(addr, spec, (size_t)(colon - spec));
-    addr[colon - spec] = 0;
-  }
-  char *end;
-  unsigned long port = strtoul(ps, &end, 10);
-  if (!*ps || *end || port > 65535)
+  char addr[64];
+  unsigned port;
+  if (!run_parse_listen(spec, addr, sizeof addr, &port))
     return cli_error("run: --gdb: '%s' is not [ADDR:]PORT", spec);
   struct sonde_gdb *g = NULL;
-  int rc = sonde_gdb_new(vm, addr, (unsigned)port, &g);
+  int rc = sonde_gdb_new(vm, addr, port, &g);
   if (rc < 0)
-    return cli_error("run: --gdb: cannot listen on %s:%lu: %s", addr, port,
+    return cli_error("run: --gdb: cannot listen on %s:%u: %s", addr, port,
                      rc == SONDE_E_IO ? strerror(errno) : sonde_strerror(rc));
   fprintf(stderr, "sonde: gdb server listening on %s:%u\n", addr, sonde_gdb_port(g));
   fflush(stderr);
@@ -329,13 +362,14 @@ static const char *stop_name(enum sonde_vm_stop_reason r)
 
 int cmd_run(int argc, char **argv)
 {
-  const char *machine_name = "cm3", *trace_pc = NULL, *trace_fmt = "bin", *trace_lsu = NULL,
-             *uart_path = NULL, *gdb_spec = NULL;
+  const char *machine_name = "cm3", *trace_pc = NULL, *trace_fmt = NULL, *trace_lsu = NULL,
+             *uart_path = NULL, *gdb_spec = NULL, *jtag_spec = NULL;
+  uint64_t jtag_cpt = 0, jtag_ap_wait = 0;
   const char *swo_path = NULL, *swo_timed = NULL, *swo_samples = NULL, *sample_rate = NULL;
   struct run_swo *swo = NULL; /* cmd_run_swo.c */
   const char *power_path = NULL, *power_rate = NULL;
   struct run_power *power = NULL; /* cmd_run_power.c */
-  struct run_swo_impair swo_imp = {0, 0, 1};
+  struct run_swo_impair swo_imp = {0, 0, UINT64_MAX}; /* seed: UINT64_MAX = not given (1) */
   uint64_t max_cycles = DEFAULT_MAX_CYCLES, base = 0;
   bool stats = false, json = false, binary = false, trace_stacking = false, no_jit = false;
   const struct cli_opt opts[] = {
@@ -367,6 +401,16 @@ int cmd_run(int argc, char **argv)
       OPT_STRING(0, "gdb", "<[addr:]port>", &gdb_spec,
                  "wait for gdb on <port> (127.0.0.1 unless <addr> is given; 0 = any free "
                  "port) and let it control the run (docs/vm.md)"),
+      OPT_STRING(0, "jtag", "<[addr:]port>", &jtag_spec,
+                 "serve the chip's JTAG debug port to OpenOCD (remote_bitbang) on <port> "
+                 "(127.0.0.1 unless <addr> is given; 0 = any free port); the core runs freely "
+                 "and the cycle limit is off unless --max-cycles is given (docs/vm.md)"),
+      OPT_U64(0, "jtag-cycles-per-tck", "<n>", &jtag_cpt,
+              "--jtag: advance the core exactly <n> cycles per TCK instead of running it "
+              "freely between scans (deterministic)"),
+      OPT_U64(0, "jtag-ap-wait", "<tck>", &jtag_ap_wait,
+              "--jtag: keep the AHB-AP busy <tck> TCKs after each access, so that scans "
+              "meanwhile are answered WAIT (default 0)"),
       OPT_GROUP("SWO (the chip's ITM/DWT trace pin, docs/vm.md)"),
       OPT_STRING(0, "swo", "<file>", &swo_path, "write the bytes of the SWO pin to <file>"),
       OPT_STRING(0, "swo-timed", "<file>", &swo_timed,
@@ -414,6 +458,14 @@ int cmd_run(int argc, char **argv)
     return cli_usage_error(&help, nargs ? "expected one firmware file" : "no firmware given");
   const char *fw_path = argv[0];
   enum sonde_pctrace_format pc_format;
+  if (trace_fmt && !trace_pc)
+    return cli_usage_error(&help, "--trace-format needs --trace-pc");
+  if (!trace_fmt)
+    trace_fmt = "bin";
+  if (swo_imp.seed != UINT64_MAX && swo_imp.bit_errors == 0 && swo_imp.jitter_pct == 0)
+    return cli_usage_error(&help, "--swo-seed needs --swo-bit-errors or --swo-jitter");
+  if (swo_imp.seed == UINT64_MAX)
+    swo_imp.seed = 1;
   if (!strcmp(trace_fmt, "bin") || !strcmp(trace_fmt, "binary"))
     pc_format = SONDE_PCTRACE_BINARY;
   else if (!strcmp(trace_fmt, "csv"))
@@ -426,6 +478,13 @@ int cmd_run(int argc, char **argv)
     return cli_usage_error(&help, "--base needs --binary (an ELF file has its own addresses)");
   if (trace_stacking && !trace_lsu)
     return cli_usage_error(&help, "--trace-stacking needs --trace-lsu");
+  if (gdb_spec && jtag_spec)
+    return cli_usage_error(&help, "--gdb and --jtag are two debuggers: give one");
+  if ((jtag_cpt || jtag_ap_wait) && !jtag_spec)
+    return cli_usage_error(&help, "--jtag-cycles-per-tck and --jtag-ap-wait need --jtag");
+  /* a board served over JTAG runs until it is switched off: no guard limit */
+  uint64_t jtag_max_cycles = max_cycles == DEFAULT_MAX_CYCLES || !max_cycles ? UINT64_MAX
+                                                                             : max_cycles;
   if (max_cycles == 0)
     max_cycles = UINT64_MAX;
 
@@ -440,7 +499,7 @@ int cmd_run(int argc, char **argv)
   if (load_machine(machine_name, &machine) != CLI_OK)
     goto out;
   size_t image_len;
-  image = read_whole_file(fw_path, &image_len);
+  image = read_whole_file(fw_path, &image_len, MAX_ELF_FILE, true);
   if (!image)
     goto out;
   rc = sonde_vm_new(machine, &vm);
@@ -525,21 +584,32 @@ int cmd_run(int argc, char **argv)
   double t0 = cli_now_s();
   if (gdb_spec && run_gdb(vm, gdb_spec, max_cycles, &stop) != CLI_OK)
     goto out;
-  for (; !gdb_spec;) {
+  if (jtag_spec && (status = run_jtag(vm, jtag_spec, jtag_max_cycles, jtag_cpt, jtag_ap_wait,
+                                      stats, &stop)) != CLI_OK)
+    goto out;
+  status = CLI_FAIL;
+  sigint_seen = 0;
+  uint64_t next_progress = 0;
+  for (; !gdb_spec && !jtag_spec;) {
+    sonde_vm_get_stats(vm, &st);
     uint64_t limit = max_cycles;
-    if (prog.enabled) {
-      sonde_vm_get_stats(vm, &st);
-      if (max_cycles - st.cycles > PROGRESS_SLICE_CYCLES)
-        limit = st.cycles + PROGRESS_SLICE_CYCLES;
-    }
+    if (max_cycles - st.cycles > INTERRUPT_SLICE_CYCLES)
+      limit = st.cycles + INTERRUPT_SLICE_CYCLES;
     rc = sonde_vm_run(vm, limit, &stop);
     if (rc < 0 && stop.reason != SONDE_VM_STOP_ERROR) {
       stop.reason = SONDE_VM_STOP_ERROR;
     }
     if (stop.reason != SONDE_VM_STOP_CYCLE_LIMIT || limit == max_cycles)
       break;
+    if (sigint_seen) { /* Ctrl-C between two timed events: stop here */
+      stop.reason = SONDE_VM_STOP_HALT;
+      break;
+    }
     sonde_vm_get_stats(vm, &st);
-    cli_progress_update(&prog, st.cycles);
+    if (prog.enabled && st.cycles >= next_progress) {
+      cli_progress_update(&prog, st.cycles);
+      next_progress = st.cycles + PROGRESS_SLICE_CYCLES;
+    }
   }
   double seconds = cli_now_s() - t0;
   signal(SIGINT, old_sigint);

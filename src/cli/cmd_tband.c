@@ -3,20 +3,15 @@
  * conversion live in src/tband, the writers in src/export; this file parses
  * options, wires them together and prints (docs/cli.md, docs/tband.md). */
 #include "cli.h"
+#include "http_serve.h"
 #include "sonde/export.h"
+#include "sonde/swo.h"
 #include "sonde/tband.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 static int parse_input_format(const char *s, enum sonde_tband_input_format *f)
 {
@@ -29,6 +24,49 @@ static int parse_input_format(const char *s, enum sonde_tband_input_format *f)
   else
     return -1;
   return 0;
+}
+
+/* Decode one input: a file, '-', tcp:HOST:PORT or serial:DEVICE[@BAUD]
+ * (include/sonde/swo.h sources, as `sonde itm` reads them) until its end. */
+static int decode_input(const char *name, enum sonde_tband_input_format fmt, int core,
+                        sonde_tband_evt_cb cb, void *ctx, struct sonde_tband_stats *stats,
+                        struct sonde_diag *diag)
+{
+  struct sonde_swo_source *src = NULL;
+  int rc = sonde_swo_source_open(name, NULL, &src, diag);
+  if (rc < 0)
+    return rc;
+  struct sonde_tband_dec *d = sonde_tband_dec_new(fmt, core, name);
+  uint8_t *buf = malloc(1 << 16);
+  if (!d || !buf) {
+    rc = sonde_diag_set(diag, SONDE_E_NOMEM, "%s: out of memory", name);
+  } else {
+    ptrdiff_t n;
+    while ((n = sonde_swo_source_read(src, buf, 1 << 16)) > 0 || n == SONDE_E_AGAIN)
+      if (n > 0)
+        sonde_tband_dec_feed(d, buf, (size_t)n, cb, ctx);
+    if (n < 0)
+      rc = sonde_diag_set(diag, SONDE_E_IO, "%s: %s", name, sonde_swo_source_error_detail(src));
+    sonde_tband_dec_finish(d, cb, ctx);
+    if (stats)
+      sonde_tband_dec_stats(d, stats);
+  }
+  sonde_tband_dec_free(d);
+  free(buf);
+  sonde_swo_source_free(src);
+  return rc;
+}
+
+/* <input>[@<core>]: a usage error names what is wrong. */
+static int split_input(const char *spec, char *path, size_t cap, int *core,
+                       const struct cli_command_help *help)
+{
+  int rc = sonde_tband_parse_input(spec, path, cap, core);
+  if (rc == SONDE_E_ARG)
+    return cli_usage_error(help, "'%s': the core after '@' must be a number 0..999999", spec);
+  if (rc)
+    return cli_usage_error(help, "'%s': path too long", spec);
+  return CLI_OK;
 }
 
 /* ---- dump ---- */
@@ -115,7 +153,9 @@ static int cmd_dump(int argc, char **argv)
       "\"ts\": <timestamp, if the event has one>, \"core\": N, <documented fields>}; corrupt\n"
       "frames print {\"evt\": \"error\", \"offset\": N, \"error\": <why>}. Decoding goes on\n"
       "after a corrupt frame; the exit status is 1 if there was any.\n"
-      "<input>@<core> assigns a file to a core; without it core_id events decide (default 0)."};
+      "<input>@<core> assigns a file to a core; without it core_id events decide (default 0).\n"
+      "An input is a file, '-' (stdin), tcp:HOST:PORT (read until the peer closes) or\n"
+      "serial:DEVICE[@BAUD] (then @<core> follows the baud)."};
   const char *out_path = NULL, *format = "text", *in_format = NULL;
   struct cli_opt opts[] = {
       OPT_OUTPUT(&out_path),
@@ -143,13 +183,15 @@ static int cmd_dump(int argc, char **argv)
   for (int i = 0; i < n; i++) {
     char path[4096];
     int core;
-    if (sonde_tband_parse_input(argv[i], path, sizeof path, &core))
-      return cli_error("tband dump: '%s': path too long", argv[i]);
+    if ((rc = split_input(argv[i], path, sizeof path, &core, &help)) != CLI_OK) {
+      cli_close_output(out, out_path);
+      return rc;
+    }
     struct sonde_tband_stats st;
     struct sonde_diag diag = {{0}};
     d.path = path;
     uint64_t before = d.errors;
-    rc = sonde_tband_decode_file(path, inf, core, dump_cb, &d, &st, &diag);
+    rc = decode_input(path, inf, core, dump_cb, &d, &st, &diag);
     if (rc) {
       cli_error("tband dump: %s", diag.msg);
       fail = 1;
@@ -198,155 +240,6 @@ static int s_counter(void *x, uint64_t u, uint64_t ts, int64_t v)
 /* The two arg structs are the same shape by design; make sure. */
 _Static_assert(sizeof(struct sonde_tband_arg) == sizeof(struct sonde_export_arg), "arg layout");
 
-static volatile sig_atomic_t serve_stop;
-static void on_sigint(int sig)
-{
-  (void)sig;
-  serve_stop = 1;
-}
-
-static int send_all(int fd, const void *buf, size_t len)
-{
-  const char *p = buf;
-  while (len) {
-    ssize_t k = send(fd, p, len, MSG_NOSIGNAL);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return -1; /* client went away: not our problem */
-    p += k;
-    len -= (size_t)k;
-  }
-  return 0;
-}
-
-/* A tiny HTTP/1.0 server for the Perfetto UI's "open from URL": GET /<name>
- * returns the trace with CORS headers; anything else is 404. One client at a
- * time, each with a receive/send timeout, so a stalled or vanished client
- * never stops the server. */
-static int serve(const char *path, const char *listen_addr, uint64_t max_requests)
-{
-  char host[64] = "127.0.0.1";
-  unsigned port = 9001;
-  if (listen_addr) {
-    const char *colon = strrchr(listen_addr, ':');
-    if (!colon || colon == listen_addr || (size_t)(colon - listen_addr) >= sizeof host)
-      return cli_error("tband conv: --listen '%s': expected ADDRESS:PORT", listen_addr);
-    memcpy(host, listen_addr, (size_t)(colon - listen_addr));
-    host[colon - listen_addr] = 0;
-    port = (unsigned)strtoul(colon + 1, NULL, 10);
-    if (!port || port > 65535)
-      return cli_error("tband conv: --listen '%s': bad port", listen_addr);
-  }
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return cli_error("tband conv: cannot read '%s': %s", path, strerror(errno));
-  struct stat sb;
-  if (fstat(fileno(f), &sb)) {
-    fclose(f);
-    return cli_error("tband conv: cannot stat '%s': %s", path, strerror(errno));
-  }
-  size_t size = (size_t)sb.st_size;
-  char *data = malloc(size ? size : 1);
-  if (!data || fread(data, 1, size, f) != size) {
-    fclose(f);
-    free(data);
-    return cli_error("tband conv: cannot read '%s'", path);
-  }
-  fclose(f);
-  const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  if (s < 0) {
-    free(data);
-    return cli_error("tband conv: socket: %s", strerror(errno));
-  }
-  int one = 1;
-  setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  if (inet_pton(AF_INET, host, &a.sin_addr) != 1) {
-    close(s);
-    free(data);
-    return cli_error("tband conv: --listen: '%s' is not an IPv4 address", host);
-  }
-  if (bind(s, (struct sockaddr *)&a, sizeof a) || listen(s, 8)) {
-    int e = errno;
-    close(s);
-    free(data);
-    return cli_error("tband conv: cannot listen on %s:%u: %s", host, port, strerror(e));
-  }
-  signal(SIGPIPE, SIG_IGN);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  printf("serving %s on http://%s:%u/%s\n", path, host, port, base);
-  printf("open: https://ui.perfetto.dev/#!/?url=http://%s:%u/%s\n", host, port, base);
-  fflush(stdout);
-  uint64_t served = 0;
-  while (!serve_stop && (!max_requests || served < max_requests)) {
-    int c = accept(s, NULL, NULL);
-    if (c < 0) {
-      if (errno == EINTR)
-        continue;
-      break;
-    }
-    struct timeval tv = {5, 0};
-    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    char req[2048];
-    size_t got = 0;
-    while (got < sizeof req - 1) {
-      ssize_t k = recv(c, req + got, sizeof req - 1 - got, 0);
-      if (k <= 0)
-        break;
-      got += (size_t)k;
-      req[got] = 0;
-      if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-        break;
-    }
-    req[got] = 0;
-    served++;
-    char method[8] = "", target[1024] = "";
-    if (sscanf(req, "%7s %1023s", method, target) != 2) {
-      close(c); /* garbage or a client that left: next */
-      continue;
-    }
-    static const char cors[] = "Access-Control-Allow-Origin: *\r\n"
-                               "Access-Control-Allow-Methods: GET, OPTIONS\r\n"
-                               "Access-Control-Allow-Headers: *\r\n";
-    char hdr[512];
-    bool match = target[0] == '/' && !strcmp(target + 1, base);
-    if (!strcmp(method, "OPTIONS")) {
-      snprintf(hdr, sizeof hdr, "HTTP/1.0 204 No Content\r\n%sContent-Length: 0\r\n\r\n", cors);
-      send_all(c, hdr, strlen(hdr));
-    } else if ((!strcmp(method, "GET") || !strcmp(method, "HEAD")) && match) {
-      snprintf(hdr, sizeof hdr,
-               "HTTP/1.0 200 OK\r\n%sContent-Type: application/octet-stream\r\n"
-               "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-               cors, size);
-      if (!send_all(c, hdr, strlen(hdr)) && strcmp(method, "HEAD"))
-        send_all(c, data, size);
-    } else {
-      static const char nf[] = "not found\n";
-      snprintf(hdr, sizeof hdr,
-               "HTTP/1.0 404 Not Found\r\n%sContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n",
-               cors, sizeof nf - 1);
-      if (!send_all(c, hdr, strlen(hdr)))
-        send_all(c, nf, sizeof nf - 1);
-    }
-    close(c);
-  }
-  close(s);
-  free(data);
-  return CLI_OK;
-}
-
 static int cmd_conv(int argc, char **argv)
 {
   static const struct cli_command_help help = {
@@ -355,6 +248,7 @@ static int cmd_conv(int argc, char **argv)
       "cores, tasks (running, state, priority), ISRs, event and value markers, kernel\n"
       "objects (queue fill levels, ...), errors and dropped events. Several inputs are\n"
       "merged by timestamp; <input>@<core> gives the core of a per-core recording.\n"
+      "An input is a file, '-', tcp:HOST:PORT or serial:DEVICE[@BAUD] (as for dump).\n"
       "With --serve the result is offered to https://ui.perfetto.dev from a local HTTP\n"
       "server (127.0.0.1:9001 unless --listen says otherwise) until interrupted."};
   const char *out_path = NULL, *mode = NULL, *format = "perfetto", *in_format = NULL;
@@ -407,6 +301,13 @@ static int cmd_conv(int argc, char **argv)
     return cli_usage_error(&help, "-o <out> is required (the output is binary)");
   if (do_serve && !strcmp(out_path, "-"))
     return cli_usage_error(&help, "--serve needs an output file, not stdout");
+  if ((listen_addr || max_req) && !do_serve)
+    return cli_usage_error(&help, "%s only applies with --serve",
+                           listen_addr ? "--listen" : "--serve-requests");
+  struct http_listen listen_at;
+  char lwhy[160];
+  if (http_serve_parse_listen(listen_addr, &listen_at, lwhy, sizeof lwhy))
+    return cli_usage_error(&help, "--listen %s", lwhy);
 
   struct sonde_tband_conv *conv = sonde_tband_conv_new(m, (unsigned)cores);
   if (!conv)
@@ -416,9 +317,9 @@ static int cmd_conv(int argc, char **argv)
   for (int i = 0; i < n; i++) {
     char path[4096];
     int core;
-    if (sonde_tband_parse_input(argv[i], path, sizeof path, &core)) {
+    if ((rc = split_input(argv[i], path, sizeof path, &core, &help)) != CLI_OK) {
       sonde_tband_conv_free(conv);
-      return cli_error("tband conv: '%s': path too long", argv[i]);
+      return rc;
     }
     if (core >= (int)cores) {
       sonde_tband_conv_free(conv);
@@ -426,7 +327,7 @@ static int cmd_conv(int argc, char **argv)
     }
     struct sonde_tband_stats st;
     struct sonde_diag diag = {{0}};
-    rc = sonde_tband_decode_file(path, inf, core, sonde_tband_conv_add_cb, conv, &st, &diag);
+    rc = decode_input(path, inf, core, sonde_tband_conv_add_cb, conv, &st, &diag);
     if (rc) {
       sonde_tband_conv_free(conv);
       return cli_error("tband conv: %s", diag.msg);
@@ -482,7 +383,7 @@ static int cmd_conv(int argc, char **argv)
             xf == SONDE_EXPORT_PERFETTO ? "packets" : "events");
   }
   if (do_serve)
-    return serve(out_path, listen_addr, max_req);
+    return http_serve_file("tband conv", out_path, &listen_at, max_req);
   return bad ? CLI_FAIL : CLI_OK;
 }
 

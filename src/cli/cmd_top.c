@@ -54,6 +54,11 @@ static int report_text(struct top_ctx *c, bool clear)
   if (clear)
     fputs("\033[H\033[2J", o);
   double tot = t.samples ? (double)t.samples : 1;
+  if (t.untracked)
+    fprintf(o, "warning: %llu samples (%.2f%%) at addresses beyond the %u distinct ones tracked "
+               "are in no row: is the stream corrupt, or the baud rate wrong?\n",
+            (unsigned long long)t.untracked, 100.0 * (double)t.untracked / tot,
+            SONDE_PROFILE_MAX_PCS);
   fprintf(o, "samples %llu, sleep %llu (%.2f%%), distinct PCs %llu, overflows %llu, "
              "bytes skipped %llu\n",
           (unsigned long long)t.samples, (unsigned long long)t.sleep, 100.0 * (double)t.sleep / tot,
@@ -121,6 +126,7 @@ static int report_json(struct top_ctx *c)
           (unsigned long long)t.sleep, (double)t.sleep / tot, (unsigned long long)t.distinct_pcs,
           (unsigned long long)t.overflows, (unsigned long long)c->st->skipped_bytes,
           (unsigned long long)t.unmatched);
+  fprintf(o, ",\"untracked\":%llu", (unsigned long long)t.untracked);
   if (t.have_ts)
     fprintf(o, ",\"first_ts\":%llu,\"last_ts\":%llu", (unsigned long long)t.first_ts,
             (unsigned long long)t.last_ts);
@@ -222,7 +228,7 @@ int cmd_top(int argc, char **argv)
       "is printed at end of input. <input> as for 'sonde itm'."};
   const char *elf = NULL, *by = "function", *format = "text", *output = NULL;
   const char *tpiu = NULL, *line = NULL, *rate = NULL;
-  uint64_t interval = 1000, la_channel = 0, limit = 0, prescale = 1;
+  uint64_t interval = 1000, la_channel = ITM_LA_CHANNEL_UNSET, limit = 0, prescale = 1;
   bool wait_sync = false;
   const struct cli_opt options[] = {
       OPT_ITM_INPUT(&tpiu, &line, &rate, &la_channel, &wait_sync, &prescale),
@@ -260,6 +266,8 @@ int cmd_top(int argc, char **argv)
                            format);
   if (!interval)
     return cli_usage_error(&help, "--interval must be > 0");
+  if (limit && (fmt == OUT_FOLDED || fmt == OUT_CALLGRIND))
+    return cli_usage_error(&help, "--limit is for text and json output, not --format %s", format);
   if (prescale != 1 && prescale != 4 && prescale != 16 && prescale != 64)
     return cli_usage_error(&help, "--ts-prescale must be 1, 4, 16 or 64");
 

@@ -10,3 +10,6 @@ SONDE_COMMAND(tband, "decode Tonbandgerät event traces and convert them to Perf
 SONDE_COMMAND(itm, "decode ITM/DWT packets from SWO: software channels, events, statistics")
 SONDE_COMMAND(top, "statistical profile from ITM PC samples: functions, lines, sleep, exceptions")
 SONDE_COMMAND(frankentrace, "FrankenTrace: stitch, verify, check and analyze cycle-level PC traces")
+SONDE_COMMAND(monitor, "monitor a running target through its debug port: PC polling, watchpoints, breakpoints, energy")
+SONDE_COMMAND(energy, "energy per function, event window, state value or task from current samples and a monitor or tband trace")
+SONDE_COMMAND(mtb, "Micro Trace Buffer post-mortem: decode a dump or bundle (instruction history before a crash), fetch one")

@@ -1,7 +1,9 @@
 /* Output files, progress display, JSON strings and host time for the CLI. */
 #include "cli.h"
+#include "sonde/common.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,22 +72,45 @@ void cli_progress_end(struct cli_progress *p)
     fputs("\r\033[K", stderr);
 }
 
+static void put_file(void *ctx, const char *p, size_t n)
+{
+  fwrite(p, 1, n, ctx);
+}
+
 void cli_json_string(FILE *out, const char *s)
 {
-  fputc('"', out);
-  for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
-    switch (*c) {
-    case '"': fputs("\\\"", out); break;
-    case '\\': fputs("\\\\", out); break;
-    case '\n': fputs("\\n", out); break;
-    case '\r': fputs("\\r", out); break;
-    case '\t': fputs("\\t", out); break;
-    default:
-      if (*c < 0x20)
-        fprintf(out, "\\u%04x", *c);
-      else
-        fputc(*c, out);
+  sonde_json_quote(s, put_file, out);
+}
+
+char *cli_read_file(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *buf = NULL;
+  size_t cap = 0, n = 0;
+  for (;;) {
+    if (n + 65537 > cap) {
+      char *p = realloc(buf, cap = 2 * cap + 65537);
+      if (!p) {
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = p;
     }
+    size_t k = fread(buf + n, 1, 65536, f);
+    n += k;
+    if (!k)
+      break;
   }
-  fputc('"', out);
+  bool err = ferror(f);
+  fclose(f);
+  if (err) {
+    free(buf);
+    return NULL;
+  }
+  buf[n] = 0;
+  *len = n;
+  return buf;
 }

@@ -19,24 +19,14 @@ static void jput(struct jbuf *j, const char *s)
   pb_bytes(j->p, s, strlen(s));
 }
 
+static void jput_n(void *ctx, const char *p, size_t n)
+{
+  pb_bytes(((struct jbuf *)ctx)->p, p, n);
+}
+
 static void jstr(struct jbuf *j, const char *s)
 {
-  char tmp[8];
-  jput(j, "\"");
-  for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
-    if (*c == '"' || *c == '\\') {
-      tmp[0] = '\\';
-      tmp[1] = (char)*c;
-      tmp[2] = 0;
-    } else if (*c < 0x20) {
-      snprintf(tmp, sizeof tmp, "\\u%04x", *c);
-    } else {
-      tmp[0] = (char)*c;
-      tmp[1] = 0;
-    }
-    jput(j, tmp);
-  }
-  jput(j, "\"");
+  sonde_json_quote(s, jput_n, j);
 }
 
 static int jflush(struct sonde_export *x, struct jbuf *j)

@@ -36,6 +36,10 @@ struct sonde_grammar *sonde_grammar_new(enum sonde_grammar_algo algo)
     free(g);
     return NULL;
   }
+  /* Debug check mode from the environment, so the CLI can run it too. */
+  const char *chk = getenv("SONDE_GRAMMAR_CHECK");
+  if (chk && *chk && algo != SONDE_GRAMMAR_CYCLITUR)
+    gb_set_check(g->b, strtoull(chk, NULL, 10));
   return g;
 }
 
@@ -87,6 +91,16 @@ int sonde_grammar_set_cycle_cache(struct sonde_grammar *g, bool on)
   return 0;
 }
 
+int sonde_grammar_set_check(struct sonde_grammar *g, uint64_t every)
+{
+  if (!g->b)
+    return sonde_diag_set(&g->diag, SONDE_E_STATE, "grammar already finished");
+  if (g->algo == SONDE_GRAMMAR_CYCLITUR)
+    return sonde_diag_set(&g->diag, SONDE_E_ARG, "the check mode covers sequitur and resequitur");
+  gb_set_check(g->b, every);
+  return 0;
+}
+
 int sonde_grammar_feed(struct sonde_grammar *g, const uint32_t *syms, size_t n)
 {
   if (g->sticky)
@@ -95,7 +109,9 @@ int sonde_grammar_feed(struct sonde_grammar *g, const uint32_t *syms, size_t n)
     return sonde_diag_set(&g->diag, SONDE_E_STATE, "grammar already finished");
   int rc = gb_feed(g->b, syms, n);
   g->input_len += n;
-  if (rc)
+  if (rc && gb_error(g->b)[0])
+    g->sticky = sonde_diag_set(&g->diag, rc, "compression failed: %s", gb_error(g->b));
+  else if (rc)
     g->sticky = sonde_diag_set(&g->diag, rc, "compression failed: %s", sonde_strerror(rc));
   return rc;
 }

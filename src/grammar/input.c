@@ -476,6 +476,10 @@ int sonde_grammar_input_load_buffer(const void *data, size_t len, const char *na
   return 0;
 }
 
+/* Text inputs are read whole; these bound what that may cost. */
+#define SNIFF_BYTES ((size_t)1 << 16)
+#define MAX_INPUT_BYTES ((size_t)4 << 30)
+
 int sonde_grammar_read_file(const char *path, void **data, size_t *len, struct sonde_diag *diag)
 {
   struct sonde_diag tmp;
@@ -518,7 +522,28 @@ int sonde_grammar_read_file(const char *path, void **data, size_t *len, struct s
     }
     if (got == 0)
       break;
+    size_t before = n;
     n += (size_t)got;
+    /* Look at the start before reading on: every input this reads is text
+     * (CSV, one symbol a line) or starts with a Sonde magic (PC trace, grammar
+     * file); anything else with a NUL byte (a disk image, /dev/zero) is
+     * refused at once instead of being read whole. */
+    if (before < SNIFF_BYTES && (n >= SNIFF_BYTES || got < (int)want)) {
+      bool magic = n >= 8 && (!memcmp(buf, "SONDEPCT", 8) || !memcmp(buf, "SONDEGRM", 8));
+      const char *nul = magic ? NULL : memchr(buf, 0, n < SNIFF_BYTES ? n : SNIFF_BYTES);
+      if (nul) {
+        rc = sonde_diag_set(diag, SONDE_E_FORMAT,
+                            "%s: byte offset %zu: a NUL byte: not a text or CSV trace, a PC "
+                            "trace or a grammar file", name, (size_t)(nul - buf));
+        break;
+      }
+    }
+    if (n > MAX_INPUT_BYTES) {
+      rc = sonde_diag_set(diag, SONDE_E_LIMIT, "%s: larger than %u MiB (uncompressed): split it, "
+                          "or give a binary PC trace, which is streamed", name,
+                          (unsigned)(MAX_INPUT_BYTES >> 20));
+      break;
+    }
   }
   gzclose(z);
   if (rc) {

@@ -331,24 +331,19 @@ static size_t sync_found(struct sonde_itm *d, struct sonde_itm_packet *o)
   return n;
 }
 
-/* The hot loop: while at least 8 bytes remain and the header is a
- * fixed-length packet (instrumentation, DWT, LTS2, overflow) or an LTS1,
- * decode it from one 8-byte load with table lookups and conditional moves
- * (a stream's packet types look random to a branch predictor). Returns at
- * the first other header; the caller handles that one on the general path. */
-#if defined(__GNUC__)
-__attribute__((noinline)) /* its own register allocation: no spills in the loop */
-#endif
-static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
-                            struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
+/* The loop of fast_run, inlined once per prescale (1, the common case, makes
+ * the timestamp multiply vanish). Pointers instead of indices and limits
+ * computed up front keep every loop variable in a register. */
+static inline __attribute__((always_inline)) void
+fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
+          uint64_t off0, const uint64_t pre)
 {
-  size_t i = *ip, n = *np;
+  const uint8_t *p = *pp;
+  struct sonde_itm_packet *o = *op;
   uint64_t ts_abs = d->ts_abs, ts_out = d->ts_out;
-  const uint64_t pre = d->cfg.ts_prescale;
   uint64_t page_base = d->page_base;
   uint64_t *cnt = d->st.packets;
-  while (LIKELY(i + 8 <= len && n < cap)) {
-    const uint8_t *p = in + i;
+  while (LIKELY(p < pend)) {
     const struct itm_fast *e = &itm_fast_table[p[0]];
     uint64_t w;
     memcpy(&w, p, 8);
@@ -369,23 +364,12 @@ static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t 
       ts_abs += (uint64_t)e->lts2 * pre;
     } else {
       uint64_t c = ~w & 0x8080808000ull;
-      if (UNLIKELY(e->kind != 2 || !c)) {
-        /* GTS and extension packets: decode in place (8 bytes are there,
-         * so only a malformed one fails); sync, reserved and malformed
-         * packets leave the loop for the general path, which changes state. */
-        unsigned k = itm_hdr_table[h].kind;
-        if (e->kind == 2 || k == K_ZERO || k == K_RES)
-          break;
-        d->ts_abs = ts_abs;
-        d->ts_out = ts_out;
-        int r = decode_packet(d, p, len - i, base + i, &out[n]);
-        if (r <= 0)
-          break;
-        page_base = d->page_base;
-        n++;
-        i += (size_t)r;
-        continue;
-      }
+      /* Anything else (GTS, extension, sync, reserved, a malformed LTS1)
+       * leaves the loop for the general path, which decodes one packet and
+       * comes back: a call in here would make every loop variable live
+       * across it, i.e. spilled to the stack and reloaded per packet. */
+      if (UNLIKELY(e->kind != 2 || !c))
+        break;
       plen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
       value = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
       value &= (1ull << (7 * (plen - 1))) - 1;
@@ -393,18 +377,47 @@ static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t 
       meta = e->meta | (uint64_t)(plen - 1) << 24;
     }
     ts_out = e->is_lts ? ts_abs : ts_out;
-    struct sonde_itm_packet *o = &out[n++];
-    o->offset = base + i;
+    o->offset = off0 + (uint64_t)(uintptr_t)p;
     o->ts = ts_out;
     o->value = value;
     memcpy(&o->port, &meta, sizeof meta); /* port, type, size, flags, reserved */
+    o++;
     cnt[e->type]++;
-    i += plen;
+    p += plen;
   }
   d->ts_abs = ts_abs;
   d->ts_out = ts_out;
-  *ip = i;
-  *np = n;
+  *pp = p;
+  *op = o;
+}
+
+/* The hot loop: while at least 8 bytes remain and the header is a
+ * fixed-length packet (instrumentation, DWT, LTS2, overflow) or an LTS1,
+ * decode it from one 8-byte load with table lookups and conditional moves
+ * (a stream's packet types look random to a branch predictor). Returns at
+ * the first other header; the caller handles that one on the general path. */
+#if defined(__GNUC__)
+__attribute__((noinline)) /* its own register allocation: no spills in the loop */
+#endif
+static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
+                     struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
+{
+  /* p < pend: 8 bytes readable, and room for a packet: every packet takes
+   * at least a byte, so stopping `room` bytes on bounds the packets (the
+   * caller comes back with the room left). One bound, one register. */
+  const uint8_t *p = in + *ip, *pend = in + len - 7;
+  size_t room = cap - *np;
+  if ((size_t)(pend - p) > room)
+    pend = p + room;
+  struct sonde_itm_packet *o = out + *np;
+  /* offset of the byte at p = off0 + (uintptr_t)p (mod 2^64) */
+  uint64_t off0 = base - (uint64_t)(uintptr_t)in;
+  if (d->cfg.ts_prescale == 1)
+    fast_loop(d, &p, pend, &o, off0, 1);
+  else
+    fast_loop(d, &p, pend, &o, off0, d->cfg.ts_prescale);
+  *ip = (size_t)(p - in);
+  *np = (size_t)(o - out);
 }
 
 size_t sonde_itm_decode(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *consumed,

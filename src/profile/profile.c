@@ -125,6 +125,10 @@ static int count_pc(struct sonde_profile *p, uint32_t pc, unsigned ctx)
   while (p->keys[j] && p->keys[j] != key)
     j = (j + 1) & (p->cap - 1);
   if (!p->keys[j]) {
+    if (p->used >= SONDE_PROFILE_MAX_PCS) {
+      p->t.untracked++; /* bounded memory: random PCs are not a program */
+      return 0;
+    }
     if ((p->used + 1) * 2 > p->cap) {
       int err = grow(p);
       if (err)

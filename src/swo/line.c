@@ -161,6 +161,7 @@ int sonde_swo_line_new(const struct sonde_swo_line_config *cfg, struct sonde_swo
   if (!l)
     return sonde_diag_set(diag, SONDE_E_NOMEM, "out of memory");
   l->cfg = *cfg;
+  l->retime = cfg->retime || cfg->mode == SONDE_SWO_LINE_AUTO || cfg->baud == 0;
   l->ch = cfg->channel;
   l->inv = cfg->invert ? 1u : 0u;
   if (cfg->mode == SONDE_SWO_LINE_AUTO || cfg->baud == 0) {
@@ -261,20 +262,33 @@ static int detect(const uint8_t *s, size_t n, unsigned ch, unsigned inv, uint64_
     return SONDE_E_FORMAT;
   }
   qsort(runs, nr, sizeof *runs, cmp_u32); /* entries are length << 1 | level */
+  /* The width is measured on LOW pulses when there are enough: in UART they
+   * lie inside one frame (start and data bits), so they are whole bits of
+   * that frame's clock, while a HIGH pulse that ends a frame also holds the
+   * gap before the next one, which a transmitter whose clock is off (or
+   * jitters, as `sonde run --swo-jitter` makes it) shortens to a fraction of
+   * a bit. Those fractions would pull the width down and the baud off. */
+  size_t nlow = 0;
+  for (size_t a = 0; a < nr; a++)
+    nlow += !(runs[a] & 1u);
+  const unsigned only_low = nlow >= 16 ? 1u : 0u; /* 1: ignore HIGH pulses */
   /* Shortest width w shared by at least max(3, 2%) of the pulses (within
    * 0.8w..1.25w): shorter outliers are glitches. */
-  size_t need = nr / 50 > 3 ? nr / 50 : 3;
+  size_t need = (only_low ? nlow : nr) / 50 > 3 ? (only_low ? nlow : nr) / 50 : 3;
   double w = 0;
   for (size_t a = 0; a < nr; a++) {
+    if (only_low && (runs[a] & 1u))
+      continue;
     uint32_t lo = runs[a] >> 1;
-    size_t b = a;
-    while (b < nr && (runs[b] >> 1) <= lo * 1.25 + 1)
-      b++;
-    if (b - a >= need) {
-      w = 0;
-      for (size_t k = a; k < b; k++)
-        w += runs[k] >> 1;
-      w /= (double)(b - a);
+    size_t b = a, cnt = 0;
+    double sum = 0;
+    for (; b < nr && (runs[b] >> 1) <= lo * 1.25 + 1; b++)
+      if (!only_low || !(runs[b] & 1u)) {
+        sum += runs[b] >> 1;
+        cnt++;
+      }
+    if (cnt >= need) {
+      w = sum / (double)cnt;
       break;
     }
   }
@@ -288,7 +302,7 @@ static int detect(const uint8_t *s, size_t n, unsigned ch, unsigned inv, uint64_
   for (size_t a = 0; a < nr; a++) {
     double len = runs[a] >> 1;
     double k = floor(len / w + 0.5);
-    if (k >= 1 && k <= 10 && fabs(len - k * w) < 0.3 * w) {
+    if (k >= 1 && k <= 10 && fabs(len - k * w) < 0.3 * w && !(only_low && (runs[a] & 1u))) {
       sl += len;
       sk += k;
     }

@@ -46,6 +46,12 @@ struct sonde_swo_line {
   unsigned bit;        /* next bit to sample, 0 (start) .. 9 (stop) */
   unsigned acc;
   uint32_t off[10];    /* bit-centre offsets from fstart */
+  uint32_t edge[10];   /* UART: bit-start offsets from fstart (re-timing on an edge) */
+  uint32_t stop_early; /* UART: 9.2 bits, where a stop bit cut short is still HIGH */
+  bool early_seen;     /* UART: the line at stop_early was sampled (LOW) */
+  bool retime;         /* UART: re-time on edges inside a frame (set at _new) */
+  uint64_t uedge;      /* UART: the latest edge after the last centre, in an earlier buffer */
+  unsigned ulast;      /* UART: the level of the last sample fed */
 
   /* Manchester */
   enum man_state mst;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct sym_sec {        /* an allocated section with bytes in the file */
@@ -260,6 +261,40 @@ static int load_symbols(struct sonde_sym *s)
   return 0;
 }
 
+/* A cut or corrupt ELF must not pass for one without symbols: every table
+ * and every section with contents lies inside the file. */
+static int check_extent(Elf *elf, const GElf_Ehdr *eh, int fd, const char *path,
+                        struct sonde_diag *diag)
+{
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    return sonde_diag_set(diag, SONDE_E_IO, "%s: %s", path, strerror(errno));
+  const uint64_t size = (uint64_t)st.st_size;
+  const uint64_t sh_end = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+  const uint64_t ph_end = eh->e_phoff + (uint64_t)eh->e_phnum * eh->e_phentsize;
+  if (sh_end > size)
+    return sonde_diag_set(diag, SONDE_E_FORMAT,
+                          "%s: truncated or corrupt ELF: section headers end at byte %llu of %llu",
+                          path, (unsigned long long)sh_end, (unsigned long long)size);
+  if (ph_end > size)
+    return sonde_diag_set(diag, SONDE_E_FORMAT,
+                          "%s: truncated or corrupt ELF: program headers end at byte %llu of %llu",
+                          path, (unsigned long long)ph_end, (unsigned long long)size);
+  for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh))
+      return sonde_diag_set(diag, SONDE_E_FORMAT, "%s: bad section header: %s", path,
+                            elf_errmsg(-1));
+    if (sh.sh_type != SHT_NOBITS && sh.sh_offset + sh.sh_size > size)
+      return sonde_diag_set(diag, SONDE_E_FORMAT,
+                            "%s: truncated or corrupt ELF: section %zu ends at byte %llu of %llu",
+                            path, elf_ndxscn(scn),
+                            (unsigned long long)(sh.sh_offset + sh.sh_size),
+                            (unsigned long long)size);
+  }
+  return 0;
+}
+
 int sonde_sym_open(const char *path, struct sonde_sym **out, struct sonde_diag *diag)
 {
   struct sonde_diag dummy;
@@ -302,6 +337,8 @@ int sonde_sym_open(const char *path, struct sonde_sym **out, struct sonde_diag *
                          path);
     goto fail;
   }
+  if ((err = check_extent(s->elf, &eh, s->fd, path, diag)) < 0)
+    goto fail;
   s->machine = eh.e_machine;
   s->entry = (uint32_t)eh.e_entry;
   if ((err = load_sections(s)) < 0 || (err = load_symbols(s)) < 0) {

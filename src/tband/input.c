@@ -11,6 +11,9 @@ int sonde_tband_parse_input(const char *spec, char *path, size_t cap, int *core)
   const char *at = strrchr(spec, '@');
   size_t plen = strlen(spec);
   *core = -1;
+  /* serial:DEVICE@BAUD: its one '@' is the baud's (a core needs a second) */
+  if (at && !strncmp(spec, "serial:", 7) && strchr(spec, '@') == at)
+    at = NULL;
   if (at && at[1]) {
     const char *q = at + 1;
     while (*q >= '0' && *q <= '9')
@@ -19,6 +22,8 @@ int sonde_tband_parse_input(const char *spec, char *path, size_t cap, int *core)
     if (!*q && q - (at + 1) <= 6 && v >= 0) {
       *core = (int)v;
       plen = (size_t)(at - spec);
+    } else if (at[1] == '-' || at[1] == '+' || (at[1] >= '0' && at[1] <= '9')) {
+      return SONDE_E_ARG; /* meant as a core, but not one: "x@-1", "x@2b" */
     }
   }
   if (plen + 1 > cap)

@@ -573,8 +573,10 @@ static uint32_t dwt_reg_read(struct sonde_vm *vm, uint32_t off, bool debug)
     case 0x4: return d->mask[c];
     case 0x8: {
       uint32_t v = d->function[c];
-      if (!debug)
-        d->function[c] &= ~(1u << 24); /* MATCHED clears on read */
+      /* MATCHED clears on any read (C1.8.17), a debugger's too: that is how
+       * a probe drains comparator matches (src/monitor watch.c). */
+      (void)debug;
+      d->function[c] &= ~(1u << 24);
       return v;
     }
     }
@@ -761,6 +763,8 @@ void vm_dbg_free(struct sonde_vm *vm)
 void vm_dbg_reset(struct sonde_vm *vm, bool power_on)
 {
   struct vm_dbg *d = vm->dbg;
+  if (vm->dbgh && !power_on)
+    vm->dbgh->reset_st = true; /* DHCSR.S_RESET_ST (dbg_halt.c) */
   if (!d)
     return;
   if (power_on) {

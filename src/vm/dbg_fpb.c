@@ -97,6 +97,8 @@ static int fpb_read(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned si
     v = fp_ctrl(d);
   else if (w >= 8 && (w - 8) / 4 < ncomp(d))
     v = d->fp_comp[(w - 8) / 4];
+  else if (w == 0xFD0) /* PIDR4: ARM's JEP106 continuation code */
+    v = 0x04;
   else if (w == 0xFE0) /* PIDR0..3, CIDR0..3: the FPB's CoreSight identity */
     v = 0x03;
   else if (w == 0xFE4)

@@ -147,8 +147,10 @@ bool vm_dbgh_service(struct sonde_vm *vm, bool pre)
     vm->attention &= ~(uint32_t)VM_ATTN_DEBUG;
     d->taken0 = vm->sys.exceptions_taken;
     d->resetting = vm->sys.reset_request;
-    if ((d->dhcsr & DHCSR_C_DEBUGEN) && (d->dhcsr & DHCSR_C_HALT)) {
-      halt(vm, DFSR_HALTED, SONDE_VM_STOP_HALT); /* a halt request (C_HALT) */
+    /* A halt request (C_HALT); a reset requested while halted (a debugger's
+     * AIRCR.SYSRESETREQ) is taken first, then the core halts again below. */
+    if ((d->dhcsr & DHCSR_C_DEBUGEN) && (d->dhcsr & DHCSR_C_HALT) && !d->resetting) {
+      halt(vm, DFSR_HALTED, SONDE_VM_STOP_HALT);
       return true;
     }
     d->halted = false;
@@ -165,9 +167,11 @@ bool vm_dbgh_service(struct sonde_vm *vm, bool pre)
   }
   /* After the service: a reset (VC_CORERESET halts on the reset vector's first
    * instruction), exception entries it made, then arm a step. */
-  if (d->resetting && (d->dhcsr & DHCSR_C_DEBUGEN) && (d->demcr & DEMCR_VC_CORERESET)) {
+  if (d->resetting && (d->dhcsr & DHCSR_C_DEBUGEN) &&
+      (d->demcr & DEMCR_VC_CORERESET || d->dhcsr & DHCSR_C_HALT)) {
+    bool vc = d->demcr & DEMCR_VC_CORERESET;
     d->resetting = false;
-    halt(vm, DFSR_VCATCH, SONDE_VM_STOP_BREAKPOINT);
+    halt(vm, vc ? DFSR_VCATCH : DFSR_HALTED, vc ? SONDE_VM_STOP_BREAKPOINT : SONDE_VM_STOP_HALT);
     return true;
   }
   if ((d->dhcsr & DHCSR_C_DEBUGEN) && vm->sys.exceptions_taken != d->taken0 &&
@@ -260,12 +264,20 @@ static void dcrsr_write(struct sonde_vm *vm, uint32_t v)
     d->dcrdr = 0;
 }
 
-static uint32_t dhcsr_read(const struct sonde_vm *vm, bool debug)
+static uint32_t dhcsr_read(struct sonde_vm *vm, bool debug)
 {
-  const struct vm_dbgh *d = D(vm);
+  struct vm_dbgh *d = D(vm);
   uint32_t v = d->dhcsr & DHCSR_C_MASK;
   if (debug && d->halted)
     v |= DHCSR_S_HALT | DHCSR_S_REGRDY; /* the core runs whenever it reads DHCSR itself */
+  if (debug) { /* the sticky status bits, cleared by the debugger's read (C1.6.2) */
+    if (vm->cpu.instret != d->retire_mark)
+      v |= DHCSR_S_RETIRE_ST;
+    if (d->reset_st)
+      v |= DHCSR_S_RESET_ST;
+    d->retire_mark = vm->cpu.instret;
+    d->reset_st = false;
+  }
   if (vm->cpu.sleeping)
     v |= DHCSR_S_SLEEP;
   if (vm->cpu.locked_up)

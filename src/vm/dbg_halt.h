@@ -25,6 +25,8 @@
 #define DHCSR_S_HALT (1u << 17)
 #define DHCSR_S_SLEEP (1u << 18)
 #define DHCSR_S_LOCKUP (1u << 19)
+#define DHCSR_S_RETIRE_ST (1u << 24)
+#define DHCSR_S_RESET_ST (1u << 25)
 /* DEMCR bits (C1.6.5). */
 #define DEMCR_VC_CORERESET (1u << 0)
 #define DEMCR_VC_MMERR (1u << 4)
@@ -56,6 +58,8 @@ struct vm_dbgh {
   uint64_t step_instret; /* instret when the step began */
   uint64_t taken0;       /* exceptions_taken at the start of the service */
   bool resetting;        /* a system reset is taken in this service call */
+  bool reset_st;         /* S_RESET_ST: a reset since the debugger last read DHCSR */
+  uint64_t retire_mark;  /* instret at that read (S_RETIRE_ST) */
   /* FPB (dbg_fpb.c) */
   bool fp_enable;
   bool fp_v2;            /* ARMv8-M FPB (BPADDR[31:1] | BE) */

@@ -176,7 +176,9 @@ static int mtb_read(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned si
   case 0x010: v = m->m33 ? m->tstart : 0; break;
   case 0x014: v = m->m33 ? m->tstop : 0; break;
   case 0x018: v = m->m33 ? m->secure : 0; break;
-  default: v = 0; break; /* CoreSight ID registers: not modelled (read as zero) */
+  default: /* CoreSight identity: the M0+ MTB (part 0x932), the M33's (0xD31) */
+    v = (offset & ~3u) >= 0xFD0 ? vm_coresight_id(offset & ~3u, m->m33 ? 0xD31 : 0x932, 0, 0x9) : 0;
+    break;
   }
   v >>= 8 * (offset & 3);
   *value = size == 4 ? v : v & ((1u << (8 * size)) - 1);

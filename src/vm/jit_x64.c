@@ -16,15 +16,23 @@
  * The buffer starts with three shared stubs: the entry (from C, saves the
  * callee-saved registers), the exit (back to C with an exit code in eax)
  * and the dispatch of an indirect branch (looks its target up in the block
- * map and jumps into its code when the bound allows). */
+ * map and jumps into its code when the bound allows).
+ *
+ * W^X: the buffer is never writable and executable at once. The pages a
+ * compile (or a flush) writes are made read-write for it and read-execute
+ * again before it returns, so code only ever runs from read-execute pages and
+ * nothing the guest makes the compiler write can be run before it is sealed. */
 #include "jit.h"
 
 #if defined(__x86_64__) && (defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__))
 
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "bus.h"
 #include "jit_x64_asm.h"
@@ -40,6 +48,7 @@ enum { FL_NZ = 1, FL_C = 2, FL_V = 4, FL_ALL = 7 };
 struct vm_jit {
   uint8_t *base;
   size_t used;
+  size_t page; /* the host's page size, for W^X */
   const uint8_t *entry, *exit, *dispatch;
   const struct vm_block *map;
 };
@@ -1165,21 +1174,49 @@ static void flags_live(const struct vm_block_op *first, unsigned live[VM_BLOCK_L
 
 /* ---- buffer ------------------------------------------------------------------- */
 
+/* W^X: [from, from + len) rounded out to pages, read-write for a compile. */
+static bool jit_open(const struct vm_jit *j, size_t from, size_t len)
+{
+  const size_t lo = from & ~(j->page - 1);
+  size_t hi = (from + len + j->page - 1) & ~(j->page - 1);
+  if (hi > JIT_BUF_SIZE)
+    hi = JIT_BUF_SIZE;
+  return mprotect(j->base + lo, hi - lo, PROT_READ | PROT_WRITE) == 0;
+}
+
+/* ... and read-execute again. Other blocks' code may share its first page,
+ * so this cannot fail softly: the kernel refuses it only when it has no
+ * memory left for the mapping. */
+static void jit_seal(const struct vm_jit *j, size_t from, size_t len)
+{
+  const size_t lo = from & ~(j->page - 1);
+  size_t hi = (from + len + j->page - 1) & ~(j->page - 1);
+  if (hi > JIT_BUF_SIZE)
+    hi = JIT_BUF_SIZE;
+  if (mprotect(j->base + lo, hi - lo, PROT_READ | PROT_EXEC) != 0) {
+    fprintf(stderr, "sonde: vm: cannot make compiled code executable: %s\n", strerror(errno));
+    abort();
+  }
+}
+
 struct vm_jit *vm_jit_new(const struct vm_block *map)
 {
   const char *env = getenv("SONDE_JIT");
   if (env && env[0] == '0')
     return NULL;
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0 || (page & (page - 1)))
+    return NULL;
   struct vm_jit *j = calloc(1, sizeof *j);
   if (!j)
     return NULL;
-  void *p = mmap(NULL, JIT_BUF_SIZE, PROT_READ | PROT_WRITE | PROT_EXEC,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void *p = mmap(NULL, JIT_BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
     free(j);
     return NULL;
   }
   j->base = p;
+  j->page = (size_t)page;
   j->map = map;
   vm_jit_flush(j);
   return j;
@@ -1197,9 +1234,14 @@ void vm_jit_flush(struct vm_jit *j)
 {
   if (!j)
     return;
-  struct emit e = {.a = {.p = j->base, .end = j->base + JIT_BUF_SIZE}, .j = j};
+  if (!jit_open(j, 0, JIT_BLOCK_MAX)) { /* the stubs stay as they are */
+    j->used = JIT_BUF_SIZE;             /* full: nothing more is compiled */
+    return;
+  }
+  struct emit e = {.a = {.p = j->base, .end = j->base + JIT_BLOCK_MAX}, .j = j};
   emit_stubs_common(&e, j);
   j->used = (size_t)(e.a.p - j->base);
+  jit_seal(j, 0, JIT_BLOCK_MAX);
 }
 
 bool vm_jit_full(const struct vm_jit *j)
@@ -1207,11 +1249,9 @@ bool vm_jit_full(const struct vm_jit *j)
   return j && j->used + JIT_BLOCK_MAX > JIT_BUF_SIZE;
 }
 
-const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct vm_block_op *first,
-                           bool checked)
+static const void *compile_block(struct sonde_vm *vm, struct vm_jit *j,
+                                 const struct vm_block_op *first, bool checked)
 {
-  if (!j || vm_jit_full(j))
-    return NULL;
   struct emit e = {.a = {.p = j->base + j->used, .end = j->base + j->used + JIT_BLOCK_MAX}, .j = j};
   uint8_t *const start = e.a.p;
   e.first = first;
@@ -1268,6 +1308,19 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
     return NULL;
   j->used = (size_t)(e.a.p - j->base);
   return start;
+}
+
+const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct vm_block_op *first,
+                           bool checked)
+{
+  if (!j || vm_jit_full(j))
+    return NULL;
+  const size_t at = j->used;
+  if (!jit_open(j, at, JIT_BLOCK_MAX))
+    return NULL;
+  const void *code = compile_block(vm, j, first, checked);
+  jit_seal(j, at, JIT_BLOCK_MAX);
+  return code;
 }
 
 int vm_jit_run(const struct vm_jit *j, struct vm_jit_state *s, struct vm_cpu *c,

@@ -374,6 +374,24 @@ static int parse_line(struct parser *p, char *line)
     }
     return 0;
   }
+  if (strcmp(t[0], "debug-port") == 0) {
+    /* debug-port jtag [idcode=X] [dpv=0|1]: the JTAG-DP `sonde run --jtag` serves */
+    if (n < 2 || strcmp(t[1], "jtag") != 0)
+      return perr(p, "debug-port: expected 'debug-port jtag [idcode=X] [dpv=0|1]'");
+    for (int i = 2; i < n; i++) {
+      char *k, *v;
+      if (!split_kv(t[i], &k, &v) || !parse_num(v, 0, &x))
+        return perr(p, "debug-port: expected idcode=X or dpv=0|1, got '%s'", t[i]);
+      if (strcmp(k, "idcode") == 0 && x <= 0xFFFFFFFFu && (x & 1))
+        m->dp_idcode = (uint32_t)x;
+      else if (strcmp(k, "dpv") == 0 && x <= 1)
+        m->dp_version = (uint8_t)x;
+      else
+        return perr(p, "debug-port: %s=%s: idcode is a 32-bit JTAG IDCODE with bit 0 set, "
+                       "dpv is 0 or 1", k, v);
+    }
+    return 0;
+  }
   if (strcmp(t[0], "power") == 0) {
     for (int i = 1; i < n; i++) {
       char *k, *v;
@@ -402,7 +420,7 @@ static int parse_line(struct parser *p, char *line)
     return 0;
   }
   return perr(p, "unknown keyword '%s' (expected machine, core, clock, nvic, memory, "
-                 "peripheral, swo-baud, vtor, mtb or power)", t[0]);
+                 "peripheral, swo-baud, vtor, mtb, debug-port or power)", t[0]);
 }
 
 /* An error about the whole file (no line). */

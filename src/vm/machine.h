@@ -53,6 +53,11 @@ struct sonde_machine {
   uint32_t power_run_ua, power_sleep_ua; /* microamps (power.c) */
   uint32_t power_periph_ua[4];           /* per enum vm_periph_type, while active */
   uint32_t power_mv;                     /* supply voltage, millivolts */
+  /* Debug port (`debug-port`, jtag_dp.c): the TAP's IDCODE and the DP
+   * architecture version (0: DPv0, no DPIDR; 1: DPv1, DPIDR at 0x0). 0 IDCODE:
+   * the core's default. */
+  uint32_t dp_idcode;
+  uint8_t dp_version;
 };
 
 /* Text of the built-in machine `name`, or NULL (machine_builtin.c). */

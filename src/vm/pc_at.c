@@ -57,9 +57,19 @@ int sonde_vm_pc_at_cycle(struct sonde_vm *vm, uint64_t cycle, struct sonde_pcsam
   if (!stop)
     stop = &st;
   if (vm->cpu.cycles <= cycle) {
+    if (vm->pc_at_ended) { /* the program ended before this cycle: never run past it */
+      *stop = vm->pc_at_end;
+      return SONDE_E_AGAIN;
+    }
     int rc = sonde_vm_run(vm, cycle + 1, stop);
     if (rc < 0)
       return rc;
+    if (stop->reason == SONDE_VM_STOP_EXIT || stop->reason == SONDE_VM_STOP_LOCKUP) {
+      /* An exit or lockup in the same run as `cycle` would otherwise be lost:
+       * the next call would run the core on past the end. */
+      vm->pc_at_ended = true;
+      vm->pc_at_end = *stop;
+    }
     if (vm->cpu.cycles <= cycle)
       return SONDE_E_AGAIN; /* stopped before it: stop says why */
   } else {

@@ -20,6 +20,7 @@ struct delay {
   uint32_t delay, ctrl, done;
   uint64_t ready_at;
   bool busy;
+  unsigned index; /* in vm->periph[], for the power model */
 };
 
 static void delay_fire(struct sonde_vm *vm, void *ctx)
@@ -61,6 +62,9 @@ static int delay_write(void *ctx, struct sonde_vm *vm, uint32_t off, unsigned si
     d->busy = true;
     d->ready_at = vm->cpu.cycles + d->delay;
     vm_sys_timer_set(vm, d->timer, d->ready_at);
+    /* Power model (power.c): the peripheral draws its current while an
+     * operation runs, from START to READY. */
+    vm_power_active(vm, d->index, vm->cpu.cycles, d->ready_at);
     break;
   case 0x0C: d->ctrl = value & 1; break;
   default: break;
@@ -76,6 +80,7 @@ static void delay_reset(struct sonde_vm *vm, struct vm_periph *p)
   d->delay = d->ctrl = d->done = 0;
   d->busy = false;
   vm_sys_timer_set(vm, d->timer, UINT64_MAX);
+  vm_power_idle(vm, d->index, vm->cpu.cycles);
 }
 
 int vm_delay_new(struct sonde_vm *vm, const struct vm_machine_periph *cfg, struct vm_periph **out)
@@ -86,6 +91,7 @@ int vm_delay_new(struct sonde_vm *vm, const struct vm_machine_periph *cfg, struc
   *out = &d->hdr;
   d->hdr.reset = delay_reset;
   d->irq = cfg->irq;
+  d->index = vm->nperiph; /* periph_common.c appends this one next */
   d->timer = vm_sys_timer_add(vm, delay_fire, d);
   if (d->timer < 0)
     return SONDE_E_LIMIT;

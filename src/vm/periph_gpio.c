@@ -18,6 +18,7 @@ struct gpio {
   uint32_t out;
   size_t nlog;
   uint64_t dropped;
+  unsigned index; /* in vm->periph[], for the power model */
   struct vm_gpio_change log[VM_GPIO_LOG_MAX];
 };
 
@@ -25,6 +26,12 @@ static void set_out(struct sonde_vm *vm, struct gpio *g, uint32_t v)
 {
   if (v == g->out)
     return;
+  /* Power model (power.c): the port draws its current while any output is
+   * high (an LED on). */
+  if (v && !g->out)
+    vm_power_active(vm, g->index, vm->cpu.cycles, UINT64_MAX);
+  else if (!v && g->out)
+    vm_power_idle(vm, g->index, vm->cpu.cycles);
   g->out = v;
   if (g->nlog < VM_GPIO_LOG_MAX) {
     g->log[g->nlog].cycle = vm->cpu.cycles;
@@ -79,6 +86,7 @@ int vm_gpio_new(struct sonde_vm *vm, const struct vm_machine_periph *cfg, struct
     return SONDE_E_NOMEM;
   *out = &g->hdr;
   g->hdr.reset = gpio_reset;
+  g->index = vm->nperiph; /* periph_common.c appends this one next */
   return vm_bus_add_device(&vm->bus, cfg->base, 0x1000, &gpio_ops, g);
 }
 

@@ -169,6 +169,13 @@ bool vm_scb_reg_read(struct sonde_vm *vm, uint32_t off, uint32_t *value)
   case 0xF44: v = vm->has_fpu ? (vm->has_v8m ? 0x12000011u : 0x11000011u) : 0; break;
   case 0xF48: v = vm->has_fpu && vm->has_v8m ? 0x00000040u : 0; break;
   default:
+    if (off >= 0xFD0) { /* the SCS's CoreSight identity (dbg_rom.c): class 0xE */
+      static const uint16_t part[] = {[SONDE_VM_CORE_M0PLUS] = 0x008, [SONDE_VM_CORE_M3] = 0x000,
+                                      [SONDE_VM_CORE_M4] = 0x00C, [SONDE_VM_CORE_M4F] = 0x00C,
+                                      [SONDE_VM_CORE_M33] = 0xD21};
+      v = vm_coresight_id(off, part[vm->core], 0, 0xE);
+      break;
+    }
     if (off >= 0xD40 && off < 0xD80) { /* ID_PFR0..ID_ISAR4: M-profile defaults */
       static const uint32_t ids[16] = {
         0x00000030, 0x00000200, 0x00100000, 0x00000000, 0x00100030, 0x00000000,

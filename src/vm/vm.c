@@ -79,6 +79,8 @@ int sonde_vm_new(const struct sonde_machine *m, struct sonde_vm **out)
   }
   if (rc == 0) /* last: chains the SCS debug registers installed before (dbg_halt.c) */
     rc = vm_dbgh_init(vm);
+  if (rc == 0) /* after every debug block: lists those present (dbg_rom.c) */
+    rc = vm_rom_init(vm);
   if (rc < 0) {
     sonde_vm_free(vm);
     return rc;
@@ -96,6 +98,7 @@ void sonde_vm_free(struct sonde_vm *vm)
   for (unsigned i = 0; i < vm->nperiph; i++)
     free(vm->periph[i]);
   vm_dbgh_free(vm);
+  vm_rom_free(vm);
   vm_dbg_free(vm);
   vm_mtb_free(vm);
   vm_blocks_free(vm);
@@ -117,6 +120,7 @@ int sonde_vm_reset(struct sonde_vm *vm)
   vm_sys_reset(vm, !vm->reset_done);
   vm->reset_done = true;
   vm->attention &= ~(uint32_t)VM_ATTN_STOP;
+  vm->pc_at_ended = false;
   return 0;
 }
 

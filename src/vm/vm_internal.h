@@ -26,6 +26,7 @@
 #include "cpu.h"
 #include "dbg.h"
 #include "dbg_halt.h"
+#include "dbg_rom.h"
 #include "mtb.h"
 #include "power.h"
 #include "sys.h"
@@ -45,6 +46,10 @@ struct sonde_vm {
   /* The last instruction that entered Execute (cpu.exec_pc) started at or
    * before this cycle (sonde_vm_pc_at_cycle looks back no further; vm.c). */
   uint64_t pc_floor;
+  /* sonde_vm_pc_at_cycle() saw the program end (exit, lockup): later calls
+   * report that stop instead of running past the end (pc_at.c). */
+  bool pc_at_ended;
+  struct sonde_vm_stop pc_at_end;
   bool hooked;          /* any observation hook is set: use the traced path */
   bool jit_off;         /* the block executor interprets (sonde_vm_set_jit) */
   uint64_t jit_blocks;  /* blocks compiled so far (sonde_vm_stats.compiled_blocks) */
@@ -72,6 +77,7 @@ struct sonde_vm {
   struct vm_dbgh *dbgh;      /* halting debug, DebugMonitor, FPB (dbg_halt.h) */
   struct vm_dbg *dbg;        /* DWT, ITM, TPIU, SWO (dbg.h); NULL on ARMv6-M */
   bool dbg_observe;          /* the debug blocks need the hooked path (dbg.h) */
+  struct vm_rom *rom;        /* the ROM table (dbg_rom.c) */
   struct vm_mtb *mtb;        /* Micro Trace Buffer (mtb.h); NULL without one */
   bool mtb_observe;          /* MTB enabled: the executors feed it (dbg_mtb.c) */
   bool mtb_hooked;           /* ... and needs every instruction (TSTART/TSTOP armed) */

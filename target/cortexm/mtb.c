@@ -41,3 +41,88 @@ size_t mtb_read(uint32_t *out, size_t max)
   }
   return n;
 }
+
+/* Post-mortem bundle (mtb.h, docs/formats.md). Written word by word with
+ * volatile reads of the buffer, no library calls. */
+static uint32_t crc32_word(uint32_t crc, uint32_t w)
+{
+  for (int i = 0; i < 4; i++) {
+    crc ^= (w >> (8 * i)) & 0xFFu;
+    for (int k = 0; k < 8; k++)
+      crc = (crc & 1u) ? 0xEDB88320u ^ (crc >> 1) : crc >> 1;
+  }
+  return crc;
+}
+
+size_t mtb_bundle_write(void *out, size_t cap, const uint32_t *frame, uint32_t exc_return,
+                        size_t stack_bytes, const uint8_t *build_id)
+{
+  mtb_disable();
+  uint32_t *o = (uint32_t *)out;
+  uint32_t size = 16u << (MTB->MASTER & 0x1Fu);
+  if (cap < MTB_BUNDLE_SIZE(size, 0))
+    return 0;
+  stack_bytes &= ~(size_t)3;
+  if (MTB_BUNDLE_SIZE(size, stack_bytes) > cap)
+    stack_bytes = (cap - MTB_BUNDLE_SIZE(size, 0)) & ~(size_t)3;
+  uint32_t total = MTB_BUNDLE_SIZE(size, stack_bytes);
+  uint32_t ipsr;
+  __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
+  for (unsigned i = 0; i < MTB_BUNDLE_HEADER / 4; i++)
+    o[i] = 0;
+  o[0] = 0x42544D53u; /* "SMTB" */
+  o[1] = 1u | (MTB_BUNDLE_HEADER << 16);
+  o[2] = total;
+#if defined(__ARM_ARCH_8M_MAIN__)
+  o[3] = 8;
+#else
+  o[3] = 6;
+#endif
+  o[4] = MTB->POSITION;
+  o[5] = MTB->MASTER;
+  o[6] = MTB->FLOW;
+  o[7] = MTB->BASE;
+  o[8] = size;
+  o[9] = (uint32_t)stack_bytes;
+  o[10] = (uint32_t)(uintptr_t)frame;
+  o[11] = exc_return;
+  for (unsigned i = 0; i < 8; i++)
+    o[12 + i] = frame[i];
+#if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__)
+  o[20] = *(volatile uint32_t *)0xE000ED28u; /* CFSR */
+  o[21] = *(volatile uint32_t *)0xE000ED2Cu; /* HFSR */
+  o[22] = *(volatile uint32_t *)0xE000ED34u; /* MMFAR */
+  o[23] = *(volatile uint32_t *)0xE000ED38u; /* BFAR */
+  o[24] = *(volatile uint32_t *)0xE000ED24u; /* SHCSR */
+#endif
+  o[25] = ipsr & 0x1FFu;
+  if (build_id) {
+    uint8_t *id = (uint8_t *)&o[26];
+    for (unsigned i = 0; i < 20; i++)
+      id[i] = build_id[i];
+  }
+  const volatile uint32_t *buf = (const volatile uint32_t *)MTB->BASE;
+  for (uint32_t i = 0; i < size / 4; i++)
+    o[MTB_BUNDLE_HEADER / 4 + i] = buf[i];
+  for (uint32_t i = 0; i < stack_bytes / 4; i++)
+    o[(MTB_BUNDLE_HEADER + size) / 4 + i] = frame[i];
+  uint32_t crc = 0xFFFFFFFFu;
+  for (uint32_t i = 0; i < (total - 4) / 4; i++)
+    crc = crc32_word(crc, o[i]);
+  o[(total - 4) / 4] = ~crc;
+  return total;
+}
+
+size_t mtb_bundle_check(const void *buf, size_t cap)
+{
+  const uint32_t *o = (const uint32_t *)buf;
+  if (cap < MTB_BUNDLE_HEADER + 4 || o[0] != 0x42544D53u || (o[1] & 0xFFFFu) != 1u)
+    return 0;
+  uint32_t total = o[2];
+  if (total < MTB_BUNDLE_HEADER + 4 || total > cap || (total & 3u))
+    return 0;
+  uint32_t crc = 0xFFFFFFFFu;
+  for (uint32_t i = 0; i < (total - 4) / 4; i++)
+    crc = crc32_word(crc, o[i]);
+  return ~crc == o[(total - 4) / 4] ? total : 0;
+}

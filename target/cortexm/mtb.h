@@ -49,4 +49,48 @@ void mtb_disable(void);
  * out[2*i+1] (destination word). Returns the number of packets. */
 size_t mtb_read(uint32_t *out, size_t max);
 
+
+/* ---- post-mortem bundle (docs/formats.md "MTB post-mortem bundle") -------
+ * Layout v1, little-endian: a 128-byte header (magic "SMTB", version,
+ * sizes, MTB registers, EXC_RETURN, the stacked frame, CFSR/HFSR/MMFAR/BFAR/
+ * SHCSR on ARMv8-M, IPSR, a 20-byte build id), the trace buffer (its whole
+ * circle, 2^(MASK+4) bytes), a slice of the stack from the stacked frame
+ * up, and a CRC-32 (IEEE) of everything before it. Size:
+ * MTB_BUNDLE_SIZE(buffer bytes, stack bytes). */
+#define MTB_BUNDLE_HEADER 128u
+#define MTB_BUNDLE_SIZE(buf, stack) (MTB_BUNDLE_HEADER + (buf) + (stack) + 4u)
+
+/* Write a bundle into out (cap bytes): stops the MTB first if it still runs.
+ * frame: the stacked exception frame (r0..xpsr), exc_return: LR on handler
+ * entry, stack_bytes: how much stack to keep from the frame up (clamped to
+ * what fits), build_id: 20 bytes or NULL. Returns the bundle's size, or 0
+ * when cap is too small for even the header and the buffer. Uses no stack
+ * beyond a few words, calls nothing, so it is safe in a HardFault handler
+ * after a stack overflow. */
+size_t mtb_bundle_write(void *out, size_t cap, const uint32_t *frame, uint32_t exc_return,
+                        size_t stack_bytes, const uint8_t *build_id);
+
+/* On the next boot: the size of the valid bundle in buf (magic, version,
+ * size within cap, CRC), or 0 when none is waiting. */
+size_t mtb_bundle_check(const void *buf, size_t cap);
+
+/* MTB_FAULT_HANDLER(HardFault_Handler, my_fault): a naked handler that
+ * passes the stacked frame (MSP or PSP per EXC_RETURN bit 2) and EXC_RETURN
+ * to void my_fault(uint32_t *frame, uint32_t exc_return), touching no stack
+ * on the way (Thumb-1 instructions, so M0+ and M33 alike). */
+#define MTB_FAULT_HANDLER(name, fn)                                                   \
+  __attribute__((naked)) void name(void)                                            \
+  {                                                                                 \
+    __asm__ volatile("movs r0, #4\n"                                                \
+                     "mov r1, lr\n"                                                 \
+                     "tst r0, r1\n"                                                 \
+                     "beq 1f\n"                                                     \
+                     "mrs r0, psp\n"                                                \
+                     "b 2f\n"                                                       \
+                     "1: mrs r0, msp\n"                                             \
+                     "2: ldr r2, =" #fn "\n"                                        \
+                     "bx r2\n"                                                      \
+                     ".ltorg\n");                                                   \
+  }
+
 #endif

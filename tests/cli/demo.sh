@@ -2,7 +2,8 @@
 # The main job (`make demo`, scripts/demo) runs and tells the truth: the UART
 # output of the demo firmware, and the profile `sonde top` builds from SWO PC
 # samples alone agrees with the exact ground-truth shares (crc32, sort, sleep)
-# within 2 percentage points; the tband section converts with no error.
+# within 2 percentage points; the tband section converts with no error; the
+# FrankenTrace trace is verified; the MTB post-mortem names the culprit.
 set -u
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
@@ -24,5 +25,11 @@ a=$(truth "(sleep:WFI)") b=$(swo "[sleep]")
 grep -q 'SysTick  *18 ' "$t/out" && ok || bad "exception trace: 18 SysTick entries"
 grep -q 'tband conv: .* 0 errors, 0 dropped' "$t/out" && ok || bad "tband conversion"
 [ -s "$SONDE_BUILD/demo.perfetto-trace" ] && ok || bad "no demo.perfetto-trace"
+# FrankenTrace: the stitched trace equals the ground truth on every cycle but cycle 0
+grep -q "frankentrace run: .*: 513 runs of 361994 cycles" "$t/out" && ok || bad "frankentrace runs"
+grep -q "verify: equal to the VM's ground truth on all 361993 compared cycles" "$t/out" && ok || bad "frankentrace verify"
+# MTB post-mortem: the fault and its culprit
+grep -q "^fault: exception 3 (HardFault) at 0x[0-9a-f]* culprit (.*mtb_fault.c:[0-9]*)" "$t/out" && ok || bad "MTB post-mortem"
+grep -q "Every cycle of the run is in the trace" "$t/out" && ok || bad "the demo did not run to its end"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -114,5 +114,14 @@ for opt in $(echo "$out" | grep -o -- '--[a-z][a-z-]*' | sort -u); do
   if echo "$sec" | grep -q -- "$opt"; then ok; else bad "option $opt missing from docs/cli.md"; fi
 done
 
+# an option of another subcommand is refused, not ignored (issue 21)
+printf '1\n2\n3\n1\n2\n3\n' > "$T/ignored.txt"
+for a in "compress --compare" "stats --format binary" "compress --names" "stats --cycle 1" \
+         "stats --rare 0.5" "expand --max-list 3" "compress --diff x" "stats --svg-pie x.svg" \
+         "stats --svg-time x.svg"; do
+  "$SONDE" grammar $a "$T/ignored.txt" >/dev/null 2>"$T/ign.err"; rc=$?
+  if [ $rc -eq 2 ] && grep -q "is for 'grammar" "$T/ign.err"; then ok; else bad "grammar $a: exit $rc"; fi
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# `sonde grammar` on the real FrankenTrace CC2650 trace (shared/testdata),
+# `sonde grammar` on the real FrankenTrace CC2650 trace (tests/data),
 # checked by an independent route: Python re-reads the gzip CSV with its own
 # csv module (valid rows, consecutive equal PCs = one instruction), parses the
 # printed grammars, expands them, compares with its own symbol list, recounts
@@ -13,7 +13,7 @@ trap 'rm -rf "$T"' EXIT
 TR="$SONDE_TESTDATA/frankentrace-cc2650/blink_if_see.pc_trace.csv.gz"
 ELF="$SONDE_TESTDATA/frankentrace-cc2650/blink_if_see.elf"
 if [ ! -f "$TR" ] || [ ! -f "$ELF" ]; then
-  echo "missing test data $TR (expected ../shared/testdata beside the checkout)" >&2
+  echo "missing test data $TR (tests/data, see its README)" >&2
   echo "0 passed, 1 failed"
   exit 1
 fi

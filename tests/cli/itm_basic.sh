@@ -108,6 +108,18 @@ grep -q "^sonde: " "$T/err" && ok || bad "usage message prefix"
 grep -q "nonexistent.bin" "$T/err" && ok || bad "missing input names the file"
 "$SONDE" itm -e "$T/s.bin" "$T/s.bin" >/dev/null 2>"$T/err"; check_eq "$?" 1 "bad ELF"
 grep -q "not an ELF" "$T/err" && ok || bad "bad ELF message"
+# -c: 256 stimulus ports (8 pages of 32), a sane field width; --la-channel needs --line
+"$SONDE" itm -c '256,%c' "$T/s.bin" >/dev/null 2>"$T/err"; check_eq "$?" 2 "-c port 256"
+grep -q "stimulus port out of range (0..255)" "$T/err" && ok || bad "-c 256 message: $(cat "$T/err")"
+"$SONDE" itm -c '255,%c' "$T/s.bin" >/dev/null 2>"$T/err"; check_eq "$?" 0 "-c port 255"
+"$SONDE" itm -c '0,%4294967296d' "$T/s.bin" >/dev/null 2>"$T/err"; check_eq "$?" 2 "-c huge width"
+grep -q "field width above 64" "$T/err" && ok || bad "-c width message: $(cat "$T/err")"
+"$SONDE" itm --la-channel 3 "$T/s.bin" >/dev/null 2>"$T/err"; check_eq "$?" 2 "--la-channel without --line"
+grep -q -- "--la-channel needs --line" "$T/err" && ok || bad "--la-channel message: $(cat "$T/err")"
+for a in "--events --format csv" "--events --format json" "--stats --events" "--stats --ts-next" \
+         "--stats --format json" "-c 1,%d --format csv"; do
+  "$SONDE" itm $a "$T/s.bin" >/dev/null 2>"$T/err"; check_eq "$?" 2 "itm $a (would be ignored)"
+done
 # help
 "$SONDE" itm --help >"$T/h"; check_eq "$?" 0 "help exit"
 for o in --tpiu --line --sample-rate --format --channel --events --stats --json --elf; do

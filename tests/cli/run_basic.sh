@@ -86,7 +86,12 @@ expect_rc 3 "binary" "$SONDE" run --binary --base 0 "$fw/hello.bin"
 has "$tmp/out" "hello from the virtual Cortex-M" "binary output"
 # usage errors exit 2
 expect_rc 2 "no firmware" "$SONDE" run
-expect_rc 2 "bad trace format" "$SONDE" run --trace-format xml "$fw/hello.elf"
+expect_rc 2 "bad trace format" "$SONDE" run --trace-pc "$tmp/t.bin" --trace-format xml "$fw/hello.elf"
+# options that would be ignored are refused (issue 21)
+expect_rc 2 "--trace-format without --trace-pc" "$SONDE" run --trace-format csv "$fw/hello.elf"
+has "$tmp/err" "--trace-format needs --trace-pc" "--trace-format alone"
+expect_rc 2 "--swo-seed alone" "$SONDE" run --swo-seed 3 "$fw/hello.elf"
+has "$tmp/err" "--swo-seed needs --swo-bit-errors or --swo-jitter" "--swo-seed alone"
 expect_rc 2 "base without binary" "$SONDE" run --base 0x100 "$fw/hello.elf"
 # --help documents every option
 expect_rc 0 "help" "$SONDE" run --help

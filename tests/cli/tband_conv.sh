@@ -76,28 +76,44 @@ grep -q '"Core 1"' "$W/m.txt" && ok || bad "core 1 track"
 "$SONDE" tband conv --mode bare-metal --cores 1 -o "$W/x" "$T@1" 2>/dev/null; [ $? -eq 2 ] && ok || bad "core beyond --cores"
 "$SONDE" tband conv -o "$W/x" "$T" 2>/dev/null; [ $? -eq 2 ] && ok || bad "--mode required"
 
-# --serve: bind to 127.0.0.1 on a test port, survive a client that leaves
+# --serve: bind to 127.0.0.1 on a test port; clients that leave, send garbage
+# or stall neither block the others nor count toward --serve-requests.
 PORT=$((20000 + RANDOM % 20000))
-"$SONDE" tband conv --mode freertos -o "$W/s.perfetto-trace" --serve --listen 127.0.0.1:$PORT --serve-requests 4 "$T" >"$W/serve.out" 2>/dev/null &
+"$SONDE" tband conv --mode freertos -o "$W/s.perfetto-trace" --serve --listen 127.0.0.1:$PORT --serve-requests 3 "$T" >"$W/serve.out" 2>/dev/null &
 SRV=$!
 for i in $(seq 50); do grep -q "ui.perfetto.dev" "$W/serve.out" 2>/dev/null && break; sleep 0.1; done
 grep -q "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$PORT/s.perfetto-trace" "$W/serve.out" && ok || bad "serve URL: $(cat "$W/serve.out")"
-# 1: a client that connects and disconnects without a request
+# a client that connects and stalls (holds its connection open, sends nothing)
+exec 4<>/dev/tcp/127.0.0.1/$PORT && ok || bad "connect (stalled client)"
+# a client that connects and disconnects without a request; garbage; an empty line
 exec 3<>/dev/tcp/127.0.0.1/$PORT && exec 3>&- && ok || bad "connect"
-# 2: garbage
-printf 'garbage\r\n\r\n' >/dev/tcp/127.0.0.1/$PORT 2>/dev/null; ok
-# 3: a real GET, byte-identical to the file, with CORS
+printf 'garbage\r\n\r\n' >/dev/tcp/127.0.0.1/$PORT 2>/dev/null && ok || bad "garbage"
+printf '\r\n\r\n' >/dev/tcp/127.0.0.1/$PORT 2>/dev/null && ok || bad "empty request"
+# three real requests are answered while the stalled client still holds its connection
 if command -v curl >/dev/null; then
-  curl -s -D "$W/h" -o "$W/got" "http://127.0.0.1:$PORT/s.perfetto-trace" && cmp -s "$W/got" "$W/s.perfetto-trace" && ok || bad "GET content"
-  grep -qi "access-control-allow-origin: \*" "$W/h" && ok || bad "CORS header"
-  code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/other")
+  curl -s -m 3 -D "$W/h" -o "$W/got" "http://127.0.0.1:$PORT/s.perfetto-trace" && cmp -s "$W/got" "$W/s.perfetto-trace" && ok || bad "GET content (behind a stalled client)"
+  grep -qi "^access-control-allow-origin: https://ui.perfetto.dev" "$W/h" && ok || bad "CORS origin: $(grep -i access-control-allow-origin "$W/h")"
+  grep -qi "access-control-allow-origin: \*" "$W/h" && bad "CORS allows any origin" || ok
+  code=$(curl -s -m 3 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/other")
   [ "$code" = 404 ] && ok || bad "404 expected, got $code"
+  code=$(curl -s -m 3 -o /dev/null -w '%{http_code}' -X OPTIONS "http://127.0.0.1:$PORT/s.perfetto-trace")
+  [ "$code" = 204 ] && ok || bad "OPTIONS: 204 expected, got $code"
 else
   bad "curl missing"
 fi
+# the 3 well-formed requests end the server; the garbage ones did not count
 for i in $(seq 50); do kill -0 $SRV 2>/dev/null || break; sleep 0.1; done
+kill -0 $SRV 2>/dev/null && { bad "server still running after 3 requests"; kill $SRV; }
+exec 4>&-
 wait $SRV; rc=$?
 [ $rc -eq 0 ] && ok || bad "server exit $rc"
+
+# --listen is checked before the conversion: a typo fails at once, writing nothing
+rm -f "$W/lg.perfetto-trace"
+"$SONDE" tband conv --mode freertos -o "$W/lg.perfetto-trace" --serve --listen garbage "$T" 2>"$W/lg.err"
+[ $? -eq 2 ] && [ ! -e "$W/lg.perfetto-trace" ] && grep -q "listen" "$W/lg.err" && ok || bad "--listen garbage: $(cat "$W/lg.err")"
+"$SONDE" tband conv --mode freertos -o "$W/lg.perfetto-trace" --serve --listen 127.0.0.1:70000 "$T" 2>/dev/null; [ $? -eq 2 ] && ok || bad "--listen port 70000"
+"$SONDE" tband conv --mode freertos -o "$W/lg.perfetto-trace" --listen 127.0.0.1:9001 "$T" 2>/dev/null; [ $? -eq 2 ] && ok || bad "--listen without --serve"
 SRV=
 
 echo "$pass passed, $fail failed"

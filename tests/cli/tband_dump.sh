@@ -1,5 +1,5 @@
 #!/bin/bash
-# sonde tband dump on the real trace from shared/testdata and on corrupt input.
+# sonde tband dump on the real trace from tests/data and on corrupt input.
 set -u
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
@@ -51,6 +51,41 @@ for sub in dump conv; do
 done
 # a directory is not a trace
 "$SONDE" tband dump "$W" 2>"$W/e"; [ $? -eq 1 ] && grep -q "sonde: tband dump:" "$W/e" && ok || bad "directory input"
+
+# JSON output is valid UTF-8 JSON whatever bytes a message holds: the first
+# frame of the real trace (task 1's name "mytask1") with 0xff and 0x7f in it
+printf '0a 5f 01 6d ff 7f 61 73 6b 31 00\n' >"$W/bytes.hex"
+"$SONDE" tband dump --format json "$W/bytes.hex" >"$W/bytes.json" 2>"$W/e" && ok || bad "dump of odd bytes: $(cat "$W/e")"
+python3 -c '
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+lines = raw.decode("utf-8", "strict").splitlines()   # raises on invalid UTF-8
+objs = [json.loads(l) for l in lines]
+names = [v for o in objs for v in o.values() if isinstance(v, str) and v.startswith("m")]
+assert "m\u00ff\u007fask1" in names, names
+assert b"\x7f" not in raw and b"\xff" not in raw
+' "$W/bytes.json" && ok || bad "tband dump --format json is not valid UTF-8 JSON: $(od -c "$W/bytes.json" | head -5)"
+
+# <input>@<core> that is not a core is a usage error naming it, not "No such file"
+"$SONDE" tband dump "$W/bytes.hex@-1" >/dev/null 2>"$W/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "the core after '@' must be a number" "$W/e" && ok || bad "x@-1: exit $rc: $(cat "$W/e")"
+"$SONDE" tband conv --mode freertos -o "$W/c.pftrace" "$T@2x" >/dev/null 2>"$W/e"; rc=$?
+[ $rc -eq 2 ] && ok || bad "conv x@2x: exit $rc: $(cat "$W/e")"
+# tcp: inputs (docs/cli.md): the same dump as from the file
+"$SONDE" tband dump "$T" >"$W/file.txt" 2>/dev/null
+python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1); s.settimeout(20)
+open(sys.argv[2] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[2] + ".tmp", sys.argv[2])   # the port, once listening
+c, _ = s.accept(); c.sendall(open(sys.argv[1], "rb").read()); c.close()
+' "$T" "$W/port" &
+srv=$!
+for i in $(seq 100); do [ -s "$W/port" ] && break; sleep 0.05; done
+port=$(cat "$W/port")
+"$SONDE" tband dump "tcp:127.0.0.1:$port" >"$W/tcp.txt" 2>"$W/e" && cmp -s "$W/file.txt" "$W/tcp.txt" && ok ||
+  bad "tband dump tcp: differs from the file: $(cat "$W/e")"
+wait $srv 2>/dev/null
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,6 +1,6 @@
 #!/bin/bash
 # `sonde top` on PC samples taken from a real trace: every 7th row of the
-# FrankenTrace CC2650 PC trace (shared/testdata) becomes a DWT periodic PC
+# FrankenTrace CC2650 PC trace (tests/data) becomes a DWT periodic PC
 # sample packet (with an LTS1 after it); the expected per-function counts come
 # from that file's `label` column (FrankenTrace's own symbolisation), so the
 # counts must match exactly. Exceptions are added by hand with known
@@ -117,6 +117,10 @@ for args in "$T/pc.bin" "-e $ELF" "-e $ELF --by file $T/pc.bin" "-e $ELF --forma
 done
 "$SONDE" top -e "$T/nope.elf" "$T/pc.bin" >/dev/null 2>&1; check_eq "$?" 1 "missing ELF"
 "$SONDE" top --help >/dev/null; check_eq "$?" 0 "help"
+# --limit would be ignored by folded and callgrind output: refused (issue 21)
+"$SONDE" top -e "$ELF" -n 5 --format folded "$T/pc.bin" >/dev/null 2>&1; check_eq "$?" 2 "--limit with folded"
+"$SONDE" top -e "$ELF" -n 5 --format callgrind "$T/pc.bin" >/dev/null 2>&1; check_eq "$?" 2 "--limit with callgrind"
+"$SONDE" top --la-channel 2 -e "$ELF" "$T/pc.bin" >/dev/null 2>&1; check_eq "$?" 2 "--la-channel without --line"
 
 echo "$pass passed, $fail failed"
 [ "$fail" == 0 ]

@@ -268,8 +268,10 @@ static struct sonde_vm *run_fw(const char *name, struct gt *g, struct sonde_vm_s
   size_t n = fread(buf, 1, sizeof buf, f);
   fclose(f);
   struct sonde_vm *vm = NULL;
-  if (!machine && sonde_machine_builtin("cc2650", &machine) != 0)
+  if (!machine && sonde_machine_builtin("cc2650", &machine) != 0) {
+    CHECK_FAIL_("cannot create the built-in machine cc2650");
     return NULL;
+  }
   if (sonde_vm_new(machine, &vm) != 0 || sonde_vm_load_elf(vm, buf, n, name) != 0) {
     sonde_vm_free(vm);
     CHECK_FAIL_("cannot load %s", path);

@@ -30,3 +30,14 @@ endif()
 if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
   sonde_cli_test(gdb_pcsr LABELS firmware)
 endif()
+# sonde_vm_pc_at_cycle() never runs the core past the program's exit.
+if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
+  sonde_unit_test(test_pc_at_exit dbg/test_pc_at_exit.c LIBS sonde_vm LABELS firmware)
+  target_compile_definitions(test_pc_at_exit PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
+  add_dependencies(test_pc_at_exit fw_demo)
+endif()
+
+# `itm --line auto` through up to 5 % SWO clock error (issue 21 item 4).
+if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
+  sonde_cli_test(itm_line_jitter LABELS firmware)
+endif()

@@ -33,7 +33,10 @@ check() { if [ "$1" = ok ]; then pass=$((pass + 1)); else fail=$((fail + 1)); ec
 [ $qrc -eq $vrc ] && check ok || check bad "exit status: qemu $qrc, vm $vrc ($(head -c 300 "$tmp/vm.err"))"
 cmp -s "$tmp/qemu.out" "$tmp/vm.out" && check ok || check bad "semihosting output differs: $(diff "$tmp/qemu.out" "$tmp/vm.out" | head -5)"
 nq=$(wc -l <"$tmp/qemu.pc") nv=$(wc -l <"$tmp/vm.pc")
-if cmp -s "$tmp/qemu.pc" "$tmp/vm.pc"; then
+# Two empty sequences are equal but prove nothing: both sides must have run.
+[ "$nq" -gt 0 ] && check ok || check bad "QEMU logged no instruction ($(head -c 300 "$tmp/qemu.out"))"
+[ "$nv" -gt 0 ] && check ok || check bad "the VM's PC trace holds no instruction"
+if [ "$nq" -gt 0 ] && [ "$nv" -gt 0 ] && cmp -s "$tmp/qemu.pc" "$tmp/vm.pc"; then
   check ok
   echo "identical instruction sequences: $nq instructions"
 else

@@ -53,6 +53,7 @@ endif()
 if(SONDE_FIRMWARE)
   sonde_cli_test(run_basic LABELS firmware)
   sonde_cli_test(run_trace LABELS firmware)
+  sonde_cli_test(run_interrupt LABELS firmware)
 endif()
 
 # The firmware test programs (newlib printf, qsort, soft-float, 64-bit helpers)

@@ -2,9 +2,6 @@
 sonde_unit_test(test_ft_setup fttarget/test_ft_setup.c
                 ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_setup.c LIBS sonde_common)
 target_include_directories(test_ft_setup PRIVATE ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
-if(SONDE_FIRMWARE)
-  sonde_cli_test(frankentrace_run LABELS firmware)
-endif()
 sonde_unit_test(test_ftwire fttarget/test_ftwire.c LIBS sonde_ftwire)
 if(SONDE_FIRMWARE)
   sonde_cli_test(frankentrace_stitch LABELS firmware)

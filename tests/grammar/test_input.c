@@ -1,7 +1,7 @@
 /* Grammar inputs (docs/grammar.md, "Inputs"): CSV traces (collapse to one
  * symbol per instruction, valid=false rows, ts gaps, malformed rows with file
  * and line), text lists, Sonde PC traces through src/trace, and the real
- * FrankenTrace CC2650 trace from shared/testdata compressed with all three
+ * FrankenTrace CC2650 trace from tests/data compressed with all three
  * algorithms (exact figures; the independent recount is in
  * tests/cli/grammar_real.sh, which re-derives them in Python). */
 #include <unistd.h>

@@ -2,3 +2,4 @@
 sonde_unit_test(test_itm_itm itm/test_itm.c LIBS sonde_itm)
 sonde_cli_test(itm_basic)
 sonde_cli_test(itm_sigrok)
+sonde_unit_test(test_itm_diff itm/test_itm_diff.c LIBS sonde_itm)

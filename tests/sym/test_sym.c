@@ -1,5 +1,5 @@
 /* Tests of src/sym against things we did not write:
- *  - the FrankenTrace CC2650 PC trace (shared/testdata): every distinct PC in
+ *  - the FrankenTrace CC2650 PC trace (tests/data): every distinct PC in
  *    the ELF's image resolves to the function named in the `label` column
  *    with the same offset, and our disassembly's mnemonic agrees with the
  *    trace's `short_instr` (objdump syntax) where comparable;
@@ -107,6 +107,27 @@ static void test_open_errors(void)
   CHECK(strstr(d.msg, "/nonexistent/x.elf") != NULL);
   CHECK_EQ_I(sonde_sym_open(check_testdata(BLINK_PC), &s, &d), SONDE_E_FORMAT);
   CHECK(strstr(d.msg, "not an ELF") != NULL);
+  /* the real ELF cut anywhere after its header: an error naming the file,
+   * never a handle without symbols (issue 21) */
+  FILE *in = fopen(check_testdata(BLINK_ELF), "rb");
+  REQUIRE(in != NULL);
+  static unsigned char elf[600000];
+  size_t n = fread(elf, 1, sizeof elf, in);
+  fclose(in);
+  char cut[] = "/tmp/sonde_test_sym_cut_XXXXXX";
+  int fd = mkstemp(cut);
+  REQUIRE(fd >= 0);
+  const size_t cuts[] = {64, 4096, 30000, n / 2, n - 1};
+  for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+    REQUIRE(ftruncate(fd, 0) == 0);
+    REQUIRE(pwrite(fd, elf, cuts[k], 0) == (ssize_t)cuts[k]);
+    s = (struct sonde_sym *)1;
+    CHECK_EQ_I(sonde_sym_open(cut, &s, &d), SONDE_E_FORMAT);
+    CHECK(s == NULL);
+    CHECK(strstr(d.msg, cut) != NULL);
+  }
+  close(fd);
+  unlink(cut);
   sonde_sym_free(NULL);
   /* NULL handles chain */
   CHECK(sonde_sym_name(NULL, 0x100, NULL) == NULL);

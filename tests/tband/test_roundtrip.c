@@ -407,6 +407,19 @@ static void test_input_spec(void)
   CHECK_EQ_I(sonde_tband_parse_input("x@", p, sizeof p, &core), 0);
   CHECK_EQ_STR(p, "x@");
   CHECK_EQ_I(sonde_tband_parse_input("abcdef", p, 3, &core), SONDE_E_RANGE);
+  /* a core that is not one is an error, not a file name (issue 21) */
+  CHECK_EQ_I(sonde_tband_parse_input("x@-1", p, sizeof p, &core), SONDE_E_ARG);
+  CHECK_EQ_I(sonde_tband_parse_input("x@2b", p, sizeof p, &core), SONDE_E_ARG);
+  CHECK_EQ_I(sonde_tband_parse_input("x@1234567", p, sizeof p, &core), SONDE_E_ARG);
+  CHECK_EQ_I(sonde_tband_parse_input("serial:/dev/ttyACM0@115200", p, sizeof p, &core), 0);
+  CHECK_EQ_STR(p, "serial:/dev/ttyACM0@115200");
+  CHECK_EQ_I(core, -1);
+  CHECK_EQ_I(sonde_tband_parse_input("serial:/dev/ttyACM0@115200@1", p, sizeof p, &core), 0);
+  CHECK_EQ_STR(p, "serial:/dev/ttyACM0@115200");
+  CHECK_EQ_I(core, 1);
+  CHECK_EQ_I(sonde_tband_parse_input("tcp:localhost:4000@2", p, sizeof p, &core), 0);
+  CHECK_EQ_STR(p, "tcp:localhost:4000");
+  CHECK_EQ_I(core, 2);
 }
 
 int main(void)

@@ -1,5 +1,5 @@
 /* The cycle model against silicon: a real CC2650 (Cortex-M3, 48 MHz) cycle
- * level PC trace (shared/testdata/frankentrace-cc2650, from FrankenTrace).
+ * level PC trace (tests/data/frankentrace-cc2650, from FrankenTrace).
  * A run of consecutive cycles with the same PC is one instruction's observed
  * duration; the test decodes that instruction from the ELF with the VM's
  * decoder and compares the duration docs/vm.md's table predicts (branch taken

@@ -146,7 +146,15 @@ static void test_errors(void)
   bad("core m3\nclock 0\n", "board.machine:2: clock: bad frequency '0' (1 Hz to 4 GHz)");
   bad(BASE "memroy x 0 1K\n",
       "board.machine:3: unknown keyword 'memroy' (expected machine, core, clock, nvic, memory, "
-      "peripheral, swo-baud, vtor, mtb or power)");
+      "peripheral, swo-baud, vtor, mtb, debug-port or power)");
+  bad(BASE "debug-port swd\n",
+      "board.machine:3: debug-port: expected 'debug-port jtag [idcode=X] [dpv=0|1]'");
+  bad(BASE "debug-port jtag idcode=0x4BA00476\n",
+      "board.machine:3: debug-port: idcode=0x4BA00476: idcode is a 32-bit JTAG IDCODE with "
+      "bit 0 set, dpv is 0 or 1");
+  bad(BASE "debug-port jtag dpv=2\n",
+      "board.machine:3: debug-port: dpv=2: idcode is a 32-bit JTAG IDCODE with bit 0 set, "
+      "dpv is 0 or 1");
   bad(BASE "memory ram 0x20000000 0\n", "board.machine:3: memory 'ram': size 0 is not allowed");
   bad(BASE "memory ram 0x20000000 12Q\n", "board.machine:3: memory 'ram': bad size '12Q'");
   bad(BASE "memory ram zz 1K\n", "board.machine:3: memory 'ram': bad base address 'zz'");

@@ -38,3 +38,6 @@ sonde_unit_test(test_vm_cpu_cc2650 vm/test_cpu_cc2650.c LIBS sonde_vm)
 # Power model (H-power): run/sleep/UART currents integrated by cycle.
 sonde_unit_test(test_vm_power vm/test_power.c LIBS sonde_vm)
 sonde_cli_test(run_power)
+
+# W^X: the block compiler's buffer is never writable and executable at once.
+sonde_unit_test(test_vm_jit_wx vm/test_jit_wx.c LIBS sonde_vm)

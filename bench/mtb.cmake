@@ -1,0 +1,10 @@
+# MTB decoding: a 64 KiB buffer the VM wrote, rebuilt with symbols (bench/mtb_bench.c, docs/benchmarks.md "MTB").
+find_program(SONDE_ARM_GCC_FOR_MTB_BENCH arm-none-eabi-gcc)
+if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_MTB_BENCH)
+  add_executable(bench_mtb ${CMAKE_CURRENT_SOURCE_DIR}/mtb_bench.c)
+  target_link_libraries(bench_mtb PRIVATE sonde_mtb sonde_sym sonde_vm)
+  target_compile_definitions(bench_mtb PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
+  add_dependencies(bench_mtb fw_mtb_bench64)
+  add_custom_target(run_bench_mtb COMMAND bench_mtb DEPENDS bench_mtb VERBATIM)
+  add_dependencies(bench run_bench_mtb)
+endif()

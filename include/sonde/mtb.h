@@ -1,0 +1,197 @@
+/* Sonde: decode a Micro Trace Buffer (src/mtb) — the branch packets an MTB
+ * (Cortex-M0+ MTB-M0+, Cortex-M33 MTB-M33) wrote into SRAM, and the full
+ * instruction history rebuilt from them with the firmware ELF.
+ *
+ * Specifications followed:
+ *   - ARM CoreSight MTB-M0+ TRM (DDI 0486B) 3.2 "Trace packet format" and
+ *     3.3 POSITION/MASTER; Cortex-M33 TRM (100230) MTB chapter.
+ *   - Thumb-2 instruction length (ARMv7-M/ARMv8-M ARM A5.1): a halfword whose
+ *     top five bits are 0b11101, 0b11110 or 0b11111 starts a 32-bit
+ *     instruction; every other halfword is a 16-bit instruction.
+ *
+ * Packets. Each packet is 8 bytes: word 0 the source address with the A-bit
+ * in bit 0, word 1 the destination with the S-bit in bit 0.
+ *   - A=0: a taken branch, source = the branch instruction.
+ *   - A=1, source not an EXC_RETURN (0xFxxxxxxx): exception entry; source =
+ *     the last instruction retired before the entry, destination = the
+ *     handler's first instruction (src/vm/dbg_mtb.c, docs/vm.md "MTB").
+ *   - exception return, two packets: (return instruction -> EXC_RETURN), then
+ *     (EXC_RETURN with A=1 -> the instruction returned to, or the next
+ *     handler when tail-chaining).
+ *   - S=1: the first packet after MASTER.EN went from 0 to 1 (a trace
+ *     session start; what ran before it in the buffer is not contiguous).
+ * The buffer is a circle of 2^(MASTER.MASK+4) bytes; POSITION.POINTER is the
+ * byte offset of the next write and POSITION.WRAP says the circle wrapped, so
+ * the oldest packet is at POINTER when WRAP is set, else at offset 0.
+ *
+ * Rebuilding. Between the destination of one packet and the source of the
+ * next, the core ran sequentially: the decoder walks the ELF's code from the
+ * one to the other, one instruction length at a time. A source that this walk
+ * does not reach (past it, out of the image, more than SONDE_MTB_MAX_RUN
+ * bytes away) is an inconsistent packet: it is reported with its index and
+ * both addresses and the history restarts at that source (a `gap` event), so
+ * one bad packet does not hide the rest.
+ *
+ * Errors: negative SONDE_E_* (common.h) with a message in the sonde_diag. */
+#ifndef SONDE_MTB_H
+#define SONDE_MTB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sonde/common.h"
+#include "sonde/sym.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Longest sequential run between two packets that the decoder walks. */
+#define SONDE_MTB_MAX_RUN (1u << 20)
+
+/* ---- packets ----------------------------------------------------------- */
+
+struct sonde_mtb_packet {
+  uint32_t src;    /* source, bit 0 cleared */
+  uint32_t dst;    /* destination, bit 0 cleared */
+  bool a;          /* A-bit: exception entry or the second half of a return */
+  bool s;          /* S-bit: first packet of a trace session */
+  uint32_t offset; /* byte offset of the packet in the buffer */
+};
+
+/* A raw buffer as read from the target, with the registers that describe it. */
+struct sonde_mtb_raw {
+  const void *buf;  /* the bytes from MTB_BASE on */
+  size_t len;       /* bytes in buf */
+  uint32_t base;    /* MTB_BASE (target address of buf[0]) */
+  uint32_t position; /* MTB_POSITION: POINTER[31:3], WRAP[2] */
+  uint32_t master;  /* MTB_MASTER: MASK[4:0] gives the circle size */
+  bool have_master; /* false: the circle is the whole buffer (len bytes) */
+};
+
+/* True for an EXC_RETURN value (0xFxxxxxxx, bit 0 ignored). */
+static inline bool sonde_mtb_is_exc_return(uint32_t a) { return (a & 0xF0000000u) == 0xF0000000u; }
+
+/* The circle size in bytes the registers describe: 2^(MASK+4) with MASTER,
+ * else len. Checks the buffer against the registers: SONDE_E_TRUNCATED when
+ * len is not a multiple of 8 or smaller than the circle, SONDE_E_FORMAT when
+ * len is not a power of two >= 16 (without MASTER), SONDE_E_RANGE when
+ * POSITION.POINTER lies outside the circle (an absolute address in
+ * [base, base + size) is accepted as the same offset). */
+int sonde_mtb_geometry(const struct sonde_mtb_raw *raw, uint32_t *size, uint32_t *pointer,
+                       struct sonde_diag *d);
+
+/* The packets oldest first into a malloc'd array (*out, free() it; NULL when
+ * *n is 0). Without WRAP only [0, POINTER) holds packets. */
+int sonde_mtb_packets(const struct sonde_mtb_raw *raw, struct sonde_mtb_packet **out, size_t *n,
+                      struct sonde_diag *d);
+
+/* ---- instruction history ----------------------------------------------- */
+
+enum sonde_mtb_kind {
+  SONDE_MTB_INSN,      /* an instruction that retired: pc, size */
+  SONDE_MTB_BRANCH,    /* a taken branch: pc (the branch) -> dst */
+  SONDE_MTB_EXC_ENTRY, /* exception entry: pc (last instruction before) -> dst (handler) */
+  SONDE_MTB_EXC_RETURN, /* exception return: pc (return instruction), exc_return -> dst */
+  SONDE_MTB_SESSION,   /* a trace session starts (S-bit): what precedes is not contiguous */
+  SONDE_MTB_GAP,       /* an inconsistent packet: the history restarts at pc */
+};
+
+struct sonde_mtb_event {
+  uint8_t kind;        /* enum sonde_mtb_kind */
+  uint8_t size;        /* SONDE_MTB_INSN: 2 or 4 */
+  uint32_t pc;
+  uint32_t dst;        /* branch and exception events */
+  uint32_t exc_return; /* SONDE_MTB_EXC_RETURN: the EXC_RETURN value */
+  uint32_t packet;     /* index of the packet the event comes from (or that ends the run) */
+  bool tail_chain;     /* SONDE_MTB_EXC_RETURN: dst is a handler in the vector table: the
+                        * return chained into the next exception instead of the thread */
+};
+
+/* An inconsistent packet. */
+struct sonde_mtb_issue {
+  uint32_t packet; /* its index, oldest = 0 */
+  uint32_t from;   /* where the sequential walk started (previous destination) */
+  uint32_t to;     /* the source the walk should have reached */
+  char why[96];    /* "source not reached sequentially", "0x... is not in the ELF", ... */
+};
+
+struct sonde_mtb_history {
+  struct sonde_mtb_event *ev; /* oldest first */
+  size_t n;
+  struct sonde_mtb_issue *issues;
+  size_t nissues;
+  size_t packets;      /* packets decoded */
+  size_t instructions; /* SONDE_MTB_INSN events */
+  size_t in_image;     /* packet addresses (sources and destinations) found in the ELF */
+  size_t addresses;    /* packet addresses that should be code (not EXC_RETURN) */
+};
+
+struct sonde_mtb_options {
+  /* Where the core stopped after the last packet (the instruction that
+   * cleared MASTER.EN, or the halt PC): the history then runs on
+   * sequentially from the last destination through end_pc. 0 = unknown:
+   * the history ends with the last destination. */
+  uint32_t end_pc;
+  /* The vector table in the ELF (VTOR; default 0): a return pair whose
+   * destination is one of its handlers is marked tail_chain. Entries are
+   * read while the ELF has them, at most 256. */
+  uint32_t vectors;
+};
+
+/* Rebuild the history of `n` packets (oldest first) with the code of `sym`.
+ * Needs the ELF for instruction lengths: SONDE_E_ARG without it. Returns 0
+ * (inconsistencies are in out->issues, not errors) or SONDE_E_NOMEM; on
+ * failure out is empty. opt may be NULL. */
+int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct sonde_sym *sym,
+                      const struct sonde_mtb_options *opt, struct sonde_mtb_history *out,
+                      struct sonde_diag *d);
+void sonde_mtb_history_free(struct sonde_mtb_history *h);
+
+/* ---- post-mortem bundle (docs/formats.md "MTB post-mortem bundle") ------ */
+
+#define SONDE_MTB_BUNDLE_VERSION 1
+#define SONDE_MTB_BUNDLE_HEADER 128 /* bytes before the trace buffer */
+
+struct sonde_mtb_bundle {
+  unsigned version;
+  unsigned arch;            /* 6 = ARMv6-M (M0+), 8 = ARMv8-M Mainline (M33) */
+  struct sonde_mtb_raw raw; /* buf points into the bundle's bytes */
+  uint32_t flow;            /* MTB FLOW */
+  uint32_t exc_return;      /* LR on fault-handler entry */
+  uint32_t frame[8];        /* stacked r0, r1, r2, r3, r12, lr, pc, xpsr */
+  uint32_t cfsr, hfsr, mmfar, bfar, shcsr; /* 0 on ARMv6-M */
+  uint32_t ipsr;            /* the exception being handled (3 = HardFault) */
+  uint32_t stack_addr;      /* where the stack slice starts (the frame) */
+  const uint8_t *stack;     /* into the bundle's bytes */
+  size_t stack_len;
+  uint8_t build_id[20];     /* GNU build-id (zeros: none recorded) */
+};
+
+/* Parse a bundle: magic "SMTB", version, sizes, and the CRC-32 trailer are
+ * checked; SONDE_E_FORMAT / SONDE_E_TRUNCATED / SONDE_E_UNSUPPORTED with the
+ * byte offset of what is wrong. Pointers in *out point into data. */
+int sonde_mtb_bundle_parse(const void *data, size_t len, struct sonde_mtb_bundle *out,
+                           struct sonde_diag *d);
+/* Write b as a version-1 bundle (b->raw.buf/len = the buffer, b->stack/
+ * stack_len the stack slice, a multiple of 4) into out: returns the size
+ * (128 + buffer + stack + 4), or SONDE_E_RANGE when cap is smaller. With
+ * out NULL only the size is returned. Used by `sonde mtb fetch`. */
+long sonde_mtb_bundle_write(const struct sonde_mtb_bundle *b, void *out, size_t cap);
+/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32) of n bytes, starting from crc (0). */
+uint32_t sonde_mtb_crc32(uint32_t crc, const void *data, size_t n);
+/* The set bits of CFSR and HFSR in words ("PRECISERR BFARVALID FORCED"),
+ * "" when none; returns buf. */
+const char *sonde_mtb_fault_words(uint32_t cfsr, uint32_t hfsr, char *buf, size_t cap);
+
+/* Thumb instruction length from its first halfword: 2 or 4. */
+static inline unsigned sonde_mtb_insn_size(uint16_t hw) { return (hw >> 11) >= 0x1D ? 4u : 2u; }
+
+/* "instruction", "branch", "exception", "exception", "session", "gap". */
+const char *sonde_mtb_kind_name(enum sonde_mtb_kind k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

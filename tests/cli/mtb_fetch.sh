@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `sonde mtb fetch` against `sonde run --gdb` (the VM's GDB server, another
+# process): firmware/mtb/mtb_fault.c (HANG_TEST) faults, its handler writes a
+# bundle into RAM and spins. A live fetch (MTB registers + buffer through the
+# GDB link) and a copy of the stored bundle (--stored mtb_bundle) decode to
+# the same branch history.
+set -u
+pass=0 fail=0
+T=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+for core in m33 m0plus; do
+  FW="$SONDE_BUILD/firmware/mtb_fault_hang_$core.elf"
+  [ -f "$FW" ] || { echo "missing $FW"; exit 1; }
+  mach=cm33; [ $core = m0plus ] && mach=cm0plus
+  serve() { # one client per server: the firmware spins forever after it
+    port=$(free_port)
+    "$SONDE" run -m $mach --gdb "$port" "$FW" > "$T/run.out" 2> "$T/run.err" &
+    pids+=($!)
+    for i in $(seq 50); do grep -q listening "$T/run.err" 2>/dev/null && break; sleep 0.1; done
+  }
+  serve
+  "$SONDE" mtb fetch --link "gdb:127.0.0.1:$port" --core $core --run-ms 300 -o "$T/live.smtb" 2>"$T/e"; rc=$?
+  [ $rc -eq 0 ] && ok || bad "$core live fetch: exit $rc: $(cat "$T/e")"
+  serve
+  "$SONDE" mtb fetch --link "gdb:127.0.0.1:$port" --core $core --run-ms 300 --stored mtb_bundle -e "$FW" -o "$T/stored.smtb" 2>"$T/e"; rc=$?
+  [ $rc -eq 0 ] && ok || bad "$core stored fetch: exit $rc: $(cat "$T/e")"
+  "$SONDE" mtb decode -e "$FW" "$T/live.smtb" --format json >"$T/live.json" 2>"$T/e"; rc=$?
+  [ $rc -eq 0 ] && ok || bad "$core decode live: exit $rc: $(cat "$T/e")"
+  "$SONDE" mtb decode -e "$FW" "$T/stored.smtb" --format json >"$T/stored.json" 2>"$T/e"; rc=$?
+  [ $rc -eq 0 ] && ok || bad "$core decode stored: exit $rc: $(cat "$T/e")"
+  n=$(grep -c '"kind":"branch"' "$T/live.json")
+  [ "$n" -gt 50 ] && ok || bad "$core live: only $n branches"
+  cmp -s <(grep -v '"kind":"\(fault\|halt\)"' "$T/live.json") <(grep -v '"kind":"\(fault\|halt\)"' "$T/stored.json") \
+    && ok || bad "$core: live and stored histories differ"
+  tail -1 "$T/stored.json" | grep -q '"kind":"fault","pc":[0-9]*,"function":"culprit"' && ok || bad "$core stored: no fault in culprit"
+  tail -1 "$T/live.json" | grep -q '"kind":"halt","pc":[0-9]*,"function":"on_fault"' && ok || bad "$core live: not halted in on_fault: $(tail -1 "$T/live.json")"
+done
+"$SONDE" mtb fetch --link "gdb:127.0.0.1:1" --timeout-ms 500 -o "$T/x.smtb" 2>"$T/e"; rc=$?
+[ $rc -eq 1 ] && grep -q "gdb:127.0.0.1:1" "$T/e" && ok || bad "refused link: exit $rc: $(cat "$T/e")"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,561 @@
+/* src/mtb against the VM's ground truth: firmware runs with the MTB on
+ * (firmware/mtb/mtb_trace.c, target/cortexm/mtb.c), the test reads the buffer
+ * and POSITION/MASTER from the VM's memory like a debugger would, decodes
+ * them with the ELF, and requires the rebuilt instruction history to equal
+ * the tail of the retire hook's PC trace, instruction for instruction, up to
+ * the store that cleared MASTER.EN, and one exception event per exception
+ * entry and return in that window. Also writes the dumps to
+ * ${SONDE_BINARY_DIR}/mtb_dumps/ for tests/cli/mtb_decode.sh. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sonde/mtb.h"
+#include "sonde/sym.h"
+#include "sonde/vm.h"
+#include "check.h"
+
+enum { EV_RETIRE, EV_ENTER, EV_EXIT, EV_RETURN, EV_DIS };
+struct ev {
+  uint8_t kind;
+  uint32_t pc;
+};
+struct gt {
+  struct ev *ev;
+  size_t n, cap;
+  uint32_t master;
+};
+
+static void push(struct gt *g, uint8_t kind, uint32_t pc)
+{
+  if (g->n == g->cap) {
+    g->cap = g->cap ? 2 * g->cap : 4096;
+    g->ev = realloc(g->ev, g->cap * sizeof *g->ev);
+  }
+  g->ev[g->n++] = (struct ev){kind, pc};
+}
+
+static void on_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
+{
+  (void)cycle, (void)cycles;
+  push(ctx, EV_RETIRE, pc);
+}
+
+static void on_transfer(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, unsigned size,
+                        uint32_t value, bool write)
+{
+  (void)cycle, (void)size;
+  struct gt *g = ctx;
+  if (write && addr == g->master && !(value >> 31))
+    push(g, EV_DIS, pc);
+}
+
+static void on_exc(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc)
+{
+  (void)cycle, (void)exc;
+  push(ctx, ev == SONDE_VM_EXC_ENTER ? EV_ENTER : ev == SONDE_VM_EXC_EXIT ? EV_EXIT : EV_RETURN,
+       0);
+}
+
+static int quiet(void *ctx, int stream, const void *data, size_t len)
+{
+  (void)ctx, (void)stream, (void)data, (void)len;
+  return 0;
+}
+
+/* Write a dump for the CLI test: <name>.bin and <name>.regs
+ * ("base position master end_pc" in hex). */
+static void write_dump(const char *name, const void *buf, uint32_t size, uint32_t base,
+                       uint32_t position, uint32_t master, uint32_t end_pc)
+{
+  char path[600];
+  snprintf(path, sizeof path, "%s/mtb_dumps", SONDE_BINARY_DIR);
+  mkdir(path, 0777);
+  snprintf(path, sizeof path, "%s/mtb_dumps/%s.bin", SONDE_BINARY_DIR, name);
+  FILE *f = fopen(path, "wb");
+  if (f) {
+    fwrite(buf, 1, size, f);
+    fclose(f);
+  }
+  snprintf(path, sizeof path, "%s/mtb_dumps/%s.regs", SONDE_BINARY_DIR, name);
+  f = fopen(path, "w");
+  if (f) {
+    fprintf(f, "0x%08x 0x%08x 0x%08x 0x%08x\n", base, position, master, end_pc);
+    fclose(f);
+  }
+}
+
+/* Packet addresses outside the ELF that a test expects (a wild jump). */
+static size_t outside_addresses;
+
+struct result {
+  size_t insns, packets, entries, returns, chains;
+  size_t sessions;
+  size_t nested; /* entries while a handler was active (depth counted from the start) */
+  bool wrapped;
+};
+
+/* end_sym: the function whose first instruction stopped the MTB (a TSTOP
+ * comparator); NULL: the last store that cleared MASTER.EN. */
+static void decode_and_compare(const char *fw, const char *machine, struct result *res,
+                               const char *end_sym)
+{
+  memset(res, 0, sizeof *res);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    CHECK_FAIL_("missing firmware %s", path);
+    return;
+  }
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  struct sonde_machine *m = NULL;
+  struct sonde_vm *vm = NULL;
+  REQUIRE(sonde_machine_builtin(machine, &m) == 0);
+  uint32_t sfr = sonde_machine_core(m) == SONDE_VM_CORE_M33 ? 0xE0043000u : 0xF0000000u;
+  struct gt g = {.master = sfr + 4};
+  REQUIRE(sonde_vm_new(m, &vm) == 0 && sonde_vm_load_elf(vm, img, n, fw) == 0);
+  sonde_vm_set_output(vm, quiet, NULL);
+  struct sonde_vm_hooks h = {.ctx = &g, .retire = on_retire, .transfer = on_transfer,
+                             .exception = on_exc};
+  sonde_vm_set_hooks(vm, &h);
+  sonde_vm_reset(vm);
+  struct sonde_vm_stop stop;
+  CHECK_EQ_I(sonde_vm_run(vm, 20000000, &stop), 0);
+  CHECK_EQ_I(stop.reason, SONDE_VM_STOP_EXIT);
+
+  /* What a debugger reads after the run. */
+  uint32_t regs[4];
+  REQUIRE(sonde_vm_read_mem(vm, sfr, regs, sizeof regs) == 0);
+  uint32_t position = regs[0], master = regs[1], base = regs[3];
+  uint32_t size = 16u << (master & 0x1F);
+  unsigned char *buf = malloc(size);
+  REQUIRE(buf && sonde_vm_read_mem(vm, base, buf, size) == 0);
+
+  struct sonde_diag d;
+  struct sonde_sym *sym = NULL;
+  REQUIRE(sonde_sym_open(path, &sym, &d) == 0);
+  /* The ground truth: the disabling store and everything retired before it. */
+  size_t dis = g.n, k = SIZE_MAX; /* index of EV_DIS, and of the store's retire */
+  if (end_sym) { /* the stop is the first instruction of end_sym */
+    uint32_t a = 0;
+    REQUIRE(sonde_sym_address(sym, end_sym, &a, NULL) == 0);
+    for (size_t i = g.n; i-- > 0;)
+      if (g.ev[i].kind == EV_RETIRE && g.ev[i].pc == a) {
+        dis = i;
+        break;
+      }
+  } else
+  for (size_t i = g.n; i-- > 0;)
+    if (g.ev[i].kind == EV_DIS) {
+      dis = i;
+      break;
+    }
+  REQUIRE(dis < g.n);
+  for (size_t i = end_sym ? dis : dis + 1; i < g.n; i++)
+    if (g.ev[i].kind == EV_RETIRE) {
+      k = i;
+      break;
+    }
+  REQUIRE(k != SIZE_MAX && g.ev[k].pc == g.ev[dis].pc);
+  uint32_t end_pc = g.ev[dis].pc;
+  write_dump(fw, buf, size, base, position, master, end_pc);
+  struct sonde_mtb_raw raw = {buf, size, base, position, master, true};
+  struct sonde_mtb_packet *p = NULL;
+  size_t np = 0;
+  CHECK_EQ_I(sonde_mtb_packets(&raw, &p, &np, &d), 0);
+  struct sonde_mtb_options opt = {.end_pc = end_pc};
+  struct sonde_mtb_history hist;
+  CHECK_EQ_I(sonde_mtb_rebuild(p, np, sym, &opt, &hist, &d), 0);
+  CHECK_EQ_U(hist.nissues, 0);
+  for (size_t i = 0; i < hist.nissues && i < 5; i++)
+    CHECK_FAIL_("issue at packet %u: %08x -> %08x: %s", hist.issues[i].packet,
+                hist.issues[i].from, hist.issues[i].to, hist.issues[i].why);
+  CHECK_EQ_U(hist.in_image + outside_addresses, hist.addresses);
+  res->packets = np;
+  res->wrapped = position & 4;
+
+  /* The instruction PCs of the history, oldest first ... */
+  uint32_t *pcs = malloc((hist.instructions + 1) * sizeof *pcs);
+  size_t ni = 0, depth = 0;
+  for (size_t i = 0; i < hist.n; i++) {
+    const struct sonde_mtb_event *e = &hist.ev[i];
+    if (e->kind == SONDE_MTB_INSN)
+      pcs[ni++] = e->pc;
+    if (e->kind == SONDE_MTB_EXC_ENTRY)
+      res->nested += depth++ > 0;
+    if (e->kind == SONDE_MTB_EXC_RETURN && !e->tail_chain && depth > 0)
+      depth--;
+    res->entries += e->kind == SONDE_MTB_EXC_ENTRY;
+    res->sessions += e->kind == SONDE_MTB_SESSION;
+    res->returns += e->kind == SONDE_MTB_EXC_RETURN && !e->tail_chain;
+    res->chains += e->kind == SONDE_MTB_EXC_RETURN && e->tail_chain;
+  }
+  res->insns = ni;
+  /* ... must equal the newest `ni` retires up to and including the store. */
+  size_t got = 0, j = k + 1, mism = 0;
+  size_t gt_entries = 0, gt_returns = 0, first_retire = k;
+  while (j-- > 0 && got < ni) {
+    if (g.ev[j].kind != EV_RETIRE)
+      continue;
+    if (g.ev[j].pc != pcs[ni - 1 - got] && mism++ < 5)
+      CHECK_FAIL_("%s: instruction %zu from the end: got 0x%08x, ground truth 0x%08x", fw, got,
+                  pcs[ni - 1 - got], g.ev[j].pc);
+    got++;
+    first_retire = j;
+  }
+  CHECK_EQ_U(got, ni);
+  CHECK_EQ_U(mism, 0);
+  /* Exceptions in the window, between the first and the last instruction. */
+  for (size_t i = first_retire; i <= k; i++) {
+    gt_entries += g.ev[i].kind == EV_ENTER;
+    gt_returns += g.ev[i].kind == EV_RETURN;
+  }
+  CHECK_EQ_U(res->entries + res->chains, gt_entries); /* a tail-chain enters the next handler */
+  CHECK_EQ_U(res->returns, gt_returns);
+  /* The oldest instruction is the source of the oldest packet. */
+  if (np && ni)
+    CHECK_EQ_U(pcs[0], p[0].src);
+  printf("%s on %s: %zu packets%s, %zu instructions, %zu exception entries, %zu returns, %zu "
+         "tail-chains, %zu nested: equal to the ground truth\n",
+         fw, machine, np, res->wrapped ? " (wrapped)" : "", ni, res->entries, res->returns,
+         res->chains, res->nested);
+  free(pcs);
+  sonde_mtb_history_free(&hist);
+
+  /* A corrupted packet in the middle: reported with its index, the rest
+   * still decodes (a gap, then the same instructions as before). */
+  if (np > 20) {
+    size_t bad = np / 2;
+    while (bad < np && (p[bad].a || sonde_mtb_is_exc_return(p[bad].dst) ||
+                        sonde_mtb_is_exc_return(p[bad - 1].dst)))
+      bad++;
+    REQUIRE(bad < np);
+    uint32_t saved = p[bad].src;
+    p[bad].src = p[bad - 1].dst - 2; /* behind the previous destination */
+    CHECK_EQ_I(sonde_mtb_rebuild(p, np, sym, &opt, &hist, &d), 0);
+    CHECK(hist.nissues >= 1);
+    if (hist.nissues)
+      CHECK_EQ_U(hist.issues[0].packet, bad);
+    size_t gaps = 0;
+    for (size_t i = 0; i < hist.n; i++)
+      gaps += hist.ev[i].kind == SONDE_MTB_GAP;
+    CHECK_EQ_U(gaps, 1);
+    CHECK_EQ_U(hist.ev[hist.n - 1].pc, end_pc); /* still runs on to the end */
+    sonde_mtb_history_free(&hist);
+    p[bad].src = saved;
+  }
+  /* The wrong ELF (the other core's build of the same source, at the same
+   * addresses): most packets are inconsistent with its code. */
+  char other[512];
+  snprintf(other, sizeof other, "%s/%s.elf", SONDE_FIRMWARE_DIR,
+           strstr(fw, "m0p") ? "mtb_m33" : "mtb_m0p");
+  struct sonde_sym *osym = NULL;
+  if (np > 20 && sonde_sym_open(other, &osym, &d) == 0) {
+    CHECK_EQ_I(sonde_mtb_rebuild(p, np, osym, &opt, &hist, &d), 0);
+    CHECK(hist.nissues * 2 > np);
+    sonde_mtb_history_free(&hist);
+    sonde_sym_free(osym);
+  }
+  free(p);
+  sonde_sym_free(sym);
+  free(buf);
+  free(g.ev);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
+static void test_m33(void)
+{
+  struct result r;
+  decode_and_compare("mtb_m33", "cm33", &r, NULL);
+  CHECK(r.packets > 40);
+  CHECK(!r.wrapped);
+  CHECK(r.entries >= 2); /* PendSV and SysTick */
+}
+
+static void test_m0p(void)
+{
+  struct result r;
+  decode_and_compare("mtb_m0p", "cm0plus", &r, NULL);
+  CHECK(r.packets > 40);
+  CHECK(!r.wrapped);
+  CHECK(r.entries >= 2);
+}
+
+static void test_wrap_m33(void)
+{
+  struct result r;
+  decode_and_compare("mtb_wrap", "cm33", &r, NULL);
+  CHECK(r.wrapped);
+  CHECK_EQ_U(r.packets, 8);
+}
+
+static void test_wrap_m33_long(void)
+{
+  struct result r;
+  decode_and_compare("mtb_wrap_long", "cm33", &r, NULL);
+  CHECK(r.wrapped);
+  CHECK_EQ_U(r.packets, 64);
+  CHECK(r.entries >= 2);
+}
+
+static void test_wrap_m0p_long(void)
+{
+  struct result r;
+  decode_and_compare("mtb_wrap_m0p", "cm0plus", &r, NULL);
+  CHECK(r.wrapped);
+  CHECK_EQ_U(r.packets, 64);
+  CHECK(r.entries >= 2);
+}
+
+/* PendSV pended inside SysTick: nested (PendSV preempts) and tail-chained
+ * (PendSV runs between SysTick's return and the thread). */
+static void nest(const char *fw, const char *machine, bool chained)
+{
+  struct result r;
+  decode_and_compare(fw, machine, &r, NULL);
+  CHECK(r.entries >= 4);
+  CHECK_EQ_U(r.entries, r.returns); /* every activation ends in a return or a chain */
+  if (chained) {
+    CHECK(r.chains >= 4);
+    CHECK_EQ_U(r.nested, 0);
+  } else {
+    CHECK_EQ_U(r.chains, 0);
+    CHECK(r.nested >= 4); /* PendSV preempted SysTick */
+  }
+}
+static void test_nested_m33(void) { nest("mtb_nest_m33", "cm33", false); }
+static void test_nested_m0p(void) { nest("mtb_nest_m0plus", "cm0plus", false); }
+static void test_chain_m33(void) { nest("mtb_chain_m33", "cm33", true); }
+static void test_chain_m0p(void) { nest("mtb_chain_m0plus", "cm0plus", true); }
+
+/* MTB TSTART/TSTOP (M33): DWT comparators start tracing at traced_start
+ * and stop it at traced_stop's first instruction; one session (S-bit). */
+static void test_tstart_tstop(void)
+{
+  struct result r;
+  decode_and_compare("mtb_tstart", "cm33", &r, "traced_stop");
+  CHECK_EQ_U(r.sessions, 1);
+  CHECK(r.packets > 10);
+}
+
+/* Run fw without hooks to its end; *sym is its ELF; the bundle the fault
+ * handler stored (symbol mtb_bundle) is copied to a malloc'd *bundle. */
+struct fault_run {
+  struct sonde_machine *m;
+  struct sonde_vm *vm;
+  struct sonde_sym *sym;
+  struct sonde_vm_stop stop;
+  unsigned char *bundle;
+  uint32_t size;
+};
+
+static bool fault_run(const char *fw, const char *machine, struct fault_run *r)
+{
+  memset(r, 0, sizeof *r);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    CHECK_FAIL_("missing firmware %s", path);
+    return false;
+  }
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  struct sonde_diag d;
+  uint32_t at = 0;
+  if (sonde_machine_builtin(machine, &r->m) != 0 || sonde_vm_new(r->m, &r->vm) != 0 ||
+      sonde_vm_load_elf(r->vm, img, n, fw) != 0 || sonde_sym_open(path, &r->sym, &d) != 0 ||
+      sonde_sym_address(r->sym, "mtb_bundle", &at, &r->size) != 0 || r->size < 132) {
+    CHECK_FAIL_("cannot set up %s", fw);
+    return false;
+  }
+  sonde_vm_set_output(r->vm, quiet, NULL);
+  sonde_vm_reset(r->vm);
+  CHECK_EQ_I(sonde_vm_run(r->vm, 20000000, &r->stop), 0);
+  CHECK_EQ_I(r->stop.reason, SONDE_VM_STOP_EXIT);
+  r->bundle = malloc(r->size);
+  return r->bundle && sonde_vm_read_mem(r->vm, at, r->bundle, r->size) == 0;
+}
+
+static void fault_run_free(struct fault_run *r)
+{
+  free(r->bundle);
+  sonde_sym_free(r->sym);
+  sonde_vm_free(r->vm);
+  sonde_machine_free(r->m);
+}
+
+static void save_bundle(const char *fw, const struct fault_run *r)
+{
+  char out[600];
+  snprintf(out, sizeof out, "%s/mtb_dumps/%s.smtb", SONDE_BINARY_DIR, fw);
+  FILE *f = fopen(out, "wb");
+  if (f) {
+    fwrite(r->bundle, 1, r->size, f);
+    fclose(f);
+  }
+}
+
+/* A real fault: the instruction history up to the handler's MTB stop equals
+ * the ground truth (above), and the bundle the handler wrote into .noinit
+ * parses (CRC), decodes to the same packets, and names the faulting
+ * instruction in culprit(). Writes <fw>.smtb for the CLI test. */
+static void fault(const char *fw, const char *machine, bool v8)
+{
+  struct result r;
+  decode_and_compare(fw, machine, &r, NULL);
+  CHECK(r.entries >= 2); /* SysTick(s) and the HardFault */
+  struct fault_run fr;
+  struct sonde_diag d = {{0}};
+  if (!fault_run(fw, machine, &fr)) {
+    fault_run_free(&fr);
+    return;
+  }
+  CHECK_EQ_I(fr.stop.exit_code, 3);
+  struct sonde_mtb_bundle bu;
+  CHECK_EQ_I(sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d), 0);
+  CHECK_EQ_U(bu.arch, v8 ? 8 : 6);
+  CHECK_EQ_U(bu.ipsr, 3); /* HardFault */
+  CHECK_EQ_U(bu.raw.len, 1024);
+  CHECK_EQ_U(bu.stack_len, 64);
+  CHECK_EQ_U(bu.exc_return >> 28, 0xF);
+  const char *fn = sonde_sym_name(fr.sym, bu.frame[6], NULL);
+  CHECK_EQ_STR(fn, "culprit");
+  struct sonde_sym_insn in;
+  CHECK(sonde_sym_disasm(fr.sym, bu.frame[6], &in) == 0 && strncmp(in.mnemonic, "ldr", 3) == 0);
+  if (v8) {
+    CHECK_EQ_U(bu.hfsr, 1u << 30);               /* FORCED */
+    CHECK_EQ_U(bu.cfsr, (1u << 9) | (1u << 15)); /* PRECISERR, BFARVALID */
+    CHECK_EQ_U(bu.bfar, 0xCFFFFFF0u);
+    char w[128];
+    CHECK_EQ_STR(sonde_mtb_fault_words(bu.cfsr, bu.hfsr, w, sizeof w),
+                 "PRECISERR BFARVALID FORCED");
+  }
+  /* The stack slice starts with the frame. */
+  uint32_t w0;
+  memcpy(&w0, bu.stack + 24, 4);
+  CHECK_EQ_U(w0, bu.frame[6]);
+  /* The newest exception entry goes to HardFault_Handler. */
+  struct sonde_mtb_packet *p = NULL;
+  size_t np = 0;
+  CHECK(sonde_mtb_packets(&bu.raw, &p, &np, &d) == 0 && np > 10);
+  size_t e = np;
+  for (size_t i = 0; i < np; i++)
+    if (p[i].a && !sonde_mtb_is_exc_return(p[i].src))
+      e = i;
+  if (e < np && e > 0) {
+    CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e].dst, NULL), "HardFault_Handler");
+    /* The load is culprit's first instruction: the call's branch packet goes
+     * to it, then the entry packet names the call (the last instruction that
+     * retired) as its source. */
+    CHECK_EQ_U(p[e - 1].dst, bu.frame[6]);
+    CHECK_EQ_U(p[e - 1].src, p[e].src);
+    CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e].src, NULL), "main");
+  } else {
+    CHECK_FAIL_("no exception entry in %zu packets", np);
+  }
+  uint32_t fault_pc = bu.frame[6];
+  /* A corrupted byte is caught by the CRC, a cut bundle by its size. */
+  fr.bundle[200] ^= 1;
+  CHECK_EQ_I(sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d), SONDE_E_FORMAT);
+  CHECK(strstr(d.msg, "CRC-32") != NULL);
+  fr.bundle[200] ^= 1;
+  CHECK_EQ_I(sonde_mtb_bundle_parse(fr.bundle, 700, &bu, &d), SONDE_E_TRUNCATED);
+  save_bundle(fw, &fr);
+  printf("%s: bundle of %u bytes, fault at 0x%08x in %s\n", fw, fr.size, fault_pc, fn);
+  free(p);
+  fault_run_free(&fr);
+}
+
+/* The bundle survives a SYSRESETREQ in .noinit: the next boot finds it
+ * (mtb_bundle_check) and exits with 4; it still names the fault. */
+static void fault_reset(const char *fw, const char *machine)
+{
+  struct fault_run fr;
+  struct sonde_diag d = {{0}};
+  if (fault_run(fw, machine, &fr)) {
+    CHECK_EQ_I(fr.stop.exit_code, 4);
+    struct sonde_mtb_bundle bu;
+    CHECK_EQ_I(sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d), 0);
+    CHECK_EQ_STR(sonde_sym_name(fr.sym, bu.frame[6], NULL), "culprit");
+    CHECK_EQ_U(bu.ipsr, 3);
+    printf("%s: bundle survived the reset, fault at 0x%08x\n", fw, bu.frame[6]);
+  }
+  fault_run_free(&fr);
+}
+static void test_fault_reset_m33(void) { fault_reset("mtb_fault_reset_m33", "cm33"); }
+static void test_fault_reset_m0p(void) { fault_reset("mtb_fault_reset_m0plus", "cm0plus"); }
+
+/* Demos: the fault's PC is garbage (0x1FFF0000), so the culprit is the
+ * source of the last branch before the HardFault entry: dispatch()'s call
+ * through the wild pointer, smash()'s return through the overwritten LR.
+ * The history up to the handler's MTB stop also equals the ground truth. */
+static void demo(const char *fw, const char *machine, const char *culprit)
+{
+  struct result r;
+  outside_addresses = 1; /* the wild destination */
+  decode_and_compare(fw, machine, &r, NULL);
+  outside_addresses = 0;
+  struct fault_run fr;
+  struct sonde_diag d = {{0}};
+  struct sonde_mtb_bundle bu;
+  struct sonde_mtb_packet *p = NULL;
+  size_t np = 0;
+  if (fault_run(fw, machine, &fr) && sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d) == 0 &&
+      sonde_mtb_packets(&bu.raw, &p, &np, &d) == 0) {
+    CHECK_EQ_I(fr.stop.exit_code, 3);
+    CHECK_EQ_U(bu.frame[6] & ~1u, 0x1FFF0000u);
+    size_t e = np;
+    for (size_t i = 0; i < np; i++)
+      if (p[i].a && !sonde_mtb_is_exc_return(p[i].src))
+        e = i;
+    if (e < np && e > 0) {
+      CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e].dst, NULL), "HardFault_Handler");
+      CHECK_EQ_U(p[e - 1].dst, 0x1FFF0000u);
+      CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e - 1].src, NULL), culprit);
+    } else {
+      CHECK_FAIL_("no exception entry in %zu packets", np);
+    }
+    save_bundle(fw, &fr);
+    printf("%s: jumped to 0x1fff0000 from %s\n", fw, culprit);
+  } else {
+    CHECK_FAIL_("%s: no bundle: %s", fw, d.msg);
+  }
+  free(p);
+  fault_run_free(&fr);
+}
+static void test_demo_wild_m33(void) { demo("mtb_wild_m33", "cm33", "dispatch"); }
+static void test_demo_wild_m0p(void) { demo("mtb_wild_m0plus", "cm0plus", "dispatch"); }
+static void test_demo_smash_m33(void) { demo("mtb_smash_m33", "cm33", "smash"); }
+static void test_demo_smash_m0p(void) { demo("mtb_smash_m0plus", "cm0plus", "smash"); }
+static void test_fault_m33(void) { fault("mtb_fault_m33", "cm33", true); }
+static void test_fault_m0p(void) { fault("mtb_fault_m0plus", "cm0plus", false); }
+
+int main(void)
+{
+  RUN(test_fault_m33);
+  RUN(test_demo_wild_m33);
+  RUN(test_demo_wild_m0p);
+  RUN(test_demo_smash_m33);
+  RUN(test_demo_smash_m0p);
+  RUN(test_fault_reset_m33);
+  RUN(test_fault_reset_m0p);
+  RUN(test_fault_m0p);
+  RUN(test_tstart_tstop);
+  RUN(test_nested_m33);
+  RUN(test_nested_m0p);
+  RUN(test_chain_m33);
+  RUN(test_chain_m0p);
+  RUN(test_m33);
+  RUN(test_m0p);
+  RUN(test_wrap_m33);
+  RUN(test_wrap_m33_long);
+  RUN(test_wrap_m0p_long);
+  return check_summary();
+}
