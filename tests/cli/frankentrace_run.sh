@@ -46,6 +46,9 @@ trace demo.elf cm3 512 8000000      # the paper's 8 Mbaud row (at 48 MHz)
 trace exc_nesting_m3.elf cm3 192    # nested interrupts, preemption, tail-chaining
 trace exc_wfi_m3.elf cm3 2048       # sleep and wake-up, CYCTAP = 1
 trace exc_svc_pendsv_m3.elf cm3 1024 4800000  # SVC, PendSV; a slow line (ACPR 9)
+trace exc_systick_m3.elf cm3 256 24000000    # SysTick; the paper's 24 Mbaud line (ACPR 1)
+trace exc_nesting_m3.elf cm3 3072 2000000    # N 3072 (CYCTAP = 1) on a 2 Mbaud line
+trace exc_wfi_m3.elf cm3 5120 1000000        # the paper's 1 Mbaud row, N 5120
 
 # Plans that cannot work: say why, name what would
 "$SONDE" frankentrace run -e "$fw/demo.elf" --probe -N 64 -o "$tmp/x" 2>"$tmp/e"; rc=$?
