@@ -209,7 +209,8 @@ int sonde_ft_iter_feed(struct sonde_ft_iter *it, uint64_t k0, const uint32_t *sa
     rc = iter_reserve(it, (size_t)end);
   if (rc)
     return sonde_diag_set(&st->diag, rc, "out of memory");
-  memcpy(it->samples + it->n, samples, n * sizeof *samples);
+  if (n) /* an iteration may have no sample at all (a run shorter than its phase) */
+    memcpy(it->samples + it->n, samples, n * sizeof *samples);
   it->n = (size_t)end;
   return 0;
 }
