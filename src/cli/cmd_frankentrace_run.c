@@ -122,10 +122,11 @@ int cmd_frankentrace_run(int argc, char **argv)
     return cli_usage_error(&help, "-o <trace> is required");
   if (!probe)
     return cli_usage_error(&help,
-                           "only --probe is available on the VM in this version: it traces the "
-                           "unmodified image through the debug port (firmware built with the "
-                           "target runner, target/cortexm/frankentrace, is traced on silicon and "
-                           "stitched with `sonde frankentrace stitch`)");
+                           "give --probe to trace the unmodified image through the debug port; "
+                           "firmware built with the target runner (target/cortexm/frankentrace) "
+                           "repeats itself: `sonde run --swo capture.swo FW.elf`, then `sonde "
+                           "frankentrace stitch -e FW.elf capture.swo -o TRACE` "
+                           "(docs/frankentrace-target.md)");
   enum sonde_ft_format fmt;
   if (sonde_ft_format_parse(format, &fmt))
     return cli_usage_error(&help, "--format must be pct, csv or perfetto, not '%s'", format);
