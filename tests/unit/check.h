@@ -90,15 +90,15 @@ static inline int check_summary(void)
   return check_failed ? 1 : 0;
 }
 
-/* Path of a file in ../shared/testdata; tests that need it fail loudly when it
- * is missing (SONDE_TESTDATA is set by tests/CMakeLists.txt). */
+/* Path of a file in the repository's test data (tests/data, SONDE_TESTDATA set
+ * by CMakeLists.txt); tests that need it fail loudly when it is missing. */
 static inline const char *check_testdata(const char *rel)
 {
   static char buf[4096];
   snprintf(buf, sizeof buf, "%s/%s", SONDE_TESTDATA, rel);
   FILE *f = fopen(buf, "rb");
   if (!f) {
-    fprintf(stderr, "missing test data %s (expected ../shared/testdata beside the checkout)\n", buf);
+    fprintf(stderr, "missing test data %s (tests/data: see its README)\n", buf);
     exit(1);
   }
   fclose(f);
