@@ -103,6 +103,14 @@ void cli_progress_end(struct cli_progress *p);
 /* Read a whole file into a malloc'd buffer (NUL-terminated; *len without the
  * NUL). NULL when it cannot be read (errno says why). */
 char *cli_read_file(const char *path, size_t *len);
+/* A built-in machine by name, or a machine file (at most 1 MiB); prints the
+ * error (the built-ins when the name is unknown). Returns CLI_OK or CLI_FAIL. */
+struct sonde_machine;
+int cli_load_machine(const char *spec, struct sonde_machine **m);
+/* A firmware image read whole (at most 512 MiB); with `elf` its ELF header is
+ * checked before the rest is read (a raw binary has none). Prints the error;
+ * NULL on failure. */
+void *cli_read_firmware(const char *path, bool elf, size_t *len);
 
 /* Monotonic host time in seconds. */
 double cli_now_s(void);

@@ -5,66 +5,10 @@
 #include "sonde/frankentrace_vm.h"
 #include "sonde/vm.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#define MAX_ELF_BYTES ((size_t)512 << 20)
-
-static void *read_elf(const char *path, size_t *len)
-{
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    cli_error("frankentrace run: cannot open '%s': %s", path, strerror(errno));
-    return NULL;
-  }
-  struct stat sb;
-  unsigned char magic[4] = {0};
-  if (fstat(fileno(f), &sb) || !S_ISREG(sb.st_mode) || (size_t)sb.st_size > MAX_ELF_BYTES ||
-      fread(magic, 1, 4, f) != 4 || memcmp(magic, "\177ELF", 4)) {
-    fclose(f);
-    cli_error("frankentrace run: '%s' is not an ELF file", path);
-    return NULL;
-  }
-  *len = (size_t)sb.st_size;
-  unsigned char *b = malloc(*len);
-  rewind(f);
-  if (!b || fread(b, 1, *len, f) != *len) {
-    free(b);
-    fclose(f);
-    cli_error("frankentrace run: cannot read '%s'", path);
-    return NULL;
-  }
-  fclose(f);
-  return b;
-}
-
-static int load_machine(const char *spec, struct sonde_machine **m)
-{
-  if (sonde_machine_builtin(spec, m) == 0)
-    return CLI_OK;
-  FILE *f = fopen(spec, "rb");
-  if (!f) {
-    const char *const *names = sonde_machine_builtin_names();
-    fprintf(stderr, "sonde: frankentrace run: unknown machine '%s' (not a built-in, not a file); "
-                    "built-ins:", spec);
-    for (size_t i = 0; names[i]; i++)
-      fprintf(stderr, " %s", names[i]);
-    fputc('\n', stderr);
-    return CLI_FAIL;
-  }
-  char *text = malloc(1 << 20);
-  size_t len = text ? fread(text, 1, 1 << 20, f) : 0;
-  fclose(f);
-  struct sonde_diag d = {{0}};
-  int rc = text ? sonde_machine_parse(text, len, spec, m, &d) : SONDE_E_NOMEM;
-  free(text);
-  if (rc < 0)
-    return cli_error("frankentrace run: %s", d.msg[0] ? d.msg : sonde_strerror(rc));
-  return CLI_OK;
-}
 
 static void on_progress(void *ctx, uint32_t done, uint32_t total)
 {
@@ -143,10 +87,10 @@ int cmd_frankentrace_run(int argc, char **argv)
   struct sonde_ft_trace *trace = NULL, *truth = NULL;
   struct sonde_ft_vm_state *state = NULL;
   int status = CLI_FAIL;
-  if (load_machine(machine_name, &machine) != CLI_OK)
+  if (cli_load_machine(machine_name, &machine) != CLI_OK)
     goto out;
   size_t elf_len;
-  if (!(elf = read_elf(elf_path, &elf_len)))
+  if (!(elf = cli_read_firmware(elf_path, true, &elf_len)))
     goto out;
   if (ft_cli_open_elf(elf_path, &sym) != CLI_OK)
     goto out;

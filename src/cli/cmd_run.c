@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,10 +30,6 @@
  * at its halt flag): ~2 ms of compiled code, ~20 ms with every trace hook on. */
 #define INTERRUPT_SLICE_CYCLES 2000000ull
 #define MAX_GAP_EVENTS 16
-/* Firmware ELF files with full debug information stay far below this; the
- * cap keeps a wrong path from eating the host's memory. */
-#define MAX_ELF_FILE ((size_t)512 << 20)
-#define MAX_MACHINE_FILE ((size_t)1 << 20)
 
 struct exc_event {
   uint64_t cycle;
@@ -232,95 +227,6 @@ static void on_sigint(int sig)
     sonde_vm_halt(interrupted_vm);
 }
 
-/* Read a whole file of at most `max` bytes. With `elf`, the first bytes must be
- * an ELF header before anything more is read, so a wrong file (a disk image,
- * /dev/zero) is refused at once instead of being read whole. */
-static void *read_whole_file(const char *path, size_t *len, size_t max, bool elf)
-{
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    cli_error("run: cannot open '%s': %s", path, strerror(errno));
-    return NULL;
-  }
-  struct stat sb;
-  if (!fstat(fileno(f), &sb) && S_ISDIR(sb.st_mode)) {
-    fclose(f);
-    cli_error("run: '%s' is a directory", path);
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  for (;;) {
-    if (!buf) {
-      fclose(f);
-      cli_error("run: '%s': out of memory", path);
-      return NULL;
-    }
-    n += fread(buf + n, 1, cap - n, f);
-    if (elf && n < cap) { /* the whole file is in: the loader says what is wrong */
-      break;
-    }
-    if (elf && memcmp(buf, "\177ELF", 4)) {
-      cli_error("run: '%s' is not an ELF file (it starts with %02x %02x %02x %02x, not 7f 45 4c 46)",
-                path, (unsigned char)buf[0], (unsigned char)buf[1], (unsigned char)buf[2],
-                (unsigned char)buf[3]);
-      free(buf);
-      fclose(f);
-      return NULL;
-    }
-    if (n < cap)
-      break;
-    if (n >= max) {
-      free(buf);
-      fclose(f);
-      cli_error("run: '%s' is larger than %zu MiB: not a firmware image or machine file", path,
-                max >> 20);
-      return NULL;
-    }
-    cap *= 2;
-    char *nb = realloc(buf, cap);
-    if (!nb)
-      free(buf);
-    buf = nb;
-  }
-  if (ferror(f)) {
-    cli_error("run: cannot read '%s': %s", path, strerror(errno));
-    free(buf);
-    fclose(f);
-    return NULL;
-  }
-  fclose(f);
-  *len = n;
-  return buf;
-}
-
-static int load_machine(const char *spec, struct sonde_machine **m)
-{
-  int rc = sonde_machine_builtin(spec, m);
-  if (rc == 0)
-    return CLI_OK;
-  FILE *probe = fopen(spec, "rb");
-  if (!probe) {
-    const char *const *names = sonde_machine_builtin_names();
-    fprintf(stderr, "sonde: run: unknown machine '%s' (not a built-in, not a file); built-ins:", spec);
-    for (size_t i = 0; names[i]; i++)
-      fprintf(stderr, " %s", names[i]);
-    fputc('\n', stderr);
-    return CLI_FAIL;
-  }
-  fclose(probe);
-  size_t len;
-  char *text = read_whole_file(spec, &len, MAX_MACHINE_FILE, false);
-  if (!text)
-    return CLI_FAIL;
-  struct sonde_diag diag = {{0}};
-  rc = sonde_machine_parse(text, len, spec, m, &diag);
-  free(text);
-  if (rc < 0)
-    return cli_error("run: %s", diag.msg[0] ? diag.msg : sonde_strerror(rc));
-  return CLI_OK;
-}
-
 /* --gdb [ADDR:]PORT: serve gdb instead of running freely (docs/vm.md "Debug
  * access and GDB"). Port 0 picks a free port; the port is printed to stderr. */
 static int run_gdb(struct sonde_vm *vm, const char *spec, uint64_t max_cycles,
@@ -496,10 +402,10 @@ int cmd_run(int argc, char **argv)
   memset(&ctx, 0, sizeof ctx);
   int status = CLI_FAIL;
 
-  if (load_machine(machine_name, &machine) != CLI_OK)
+  if (cli_load_machine(machine_name, &machine) != CLI_OK)
     goto out;
   size_t image_len;
-  image = read_whole_file(fw_path, &image_len, MAX_ELF_FILE, true);
+  image = cli_read_firmware(fw_path, !binary, &image_len);
   if (!image)
     goto out;
   rc = sonde_vm_new(machine, &vm);

@@ -2,6 +2,8 @@
 #include "cli.h"
 #include "sonde/common.h"
 
+#include "sonde/vm.h"
+#include <sys/stat.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +113,116 @@ char *cli_read_file(const char *path, size_t *len)
     return NULL;
   }
   buf[n] = 0;
+  *len = n;
+  return buf;
+}
+
+/* Machine descriptions are small text files; more than this is not one. */
+#define CLI_MAX_MACHINE_FILE ((size_t)1 << 20)
+
+int cli_load_machine(const char *spec, struct sonde_machine **m)
+{
+  if (sonde_machine_builtin(spec, m) == 0)
+    return CLI_OK;
+  const char *cmd = cli_command_name ? cli_command_name : "sonde";
+  FILE *f = fopen(spec, "rb");
+  if (!f) {
+    const char *const *names = sonde_machine_builtin_names();
+    fprintf(stderr, "sonde: %s: unknown machine '%s' (not a built-in, not a file); built-ins:", cmd,
+            spec);
+    for (size_t i = 0; names[i]; i++)
+      fprintf(stderr, " %s", names[i]);
+    fputc('\n', stderr);
+    return CLI_FAIL;
+  }
+  struct stat sb;
+  if (!fstat(fileno(f), &sb) && S_ISDIR(sb.st_mode)) {
+    fclose(f);
+    return cli_error("%s: '%s' is a directory", cmd, spec);
+  }
+  char *text = malloc(CLI_MAX_MACHINE_FILE + 1);
+  size_t len = text ? fread(text, 1, CLI_MAX_MACHINE_FILE + 1, f) : 0;
+  bool err = ferror(f);
+  fclose(f);
+  if (!text || err) {
+    free(text);
+    return cli_error("%s: cannot read '%s'", cmd, spec);
+  }
+  if (len > CLI_MAX_MACHINE_FILE) {
+    free(text);
+    return cli_error("%s: '%s' is larger than %zu MiB: not a firmware image or machine file", cmd,
+                     spec, CLI_MAX_MACHINE_FILE >> 20);
+  }
+  struct sonde_diag diag = {{0}};
+  int rc = sonde_machine_parse(text, len, spec, m, &diag);
+  free(text);
+  if (rc < 0)
+    return cli_error("%s: %s", cmd, diag.msg[0] ? diag.msg : sonde_strerror(rc));
+  return CLI_OK;
+}
+
+/* Firmware images (ELF with full debug information, or raw binaries) stay far
+ * below this; the cap keeps a wrong path from eating the host's memory. */
+#define CLI_MAX_ELF_FILE ((size_t)512 << 20)
+
+void *cli_read_firmware(const char *path, bool elf, size_t *len)
+{
+  const char *cmd = cli_command_name ? cli_command_name : "sonde";
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    cli_error("%s: cannot open '%s': %s", cmd, path, strerror(errno));
+    return NULL;
+  }
+  struct stat sb;
+  if (!fstat(fileno(f), &sb) && S_ISDIR(sb.st_mode)) {
+    fclose(f);
+    cli_error("%s: '%s' is a directory", cmd, path);
+    return NULL;
+  }
+  /* The header first: a wrong file (a disk image, /dev/zero) is refused
+   * before anything more is read. */
+  size_t cap = 1 << 16, n = 0;
+  unsigned char *buf = malloc(cap);
+  for (;;) {
+    if (!buf) {
+      fclose(f);
+      cli_error("%s: '%s': out of memory", cmd, path);
+      return NULL;
+    }
+    size_t was = n;
+    n += fread(buf + n, 1, cap - n, f);
+    if (elf && was == 0 && (n < 4 || memcmp(buf, "\177ELF", 4))) {
+      if (n < 4)
+        cli_error("%s: '%s' is not an ELF file (%zu bytes)", cmd, path, n);
+      else
+        cli_error("%s: '%s' is not an ELF file (it starts with %02x %02x %02x %02x, not "
+                  "7f 45 4c 46)", cmd, path, buf[0], buf[1], buf[2], buf[3]);
+      free(buf);
+      fclose(f);
+      return NULL;
+    }
+    if (n < cap)
+      break;
+    if (n >= CLI_MAX_ELF_FILE) {
+      free(buf);
+      fclose(f);
+      cli_error("%s: '%s' is larger than %zu MiB: not a firmware image", cmd, path,
+                CLI_MAX_ELF_FILE >> 20);
+      return NULL;
+    }
+    cap *= 2;
+    unsigned char *nb = realloc(buf, cap);
+    if (!nb)
+      free(buf);
+    buf = nb;
+  }
+  bool err = ferror(f);
+  fclose(f);
+  if (err) {
+    cli_error("%s: cannot read '%s'", cmd, path);
+    free(buf);
+    return NULL;
+  }
   *len = n;
   return buf;
 }

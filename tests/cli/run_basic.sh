@@ -84,6 +84,10 @@ has "$tmp/err" "bad.txt:2: " "bad machine file message"
 # a raw binary at its link address runs like the ELF
 expect_rc 3 "binary" "$SONDE" run --binary --base 0 "$fw/hello.bin"
 has "$tmp/out" "hello from the virtual Cortex-M" "binary output"
+# a raw binary longer than the first read (64 KiB) is not taken for a broken ELF
+{ cat "$fw/hello.bin"; head -c 100000 /dev/zero; } >"$tmp/big.bin"
+expect_rc 3 "binary > 64 KiB" "$SONDE" run --binary --base 0 "$tmp/big.bin"
+has "$tmp/out" "hello from the virtual Cortex-M" "binary > 64 KiB output"
 # usage errors exit 2
 expect_rc 2 "no firmware" "$SONDE" run
 expect_rc 2 "bad trace format" "$SONDE" run --trace-pc "$tmp/t.bin" --trace-format xml "$fw/hello.elf"
