@@ -1,20 +1,23 @@
 /* Fuzz target: the ITM/DWT packet decoder (src/itm). The first byte picks
  * the chunk size and output capacity, so splits and a full output array are
- * exercised; the whole input is also decoded at once, and both runs must give
- * the same packets. Invariants: offsets increase, every packet type is valid,
+ * exercised; the whole input is also decoded at once, with the hot path's
+ * own choice of loop and with each of its loops forced (itm_internal.h),
+ * and all runs must give the same packets. Invariants: offsets increase, every packet type is valid,
  * every byte is consumed, skipped bytes add up. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "itm/itm_internal.h"
 #include "sonde/itm.h"
 
 #define CAP 256
 
-static size_t run(const uint8_t *data, size_t size, size_t chunk, size_t cap,
+static size_t run(const uint8_t *data, size_t size, size_t chunk, size_t cap, unsigned loop,
                   struct sonde_itm_packet *all, size_t max, uint64_t *skipped)
 {
   struct sonde_itm *d = sonde_itm_new(NULL);
+  itm_force_loop(d, loop);
   struct sonde_itm_packet out[CAP];
   size_t pos = 0, total = 0;
   uint64_t last = 0, skip = 0;
@@ -63,12 +66,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   size--;
   static struct sonde_itm_packet a[4096], b[4096];
   uint64_t sa, sb;
-  size_t na = run(data, size, chunk, cap, a, 4096, &sa);
-  size_t nb = run(data, size, size ? size : 1, CAP, b, 4096, &sb);
-  if (na != nb || sa != sb)
-    abort();
-  size_t m = na < 4096 ? na : 4096;
-  if (memcmp(a, b, m * sizeof a[0]))
-    abort();
+  size_t na = run(data, size, chunk, cap, ITM_LOOP_AUTO, a, 4096, &sa);
+  for (unsigned loop = ITM_LOOP_AUTO; loop <= ITM_LOOP_RUN; loop++) {
+    size_t nb = run(data, size, size ? size : 1, CAP, loop, b, 4096, &sb);
+    if (na != nb || sa != sb)
+      abort();
+    size_t m = na < 4096 ? na : 4096;
+    if (memcmp(a, b, m * sizeof a[0]))
+      abort();
+  }
   return 0;
 }

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "itm_fast.h"
+#include "itm_internal.h"
 #include "itm_table.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -67,6 +68,8 @@ struct sonde_itm {
   uint32_t page_base;   /* stimulus page * 32 */
   uint8_t state, npend, lost, skip_why;
   uint8_t pend[8];
+  uint8_t run_mode;     /* fast_run: use run_loop (the stream looked regular) */
+  uint8_t loop_mode;    /* ITM_LOOP_*: AUTO, or one loop forced (tests) */
   struct sonde_itm_stats st;
 };
 
@@ -113,11 +116,15 @@ struct sonde_itm *sonde_itm_new(const struct sonde_itm_config *cfg)
 
 void sonde_itm_free(struct sonde_itm *d) { free(d); }
 
+void itm_force_loop(struct sonde_itm *d, unsigned mode) { d->loop_mode = (uint8_t)mode; }
+
 void sonde_itm_reset(struct sonde_itm *d)
 {
   if (d) {
     struct sonde_itm_config c = d->cfg;
+    uint8_t loop = d->loop_mode;
     itm_setup(d, &c);
+    d->loop_mode = loop;
   }
 }
 
@@ -336,14 +343,14 @@ static size_t sync_found(struct sonde_itm *d, struct sonde_itm_packet *o)
  * computed up front keep every loop variable in a register. */
 static inline __attribute__((always_inline)) void
 fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
-          uint64_t off0, const uint64_t pre)
+          const struct sonde_itm_packet *oend, uint64_t off0, const uint64_t pre)
 {
   const uint8_t *p = *pp;
   struct sonde_itm_packet *o = *op;
   uint64_t ts_abs = d->ts_abs, ts_out = d->ts_out;
   uint64_t page_base = d->page_base;
   uint64_t *cnt = d->st.packets;
-  while (LIKELY(p < pend)) {
+  while (LIKELY(p < pend && o < oend)) {
     const struct itm_fast *e = &itm_fast_table[p[0]];
     uint64_t w;
     memcpy(&w, p, 8);
@@ -391,31 +398,234 @@ fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct s
   *op = o;
 }
 
+/* Adds the packed lane counters of a run loop (itm_fast.h, ITM_LANE) to the
+ * statistics. */
+static inline void lanes_flush(uint64_t *cnt, uint64_t acc)
+{
+  for (unsigned i = 0; i < sizeof itm_lane_type; i++)
+    cnt[itm_lane_type[i]] += (acc >> (8 * i)) & 0xff;
+}
+
+/* A word at p that holds a 5-byte source packet (header xxxxxx11) and an
+ * LTS1 (11TC0000) with two payload bytes (C = 1, then C = 0). */
+#define RUN_PAIR_MASK 0x8080cf0000000003ull
+#define RUN_PAIR 0x0080c00000000003ull
+
+/* The loop for streams of regular packets (runs of 5-byte source packets,
+ * each perhaps followed by a local timestamp: PC sampling, 32-bit
+ * instrumentation logging). Here branches predict well, so it branches on
+ * the packet kind instead of computing every field with masks:
+ *  - a 5-byte source packet (header xxxxxx11: 4-byte instrumentation write,
+ *    PC sample, DWT data value) has a fixed length and fixed fields per
+ *    header (itm_fast.h: kind 1, length 5, no flag bits, checked by
+ *    tests/itm/test_itm.c), so it costs one table load and four stores;
+ *  - an LTS1 gets its length from the continuation bits, as in fast_loop;
+ *  - anything else takes fast_loop's branch-free step.
+ * *other counts the packets of the last kind, by which fast_run decides
+ * which loop suits the stream. */
+static inline __attribute__((always_inline)) void
+run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
+         const struct sonde_itm_packet *oend, uint64_t off0, const uint64_t pre, uint64_t *other)
+{
+  const uint8_t *p = *pp;
+  struct sonde_itm_packet *o = *op;
+  uint64_t ts_abs = d->ts_abs, ts_out = d->ts_out;
+  uint64_t page_base = d->page_base;
+  uint64_t *cnt = d->st.packets;
+  uint64_t n_other = 0;
+  while (LIKELY(p < pend && o < oend)) {
+    unsigned h = p[0];
+    const struct itm_fast *e = &itm_fast_table[h];
+    uint64_t w;
+    memcpy(&w, p, 8);
+    size_t room = (size_t)(oend - o);
+    /* (the run loops assume stimulus page 0: no port arithmetic) */
+    if ((w & RUN_PAIR_MASK) == RUN_PAIR && room >= 2 && !page_base) {
+      /* Pairs of a 5-byte source packet and an LTS1 with 2 payload bytes
+       * (PC sampling with timestamps): 8 bytes, 2 packets, one word. At
+       * most 127 pairs (the counter lanes) and the output room. */
+      size_t pairs = room / 2 < 127 ? room / 2 : 127;
+      const uint8_t *lim = (size_t)(pend - p) > 8 * pairs ? p + 8 * pairs : pend;
+      uint64_t acc = 0;
+      for (;;) {
+        uint64_t meta = e->meta;
+        o[0].offset = off0 + (uint64_t)(uintptr_t)p;
+        o[0].ts = ts_out;
+        o[0].value = (uint32_t)(w >> 8);
+        memcpy(&o[0].port, &meta, sizeof meta);
+        uint64_t dt = ((w >> 48) & 0x7f) | ((w >> 49) & 0x3f80);
+        ts_abs += dt * pre;
+        ts_out = ts_abs;
+        meta = itm_fast_table[(w >> 40) & 0xff].meta | 2ull << 24;
+        o[1].offset = off0 + (uint64_t)(uintptr_t)p + 5;
+        o[1].ts = ts_out;
+        o[1].value = dt;
+        memcpy(&o[1].port, &meta, sizeof meta);
+        acc += e->inc + ITM_LANE(SONDE_ITM_LTS);
+        o += 2;
+        p += 8;
+        if (p >= lim)
+          break;
+        memcpy(&w, p, 8);
+        if ((w & RUN_PAIR_MASK) != RUN_PAIR)
+          break;
+        e = &itm_fast_table[w & 0xff];
+      }
+      lanes_flush(cnt, acc);
+      continue;
+    }
+    if ((w & 0x30000000003ull) == 0x30000000003ull && !page_base) {
+      /* A run of 5-byte source packets (32-bit instrumentation writes, PC
+       * samples without timestamps): a fixed stride of 5, with now and
+       * then an LTS1 decoded in line. At most 255 packets (the counter
+       * lanes) and the output room: every packet here takes >= 2 bytes, so
+       * stopping 2 * that many bytes on bounds them. */
+      size_t k = room < 255 ? room : 255;
+      const uint8_t *lim = (size_t)(pend - p) > 2 * k ? p + 2 * k : pend;
+      uint64_t acc = 0;
+      for (;;) {
+        uint64_t meta = e->meta;
+        o->offset = off0 + (uint64_t)(uintptr_t)p;
+        o->ts = ts_out;
+        o->value = (uint32_t)(w >> 8);
+        memcpy(&o->port, &meta, sizeof meta);
+        acc += e->inc;
+        o++;
+        if ((w & 0x30000000000ull) == 0x30000000000ull && p + 5 < lim) {
+          /* the next packet is one too: two per header check */
+          const struct itm_fast *e1 = &itm_fast_table[(w >> 40) & 0xff];
+          uint32_t v;
+          memcpy(&v, p + 6, 4);
+          meta = e1->meta;
+          o->offset = off0 + (uint64_t)(uintptr_t)p + 5;
+          o->ts = ts_out;
+          o->value = v;
+          memcpy(&o->port, &meta, sizeof meta);
+          acc += e1->inc;
+          o++;
+          p += 5;
+        }
+        p += 5;
+        if (p >= lim)
+          break;
+        memcpy(&w, p, 8);
+        h = (unsigned)w & 0xff;
+        if ((h & 3) != 3) {
+          uint64_t lw = w, c;
+          if ((h & 0xcf) != 0xc0 || !(c = ~lw & 0x8080808000ull))
+            break;
+          unsigned ll = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+          uint64_t lx = lw >> 8;
+          uint64_t dt = (lx & 0x7f) | ((lx >> 1) & 0x3f80) | ((lx >> 2) & 0x1fc000) |
+                        ((lx >> 3) & 0xfe00000);
+          dt &= (1ull << (7 * (ll - 1))) - 1;
+          ts_abs += dt * pre;
+          ts_out = ts_abs;
+          meta = itm_fast_table[h].meta | (uint64_t)(ll - 1) << 24;
+          o->offset = off0 + (uint64_t)(uintptr_t)p;
+          o->ts = ts_out;
+          o->value = dt;
+          memcpy(&o->port, &meta, sizeof meta);
+          acc += ITM_LANE(SONDE_ITM_LTS);
+          o++;
+          p += ll;
+          if (p >= lim)
+            break;
+          memcpy(&w, p, 8);
+          h = (unsigned)w & 0xff;
+          if ((h & 3) != 3)
+            break;
+        }
+        e = &itm_fast_table[h];
+      }
+      lanes_flush(cnt, acc);
+      continue;
+    }
+    uint64_t x = w >> 8, value, meta;
+    unsigned plen;
+    if ((h & 3) == 3) {
+      value = (uint32_t)x;
+      meta = e->meta + (page_base & (0 - (uint64_t)e->page));
+      plen = 5;
+    } else if (e->kind == 2) {
+      uint64_t c = ~w & 0x8080808000ull;
+      if (UNLIKELY(!c))
+        break; /* malformed: the general path reports it */
+      plen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+      value = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
+      value &= (1ull << (7 * (plen - 1))) - 1;
+      ts_abs += value * pre;
+      ts_out = ts_abs;
+      meta = e->meta | (uint64_t)(plen - 1) << 24;
+    } else if (LIKELY(e->kind == 1)) {
+      plen = e->len;
+      value = (x & e->vmask) | e->lts2;
+      meta = e->meta | (((x >> e->fshift) & e->fmask) << 32);
+      meta += page_base & (0 - (uint64_t)e->page);
+      ts_abs += (uint64_t)e->lts2 * pre;
+      ts_out = e->is_lts ? ts_abs : ts_out;
+      n_other++;
+    } else {
+      break;
+    }
+    o->offset = off0 + (uint64_t)(uintptr_t)p;
+    o->ts = ts_out;
+    o->value = value;
+    memcpy(&o->port, &meta, sizeof meta);
+    o++;
+    cnt[e->type]++;
+    p += plen;
+  }
+  d->ts_abs = ts_abs;
+  d->ts_out = ts_out;
+  *pp = p;
+  *op = o;
+  *other = n_other;
+}
+
 /* The hot loop: while at least 8 bytes remain and the header is a
  * fixed-length packet (instrumentation, DWT, LTS2, overflow) or an LTS1,
- * decode it from one 8-byte load with table lookups and conditional moves
- * (a stream's packet types look random to a branch predictor). Returns at
- * the first other header; the caller handles that one on the general path. */
+ * decode it with one of the two loops above. Returns at the first other
+ * header; the caller handles that one on the general path.
+ *
+ * Which loop: fast_loop has no data-dependent branch but the LTS1 one, and
+ * wins on streams whose packet kinds look random; run_loop branches on the
+ * kind and wins (2x on PC-sample and 32-bit logging streams) when the kinds
+ * repeat. The choice is made per call from the previous call's stream:
+ * run_loop while at most 1 packet in 8 takes its "other" branch, fast_loop
+ * after that until a call averages >= 3.75 bytes per packet (5-byte packets
+ * dominate). Both loops give identical packets (tests/itm/test_itm_diff.c
+ * forces each). */
 #if defined(__GNUC__)
 __attribute__((noinline)) /* its own register allocation: no spills in the loop */
 #endif
 static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
                      struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
 {
-  /* p < pend: 8 bytes readable, and room for a packet: every packet takes
-   * at least a byte, so stopping `room` bytes on bounds the packets (the
-   * caller comes back with the room left). One bound, one register. */
-  const uint8_t *p = in + *ip, *pend = in + len - 7;
-  size_t room = cap - *np;
-  if ((size_t)(pend - p) > room)
-    pend = p + room;
-  struct sonde_itm_packet *o = out + *np;
+  /* p < pend: 8 bytes readable; o < oend: room for a packet */
+  const uint8_t *p = in + *ip, *p0 = p, *pend = in + len - 7;
+  struct sonde_itm_packet *o = out + *np, *o0 = o, *oend = out + cap;
   /* offset of the byte at p = off0 + (uintptr_t)p (mod 2^64) */
   uint64_t off0 = base - (uint64_t)(uintptr_t)in;
-  if (d->cfg.ts_prescale == 1)
-    fast_loop(d, &p, pend, &o, off0, 1);
-  else
-    fast_loop(d, &p, pend, &o, off0, d->cfg.ts_prescale);
+  unsigned mode = d->loop_mode;
+  if (mode == ITM_LOOP_AUTO)
+    mode = d->run_mode ? ITM_LOOP_RUN : ITM_LOOP_MIXED;
+  if (mode == ITM_LOOP_RUN) {
+    uint64_t other = 0;
+    if (d->cfg.ts_prescale == 1)
+      run_loop(d, &p, pend, &o, oend, off0, 1, &other);
+    else
+      run_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale, &other);
+    if ((uint64_t)(o - o0) >= 64 && other * 8 > (uint64_t)(o - o0))
+      d->run_mode = 0;
+  } else {
+    if (d->cfg.ts_prescale == 1)
+      fast_loop(d, &p, pend, &o, oend, off0, 1);
+    else
+      fast_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale);
+    if ((uint64_t)(o - o0) >= 64 && (uint64_t)(p - p0) * 4 >= (uint64_t)(o - o0) * 15)
+      d->run_mode = 1;
+  }
   *ip = (size_t)(p - in);
   *np = (size_t)(o - out);
 }

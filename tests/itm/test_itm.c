@@ -7,6 +7,7 @@
  * written out by hand below, not from the decoder. */
 #include "check.h"
 
+#include "itm/itm_fast.h"
 #include "itm/itm_table.h"
 #include "sonde/itm.h"
 
@@ -415,6 +416,34 @@ static void test_split_anywhere(void)
   CHECK(sonde_itm_init(mem, 8, NULL) == NULL);
 }
 
+/* What the run loops of src/itm/itm.c take from itm_fast.h without looking:
+ * every header xxxxxx11 is a 5-byte packet with all fields fixed by the
+ * header (no flag bits from the payload, no timestamp), counted in its
+ * type's lane; every LTS1 header is kind 2; lanes name distinct types. */
+static void test_run_loop_table(void)
+{
+  for (unsigned h = 0; h < 256; h++) {
+    const struct itm_fast *e = &itm_fast_table[h];
+    if ((h & 3) == 3) {
+      CHECK_EQ_U(e->kind, 1);
+      CHECK_EQ_U(e->len, 5);
+      CHECK_EQ_U(e->fmask, 0);
+      CHECK_EQ_U(e->lts2, 0);
+      CHECK_EQ_U(e->is_lts, 0);
+      CHECK_EQ_U((unsigned)(e->meta >> 24 & 0xff), 4u); /* size */
+      CHECK_EQ_U(e->vmask, 0xffffffffu);
+      unsigned lane = (unsigned)__builtin_ctzll(e->inc) / 8;
+      CHECK(e->inc != 0 && e->inc == 1ull << (8 * lane));
+      CHECK(lane < sizeof itm_lane_type && itm_lane_type[lane] == e->type);
+      CHECK_EQ_U((unsigned)(e->meta >> 16 & 0xff), e->type);
+    }
+    if ((h & 0xcf) == 0xc0)
+      CHECK_EQ_U(e->kind, 2);
+  }
+  CHECK_EQ_U(itm_lane_type[6], SONDE_ITM_LTS);
+  CHECK_EQ_U(ITM_LANE(SONDE_ITM_LTS), 1ull << 48);
+}
+
 /* Every header byte, followed by payloads with every continuation pattern:
  * the hot path (whole buffer) and the general path (one byte at a time)
  * give identical packets. */
@@ -509,6 +538,7 @@ int main(void)
   RUN(test_loss_and_resync);
   RUN(test_split_anywhere);
   RUN(test_fast_equals_general);
+  RUN(test_run_loop_table);
   RUN(test_random_bytes);
   return check_summary();
 }

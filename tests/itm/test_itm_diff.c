@@ -1,7 +1,10 @@
 /* ITM decoder, differential: the hot path (whole buffers: fast_run, 8-byte
  * loads, packets decoded from tables) against the general path (the same
  * stream fed one byte at a time, so every packet goes through the state
- * machine and decode_packet), on real and fuzzed streams: the fuzz corpus
+ * machine and decode_packet). The hot path runs three ways: its own choice
+ * of loop, and each of its two loops forced (fast_loop for random-looking
+ * streams, run_loop with the 5-byte-run and PC+LTS pair loops for regular
+ * ones), with LTS prescale 1 and 4. On real and fuzzed streams: the fuzz corpus
  * (fuzz/corpus/itm) and the SWO bytes of firmware images run on the VM
  * (`sonde run --swo`, when the firmware is built), plus random chunk sizes
  * and small output arrays. Packets, offsets, timestamps and statistics must
@@ -10,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "itm/itm_internal.h"
 #include "sonde/itm.h"
 
 struct res {
@@ -28,9 +32,16 @@ static uint32_t rnd(void)
 }
 
 /* chunk 0: whole buffer; -1: random chunk sizes; out: `room` packets a call */
+static unsigned loop_mode;   /* ITM_LOOP_* for the next decode */
+static unsigned ts_prescale = 1;
+
 static void decode(const uint8_t *s, size_t len, long chunk, size_t room, struct res *r)
 {
-  struct sonde_itm *d = sonde_itm_new(NULL);
+  struct sonde_itm_config cfg;
+  sonde_itm_config_init(&cfg);
+  cfg.ts_prescale = ts_prescale;
+  struct sonde_itm *d = sonde_itm_new(&cfg);
+  itm_force_loop(d, loop_mode);
   struct sonde_itm_packet buf[600];
   r->n = 0;
   size_t pos = 0;
@@ -73,17 +84,32 @@ static bool same(const struct res *a, const struct res *b)
 
 static int streams; /* streams compared */
 
+static void compare_once(const char *what, const uint8_t *s, size_t len)
+{
+  static const char *loop_name[] = {"auto", "mixed loop", "run loop"};
+  loop_mode = ITM_LOOP_AUTO;
+  decode(s, len, 1, 600, &A); /* the general path, byte by byte */
+  for (unsigned m = ITM_LOOP_AUTO; m <= ITM_LOOP_RUN; m++) {
+    loop_mode = m;
+    decode(s, len, 0, 600, &B);
+    if (!same(&A, &B))
+      CHECK_FAIL_("%s (%zu bytes, prescale %u, %s): whole buffer: %zu packets, byte by byte: %zu",
+                  what, len, ts_prescale, loop_name[m], B.n, A.n);
+    decode(s, len, -1, 2 + rnd() % 40, &B);
+    if (!same(&A, &B))
+      CHECK_FAIL_("%s (%zu bytes, prescale %u, %s): random chunks differ (%zu vs %zu packets)",
+                  what, len, ts_prescale, loop_name[m], B.n, A.n);
+  }
+  streams++;
+}
+
 static void compare(const char *what, const uint8_t *s, size_t len)
 {
-  decode(s, len, 1, 600, &A); /* the general path, byte by byte */
-  decode(s, len, 0, 600, &B);
-  if (!same(&A, &B))
-    CHECK_FAIL_("%s (%zu bytes): whole buffer: %zu packets, byte by byte: %zu", what, len, B.n,
-                A.n);
-  decode(s, len, -1, 2 + rnd() % 40, &B);
-  if (!same(&A, &B))
-    CHECK_FAIL_("%s (%zu bytes): random chunks differ (%zu vs %zu packets)", what, len, B.n, A.n);
-  streams++;
+  ts_prescale = 1;
+  compare_once(what, s, len);
+  ts_prescale = 4;
+  compare_once(what, s, len);
+  ts_prescale = 1;
 }
 
 static uint8_t *slurp(const char *path, size_t *len)
@@ -208,11 +234,78 @@ static void test_random_streams(void)
   free(s);
 }
 
+/* Regular streams, what the run loops are for, with every way to leave a
+ * run: runs of 5-byte packets (instrumentation on any port and page, PC
+ * samples, data trace), PC + LTS1 pairs with 1-4 byte timestamps, sleep
+ * samples, malformed LTS1 (C set in the last byte), LTS2, page changes,
+ * syncs, overflow and random bytes; whole and cut at every length near the
+ * end, so runs meet the 8-byte edge and the output room. */
+static size_t regular_stream(uint8_t *s, size_t cap, unsigned style)
+{
+  static const uint8_t h5[] = {0x03, 0x0b, 0xfb, 0x17, 0x47, 0x4f, 0x87, 0x8f, 0x07, 0x1f};
+  size_t n = 0;
+  while (n + 24 < cap) {
+    uint32_t v = rnd();
+    unsigned pick = v % 1000;
+    uint8_t h = style == 0 ? 0x17 : style == 1 ? (uint8_t)(0x03 | (v >> 12 & 31) << 3)
+                                               : h5[(v >> 12) % sizeof h5];
+    s[n++] = h;
+    for (int k = 0; k < 4; k++)
+      s[n++] = (uint8_t)rnd();
+    if (style == 0 || (style == 2 && v & 0x100)) { /* an LTS1 after the sample */
+      unsigned pay = pick < 900 ? 2 : 1 + (v >> 20) % 4;
+      s[n++] = (uint8_t)(0xc0 | (v >> 24 & 3) << 4);
+      for (unsigned k = 0; k < pay; k++)
+        s[n++] = (uint8_t)((rnd() & 0x7f) | (k + 1 < pay ? 0x80 : 0));
+    } else if (style == 1 && v % 8 == 0) {
+      s[n++] = (uint8_t)(0xc0 | (v >> 24 & 3) << 4);
+      s[n++] = (uint8_t)(rnd() & 0x7f);
+    }
+    if (pick < 8) { /* sleeping sample */
+      s[n++] = 0x15;
+      s[n++] = 0;
+    } else if (pick < 12) { /* malformed LTS1: all four payload bytes have C = 1 */
+      s[n++] = 0xc0;
+      memset(s + n, 0x81, 4);
+      n += 4;
+    } else if (pick < 16) { /* stimulus page change (0..7) */
+      s[n++] = (uint8_t)(0x08 | (v >> 16 & 7) << 4);
+    } else if (pick < 18) {
+      s[n++] = 0x30; /* LTS2 */
+    } else if (pick < 20) {
+      s[n++] = 0x70; /* overflow */
+    } else if (pick < 22) {
+      memset(s + n, 0, 5); /* sync */
+      s[n + 5] = 0x80;
+      n += 6;
+    } else if (pick < 23) {
+      s[n++] = (uint8_t)(v >> 8); /* a random byte */
+    }
+  }
+  return n;
+}
+
+static void test_regular_streams(void)
+{
+  size_t cap = 1 << 18;
+  uint8_t *s = malloc(cap);
+  for (unsigned style = 0; style < 3; style++) {
+    for (int iter = 0; iter < 3; iter++) {
+      size_t n = regular_stream(s, cap, style);
+      compare("regular stream", s, n);
+      for (size_t cut = 1; cut < 12; cut++)
+        compare("regular stream, cut", s, n - cut * 7 - iter);
+    }
+  }
+  free(s);
+}
+
 int main(void)
 {
   RUN(test_fuzz_corpus);
   RUN(test_vm_swo);
   RUN(test_random_streams);
+  RUN(test_regular_streams);
   fprintf(stderr, "%d streams compared\n", streams);
   return check_summary();
 }
