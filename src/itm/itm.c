@@ -338,6 +338,65 @@ static size_t sync_found(struct sonde_itm *d, struct sonde_itm_packet *o)
   return n;
 }
 
+/* A GTS1, GTS2 or extension packet (itm_fast kind 3, 4, 5) at the start of
+ * the 8 bytes in w, decoded exactly as decode_packet does (D4.2.3, D4.2.5).
+ * Sets *value, *meta (port, type, size, flags) and *type, updates the global
+ * timestamp and the stimulus page; returns the packet's length, or 0 when it
+ * is malformed (the general path reports it). */
+static inline __attribute__((always_inline)) unsigned
+decode_rare(struct sonde_itm *d, uint64_t w, unsigned kind, uint64_t *page_base, uint64_t *value,
+            uint64_t *meta, unsigned *type)
+{
+  unsigned h = (unsigned)w & 0xff, len = 1, flags = 0, size;
+  if (kind != 5 || (h & 0x80)) {
+    uint64_t c = ~w & (kind == 4 ? 0x80808080808000ull : 0x8080808000ull);
+    if (!c)
+      return 0;
+    len = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+  }
+  size = len - 1;
+  uint64_t v = 0;
+  if (kind == 3) { /* GTS1: TS[6:0], TS[13:7], TS[20:14], {0 Wrap ClkCh TS[25:21]} */
+    unsigned bits = 0;
+    for (unsigned i = 1; i < len; i++) {
+      unsigned b = (unsigned)(w >> (8 * i)) & 0xff;
+      if (i == 4) {
+        v |= (uint64_t)(b & 0x1f) << 21;
+        flags = (b & 0x40 ? SONDE_ITM_GTS_WRAP : 0) | (b & 0x20 ? SONDE_ITM_GTS_CLKCH : 0);
+        bits = 26;
+      } else {
+        v |= (uint64_t)(b & 0x7f) << (7 * (i - 1));
+        bits = 7 * i;
+      }
+    }
+    uint64_t mask = (1ull << bits) - 1;
+    d->gts = (d->gts & ~mask) | v;
+    *value = d->gts;
+    *type = SONDE_ITM_GTS;
+  } else if (kind == 4) { /* GTS2: TS[32:26], TS[39:33], ... */
+    for (unsigned i = 1; i < len; i++)
+      v |= (uint64_t)((w >> (8 * i)) & 0x7f) << (7 * (i - 1));
+    d->gts = (d->gts & ((1ull << 26) - 1)) | (v << 26);
+    *value = d->gts;
+    flags = SONDE_ITM_GTS2;
+    *type = SONDE_ITM_GTS;
+  } else { /* extension: C EX[2:0] 1 SH 0 0 + EX[9:3], ... */
+    v = (h >> 4) & 7;
+    for (unsigned i = 1; i < len; i++)
+      v |= (uint64_t)((w >> (8 * i)) & (i == 4 ? 0xff : 0x7f)) << (3 + 7 * (i - 1));
+    if (!(h & 0x04)) {
+      *page_base = v < 2047 ? v * 32 : 2047u * 32;
+      *type = SONDE_ITM_PAGE;
+    } else {
+      flags = 1;
+      *type = SONDE_ITM_EXT;
+    }
+    *value = v;
+  }
+  *meta = (uint64_t)*type << 16 | (uint64_t)size << 24 | (uint64_t)flags << 32;
+  return len;
+}
+
 /* The loop of fast_run, inlined once per prescale (1, the common case, makes
  * the timestamp multiply vanish). Pointers instead of indices and limits
  * computed up front keep every loop variable in a register. */
@@ -350,50 +409,78 @@ fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct s
   uint64_t ts_abs = d->ts_abs, ts_out = d->ts_out;
   uint64_t page_base = d->page_base;
   uint64_t *cnt = d->st.packets;
-  while (LIKELY(p < pend && o < oend)) {
-    const struct itm_fast *e = &itm_fast_table[p[0]];
-    uint64_t w;
-    memcpy(&w, p, 8);
-    uint64_t x = w >> 8;
-    /* The packet length is the loop-carried dependency: for fixed-length
-     * packets it is computed from the header with ALU operations only (no
-     * table load on that path): 1 + 1/2/4 for source packets, 1 for LTS2 and
-     * overflow. Fixed-length packets (almost all of a stream) are decoded
-     * without branches (masks instead of ?:); LTS1, whose length comes from
-     * continuation bits, takes a short branch. */
-    unsigned h = (unsigned)w & 0xff;
-    unsigned plen = ((1u << (h & 3)) >> 1) + 1;
-    uint64_t value, meta;
-    if (LIKELY(e->kind == 1)) {
-      value = (x & e->vmask) | e->lts2;
-      meta = e->meta | (((x >> e->fshift) & e->fmask) << 32);
-      meta += page_base & (0 - (uint64_t)e->page);
-      ts_abs += (uint64_t)e->lts2 * pre;
-    } else {
-      uint64_t c = ~w & 0x8080808000ull;
-      /* Anything else (GTS, extension, sync, reserved, a malformed LTS1)
-       * leaves the loop for the general path, which decodes one packet and
-       * comes back: a call in here would make every loop variable live
-       * across it, i.e. spilled to the stack and reloaded per packet. */
-      if (UNLIKELY(e->kind != 2 || !c))
-        break;
-      plen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
-      value = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
-      value &= (1ull << (7 * (plen - 1))) - 1;
-      ts_abs += value * pre;
-      meta = e->meta | (uint64_t)(plen - 1) << 24;
+  for (;;) {
+    /* One bound per packet: every packet takes at least a byte, so stopping
+     * `room` bytes on keeps the output in bounds; then again with the room
+     * left (a few rounds per output array). */
+    if (p >= pend || o >= oend)
+      break;
+    size_t room = (size_t)(oend - o);
+    const uint8_t *lim = (size_t)(pend - p) > room ? p + room : pend;
+    while (LIKELY(p < lim)) {
+      const struct itm_fast *e = &itm_fast_table[p[0]];
+      uint64_t w;
+      memcpy(&w, p, 8);
+      uint64_t x = w >> 8;
+      /* The packet length is the loop-carried dependency: for fixed-length
+       * packets it is computed from the header with ALU operations only (no
+       * table load on that path): 1 + 1/2/4 for source packets, 1 for LTS2 and
+       * overflow. Fixed-length packets (almost all of a stream) are decoded
+       * without branches (masks instead of ?:); LTS1, whose length comes from
+       * continuation bits, takes a short branch. */
+      unsigned h = (unsigned)w & 0xff;
+      unsigned plen = ((1u << (h & 3)) >> 1) + 1;
+      uint64_t value, meta;
+      if (LIKELY(e->kind == 1)) {
+        value = (x & e->vmask) | e->lts2;
+        meta = e->meta + ((x & e->fm) << e->fsh) + (page_base & e->pgmask);
+        ts_abs += (uint64_t)e->lts2 * pre;
+        ts_out = e->lts2 ? ts_abs : ts_out;
+      } else {
+        uint64_t c = ~w & 0x8080808000ull;
+        if (UNLIKELY(e->kind != 2)) {
+          /* GTS and extension packets are decoded here, in line: a call would
+           * make every loop variable live across it, i.e. spilled to the stack
+           * and reloaded per packet. Anything else (sync, reserved, malformed)
+           * leaves the loop for the general path, which decodes one packet and
+           * comes back. */
+          unsigned type;
+          if (e->kind == 0)
+            goto out;
+          plen = decode_rare(d, w, e->kind, &page_base, &value, &meta, &type);
+          if (!plen)
+            goto out;
+          o->offset = off0 + (uint64_t)(uintptr_t)p;
+          o->ts = ts_out;
+          o->value = value;
+          memcpy(&o->port, &meta, sizeof meta);
+          o++;
+          cnt[type]++;
+          p += plen;
+          continue;
+        }
+        if (UNLIKELY(!c))
+          goto out;
+        plen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+        value = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
+        value &= (1ull << (7 * (plen - 1))) - 1;
+        ts_abs += value * pre;
+        ts_out = ts_abs;
+        meta = e->meta | (uint64_t)(plen - 1) << 24;
+      }
+      o->offset = off0 + (uint64_t)(uintptr_t)p;
+      o->ts = ts_out;
+      o->value = value;
+      memcpy(&o->port, &meta, sizeof meta); /* port, type, size, flags, reserved */
+      o++;
+      cnt[e->type]++;
+      p += plen;
     }
-    ts_out = e->is_lts ? ts_abs : ts_out;
-    o->offset = off0 + (uint64_t)(uintptr_t)p;
-    o->ts = ts_out;
-    o->value = value;
-    memcpy(&o->port, &meta, sizeof meta); /* port, type, size, flags, reserved */
-    o++;
-    cnt[e->type]++;
-    p += plen;
   }
+out:
   d->ts_abs = ts_abs;
   d->ts_out = ts_out;
+  d->page_base = (uint32_t)page_base;
   *pp = p;
   *op = o;
 }
@@ -461,7 +548,7 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
         o[1].ts = ts_out;
         o[1].value = dt;
         memcpy(&o[1].port, &meta, sizeof meta);
-        acc += e->inc + ITM_LANE(SONDE_ITM_LTS);
+        acc += itm_lane_inc[e->type] + ITM_LANE(SONDE_ITM_LTS);
         o += 2;
         p += 8;
         if (p >= lim)
@@ -489,7 +576,7 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
         o->ts = ts_out;
         o->value = (uint32_t)(w >> 8);
         memcpy(&o->port, &meta, sizeof meta);
-        acc += e->inc;
+        acc += itm_lane_inc[e->type];
         o++;
         if ((w & 0x30000000000ull) == 0x30000000000ull && p + 5 < lim) {
           /* the next packet is one too: two per header check */
@@ -501,7 +588,7 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
           o->ts = ts_out;
           o->value = v;
           memcpy(&o->port, &meta, sizeof meta);
-          acc += e1->inc;
+          acc += itm_lane_inc[e1->type];
           o++;
           p += 5;
         }
@@ -545,7 +632,7 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
     unsigned plen;
     if ((h & 3) == 3) {
       value = (uint32_t)x;
-      meta = e->meta + (page_base & (0 - (uint64_t)e->page));
+      meta = e->meta + (page_base & e->pgmask);
       plen = 5;
     } else if (e->kind == 2) {
       uint64_t c = ~w & 0x8080808000ull;
@@ -560,10 +647,9 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
     } else if (LIKELY(e->kind == 1)) {
       plen = e->len;
       value = (x & e->vmask) | e->lts2;
-      meta = e->meta | (((x >> e->fshift) & e->fmask) << 32);
-      meta += page_base & (0 - (uint64_t)e->page);
+      meta = e->meta + ((x & e->fm) << e->fsh) + (page_base & e->pgmask);
       ts_abs += (uint64_t)e->lts2 * pre;
-      ts_out = e->is_lts ? ts_abs : ts_out;
+      ts_out = e->lts2 ? ts_abs : ts_out;
       n_other++;
     } else {
       break;

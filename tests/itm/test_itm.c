@@ -427,13 +427,13 @@ static void test_run_loop_table(void)
     if ((h & 3) == 3) {
       CHECK_EQ_U(e->kind, 1);
       CHECK_EQ_U(e->len, 5);
-      CHECK_EQ_U(e->fmask, 0);
+      CHECK_EQ_U(e->fm, 0);
       CHECK_EQ_U(e->lts2, 0);
-      CHECK_EQ_U(e->is_lts, 0);
       CHECK_EQ_U((unsigned)(e->meta >> 24 & 0xff), 4u); /* size */
       CHECK_EQ_U(e->vmask, 0xffffffffu);
-      unsigned lane = (unsigned)__builtin_ctzll(e->inc) / 8;
-      CHECK(e->inc != 0 && e->inc == 1ull << (8 * lane));
+      uint64_t inc = itm_lane_inc[e->type];
+      unsigned lane = (unsigned)__builtin_ctzll(inc) / 8;
+      CHECK(inc != 0 && inc == 1ull << (8 * lane));
       CHECK(lane < sizeof itm_lane_type && itm_lane_type[lane] == e->type);
       CHECK_EQ_U((unsigned)(e->meta >> 16 & 0xff), e->type);
     }
