@@ -51,6 +51,11 @@ int sonde_grammar_set_loop_header(struct sonde_grammar *g, uint32_t loop_header)
  * that cycle's symbol without running ReSequitur on it again (default on;
  * docs/grammar.md, "Cycle cache"). Off runs Fig. 3 literally, cycle by cycle. */
 int sonde_grammar_set_cycle_cache(struct sonde_grammar *g, bool on);
+/* When the input repeats the expansion of a rule of terminals, take the
+ * repeat at once instead of symbol by symbol where that provably gives the
+ * same grammar (all three algorithms; on by default; src/grammar/build.c,
+ * repeat_rule). Off runs every symbol. Before input. */
+int sonde_grammar_set_repeat_skip(struct sonde_grammar *g, bool on);
 /* Debug check mode (sequitur, resequitur): after every `every`-th input
  * symbol (1: each one; 0: off), check digram uniqueness, rule utility and the
  * reference counts on the whole live grammar; feed() fails with

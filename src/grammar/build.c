@@ -96,6 +96,8 @@ struct gbuilder {
   size_t vcap;
   uint64_t input_len;
   uint64_t check_every, check_left; /* debug check mode (gb_set_check) */
+  bool skip_on;      /* take a repeated flat rule at once (repeat_rule) */
+  uint64_t skipped;  /* input symbols taken by repeat_rule */
   int err;
   bool limit_hit;
   char msg[160];
@@ -584,6 +586,150 @@ static void append(struct gbuilder *b, uint32_t t, uint32_t sym, uint32_t nt)
   }
 }
 
+/* ---- A repeated rule at once -----------------------------------------------
+ * On long PC traces nearly every symbol continues a repeat, and the
+ * symbol-by-symbol algorithm spends ~1,600 host instructions per symbol
+ * rebuilding the rule it repeats. Say A -> a1 .. aL (terminals, exponents 1),
+ * the target rule t (S, or Cyclitur's open cycle) ends in z, and a1 .. aL
+ * come next. Symbol by symbol: a1 goes in, and (z a1) is indexed; a2 makes
+ * a rule P2 -> a1 a2 (A becomes P2 a3 .. aL, t ends in "z P2"); a3 makes
+ * P3 -> P2 a3 and expands P2 (now used once); and so on, until aL makes t end
+ * in "z A" (ReSequitur, z = A^k: in A^(k+1)), whose digram with its left
+ * neighbour is checked, and A's last prefix rule is expanded back: A is as
+ * before, its digrams indexed in its body again, and t has one more
+ * reference to A. Every digram met on the way but the last has a fresh rule
+ * Pk in it or is (z a1), so under these conditions it matches nothing:
+ *  - A is closed (not S, not open or pinned), L >= 2, and no two neighbours
+ *    in a1 .. aL are equal (no overlapping digrams or merges);
+ *  - t is not empty, z is not the terminal a1, and (z a1) is not indexed.
+ * Then repeat_rule() takes the repeat at once: when the last digram
+ * ((z A), or (y A^(k+1)) for y z = y A^k) is not in the index either, by
+ * appending A (the end state); else by enter_prefix(), the state before aL,
+ * and aL goes in the ordinary way with its whole cascade (L >= 3). The
+ * grammar is the same as symbol by symbol: tests/grammar/test_compress.c
+ * compares both (sonde_grammar_set_repeat_skip) rule for rule on random,
+ * structured and real inputs, for all three algorithms. */
+
+/* Slot of the digram (a ac)(c cc) given by keys, or the empty slot. */
+static uint32_t dg_find_key(const struct gbuilder *b, uint32_t a, uint32_t ac, uint32_t c,
+                            uint32_t cc)
+{
+  uint32_t hv = (uint32_t)dg_hash4(a, ac, c, cc), h = hv & b->htmask;
+  for (;;) {
+    uint64_t v = b->ht[h];
+    if (!v)
+      return h;
+    if (SLOT_HASH(v) == hv) {
+      uint32_t x = SLOT_NODE(v), y = N[x].next;
+      if (N[x].sym == a && (N[x].cnt & CNT_KEY) == ac && N[y].sym == c &&
+          (N[y].cnt & CNT_KEY) == cc)
+        return h;
+    }
+    h = (h + 1) & b->htmask;
+  }
+}
+
+/* The flat rule A whose expansion w[0 .. L) starts, when the repeat can be
+ * taken at once into rule t (conditions above): returns L and sets *rule,
+ * and *whole when the last digram matches nothing (append A); or 0. */
+static size_t repeat_rule(const struct gbuilder *b, uint32_t t, const uint32_t *w, size_t avail,
+                          uint32_t *rule, bool *whole)
+{
+  uint64_t v = b->ht[dg_find_key(b, w[0], 1, w[1], 1)];
+  if (!v)
+    return 0;
+  uint32_t m = SLOT_NODE(v), g = N[m].prev;
+  if (!is_guard(b, g))
+    return 0; /* the digram is not the start of a body */
+  uint32_t a = N[g].sym;
+  if (a == b->S || (b->r[a].flags & (R_PINNED | R_OPEN)))
+    return 0;
+  size_t len = 0;
+  for (uint32_t x = m; !is_guard(b, x); x = N[x].next, len++) {
+    if (len >= avail || (N[x].cnt & CNT_KEY) != 1 || N[x].sym != w[len] ||
+        (len && w[len] == w[len - 1]))
+      return 0;
+  }
+  uint32_t z = N[b->r[t].guard].prev;
+  if (is_guard(b, z))
+    return 0;
+  uint32_t zc = N[z].cnt & CNT_KEY;
+  if ((!(zc & CNT_NT) && N[z].sym == w[0]) || b->ht[dg_find_key(b, N[z].sym, zc, w[0], 1)])
+    return 0;
+  *rule = a;
+  if (b->re && (zc & CNT_NT) && N[z].sym == a) {
+    /* z = A^k: the last step merges into it, then checks (y A^(k+1)) */
+    uint32_t y = N[z].prev, k = zc & CNT_MASK;
+    *whole = k < CNT_MASK &&
+             (is_guard(b, y) ||
+              !b->ht[dg_find_key(b, N[y].sym, N[y].cnt & CNT_KEY, a, CNT_NT | (k + 1))]);
+  } else {
+    *whole = !b->ht[dg_find_key(b, N[z].sym, zc, a, CNT_NT | 1)];
+  }
+  return len;
+}
+
+/* The state symbol-by-symbol appending reaches after a1 .. a(L-1) of a flat
+ * rule A (repeat_rule's conditions): a rule P -> a1 .. a(L-1) made of A's
+ * first nodes (their digrams stay indexed where they are), A -> P aL, t
+ * ending in "z P"; the digram (a(L-1) aL) is in no body then. The caller
+ * appends aL the ordinary way, which ends the repeat with whatever match
+ * the last digram makes. Needs L >= 3. */
+static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
+{
+  uint32_t ga = b->r[a].guard, first = N[ga].next, last = first;
+  for (size_t k = 2; k < len; k++)
+    last = N[last].next; /* a(L-1) */
+  uint32_t al = N[last].next;
+  dg_remove_if(b, last); /* (a(L-1) aL) */
+  uint32_t p = rule_new(b);
+  if (p == NIL)
+    return;
+  uint32_t gp = b->r[p].guard;
+  uint32_t y = node_new(b, p, CNT_NT | 1);
+  uint32_t gs = b->r[t].guard, z = N[gs].prev;
+  uint32_t x = node_new(b, p, CNT_NT | 1);
+  if (y == NIL || x == NIL)
+    return;
+  ga = b->r[a].guard; /* (node_new may have moved the arrays, not the slots) */
+  gp = b->r[p].guard;
+  link2(b, gp, first);
+  link2(b, last, gp);
+  link2(b, ga, y);
+  link2(b, y, al);
+  link2(b, z, x);
+  link2(b, x, gs);
+  b->r[p].refs = 2;
+  dg_set(b, dg_find(b, y), y); /* (P aL): P is new, so not there yet */
+  dg_set(b, dg_find(b, z), z); /* (z P) */
+}
+
+/* Append syms[0 .. n) to rule t (S, or Cyclitur's open cycle), taking
+ * repeats of flat rules at once where repeat_rule allows (when on). */
+static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, size_t n)
+{
+  for (size_t i = 0; i < n && !b->err;) {
+    uint32_t a;
+    bool whole = false;
+    size_t len = b->skip_on && i + 1 < n ? repeat_rule(b, t, syms + i, n - i, &a, &whole) : 0;
+    if (len && whole) {
+      append(b, t, a, CNT_NT);
+      b->skipped += len;
+      i += len;
+    } else if (len >= 3) {
+      enter_prefix(b, t, a, len);
+      b->skipped += len - 1;
+      i += len - 1;
+      append(b, t, syms[i], 0); /* aL, the ordinary way */
+      i++;
+    } else {
+      append(b, t, syms[i], 0);
+      i++;
+    }
+    flush_pending(b);
+  }
+}
+
 /* ---- Cyclitur ------------------------------------------------------------- */
 
 static uint32_t single_find(const struct gbuilder *b, uint32_t sym, uint32_t cnt)
@@ -785,10 +931,7 @@ static void spill_raw(struct gbuilder *b)
 {
   if (b->C == NIL)
     open_cycle(b);
-  for (size_t i = 0; i < b->rawn && !b->err; i++) {
-    append(b, b->C, b->raw[i], 0);
-    flush_pending(b);
-  }
+  append_syms(b, b->C, b->raw, b->rawn);
   b->rawn = 0;
 }
 
@@ -833,6 +976,7 @@ struct gbuilder *gb_new(enum sonde_grammar_algo algo)
   b->singlemask = 63;
   b->single = calloc(b->singlemask + 1, sizeof *b->single);
   b->cache_on = true;
+  b->skip_on = true;
   b->ccmask = 255;
   b->cc = calloc(b->ccmask + 1, sizeof *b->cc);
   if (!b->ht || !b->single || !b->cc) {
@@ -863,6 +1007,10 @@ void gb_free(struct gbuilder *b)
 }
 
 void gb_set_cache(struct gbuilder *b, bool on) { b->cache_on = on; }
+
+void gb_set_repeat_skip(struct gbuilder *b, bool on) { b->skip_on = on; }
+
+uint64_t gb_skipped(const struct gbuilder *b) { return b->skipped; }
 
 void gb_set_lh(struct gbuilder *b, uint32_t lh)
 {
@@ -995,7 +1143,11 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
 {
   if (b->err)
     return b->err;
-  if (b->algo != SONDE_GRAMMAR_CYCLITUR) {
+  if (b->algo != SONDE_GRAMMAR_CYCLITUR && !b->check_every) {
+    append_syms(b, b->S, syms, n);
+    if (b->err)
+      return b->err;
+  } else if (b->algo != SONDE_GRAMMAR_CYCLITUR) {
     for (size_t i = 0; i < n; i++) {
       append(b, b->S, syms[i], 0);
       flush_pending(b);

@@ -91,6 +91,14 @@ int sonde_grammar_set_cycle_cache(struct sonde_grammar *g, bool on)
   return 0;
 }
 
+int sonde_grammar_set_repeat_skip(struct sonde_grammar *g, bool on)
+{
+  if (!g->b || g->input_len)
+    return sonde_diag_set(&g->diag, SONDE_E_STATE, "repeat skip set after input");
+  gb_set_repeat_skip(g->b, on);
+  return 0;
+}
+
 int sonde_grammar_set_check(struct sonde_grammar *g, uint64_t every)
 {
   if (!g->b)

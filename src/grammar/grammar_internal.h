@@ -31,6 +31,9 @@ struct gbuilder *gb_new(enum sonde_grammar_algo algo);
 void gb_free(struct gbuilder *b);
 void gb_set_lh(struct gbuilder *b, uint32_t lh);
 void gb_set_cache(struct gbuilder *b, bool on);
+/* Take a repeated flat rule at once (same grammar; on by default). */
+void gb_set_repeat_skip(struct gbuilder *b, bool on);
+uint64_t gb_skipped(const struct gbuilder *b); /* input symbols appended that way */
 /* Debug check mode: verify the invariants after every `every`-th symbol (0: off). */
 void gb_set_check(struct gbuilder *b, uint64_t every);
 int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n);

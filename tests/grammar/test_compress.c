@@ -451,6 +451,149 @@ static void test_check_every_step(void)
   sonde_grammar_free(c);
 }
 
+/* Two grammars with the same rules, bodies and numbering. */
+static int same_grammar(const struct sonde_grammar *a, const struct sonde_grammar *b)
+{
+  size_t n = sonde_grammar_rule_count(a);
+  if (n != sonde_grammar_rule_count(b))
+    return 0;
+  for (size_t r = 0; r < n; r++) {
+    const struct sonde_grammar_elem *x, *y;
+    size_t k = sonde_grammar_rule_body(a, r, &x);
+    if (k != sonde_grammar_rule_body(b, r, &y))
+      return 0;
+    for (size_t i = 0; i < k; i++)
+      if (x[i].sym != y[i].sym || x[i].count != y[i].count || x[i].is_rule != y[i].is_rule)
+        return 0;
+  }
+  return 1;
+}
+
+/* The repeat skip (a repeated flat rule appended at once) gives the grammar
+ * of the symbol-by-symbol algorithm, rule for rule, for all three
+ * algorithms (Cyclitur: in the cycles its cache has not seen): on random
+ * strings, runs, loop nests, phrases drawn from a small dictionary (flat
+ * rules repeated in changing contexts, the case the skip is for), fed whole
+ * and in small pieces (a repeat cut by the end of a feed goes symbol by
+ * symbol), and on the real traces below. */
+static int repeat_skip_same_algo(enum sonde_grammar_algo algo, const uint32_t *w, size_t n,
+                                 size_t piece, uint32_t lh)
+{
+  struct sonde_grammar *g[2];
+  for (int on = 0; on < 2; on++) {
+    g[on] = sonde_grammar_new(algo);
+    CHECK_EQ_I(sonde_grammar_set_repeat_skip(g[on], on), 0);
+    if (algo == SONDE_GRAMMAR_CYCLITUR)
+      sonde_grammar_set_loop_header(g[on], lh);
+    for (size_t i = 0; i < n; i += piece)
+      sonde_grammar_feed(g[on], w + i, n - i < piece ? n - i : piece);
+    sonde_grammar_finish(g[on]);
+  }
+  int ok = same_grammar(g[0], g[1]) && verify(g[1], w, n);
+  if (!ok)
+    fprintf(stderr, "%s: grammars differ\n", algo == SONDE_GRAMMAR_SEQUITUR     ? "sequitur"
+                                             : algo == SONDE_GRAMMAR_RESEQUITUR ? "resequitur"
+                                                                                : "cyclitur");
+  sonde_grammar_free(g[0]);
+  sonde_grammar_free(g[1]);
+  return ok;
+}
+
+/* All three algorithms; Cyclitur with loop header `lh`. */
+static int repeat_skip_same_lh(const uint32_t *w, size_t n, size_t piece, uint32_t lh)
+{
+  int ok = 1;
+  for (int a = 0; a < 3; a++)
+    ok &= repeat_skip_same_algo((enum sonde_grammar_algo)a, w, n, piece, lh);
+  return ok;
+}
+
+static int repeat_skip_same(const uint32_t *w, size_t n, size_t piece)
+{
+  return repeat_skip_same_lh(w, n, piece, n ? w[n / 3] : 0);
+}
+
+static void test_repeat_skip(void)
+{
+  static uint32_t w[20000];
+  int bad = 0;
+  for (int iter = 0; iter < 400; iter++) {
+    size_t n = 100 + rnd() % 19900;
+    uint32_t alpha = 2 + rnd() % 40;
+    int mode = iter % 4;
+    if (mode == 0) {
+      for (size_t i = 0; i < n; i++)
+        w[i] = rnd() % alpha;
+    } else if (mode == 1) {
+      for (size_t i = 0; i < n; i++)
+        w[i] = i && rnd() % 3 ? w[i - 1] : rnd() % alpha;
+    } else if (mode == 2) { /* loop nest with changing trip counts */
+      size_t body = 3 + rnd() % 12;
+      for (size_t i = 0; i < n; i++)
+        w[i] = (uint32_t)(i % (body + 5) < 3 ? i % (body + 5)
+                                               : 10 + (i % (body + 5)) % (2 + (i / 50) % 5));
+    } else { /* phrases of 1-12 symbols from a dictionary of 2-30 */
+      uint32_t dict[30][12];
+      size_t dlen[30], nd = 2 + rnd() % 29;
+      for (size_t d = 0; d < nd; d++) {
+        dlen[d] = 1 + rnd() % 12;
+        for (size_t k = 0; k < dlen[d]; k++)
+          dict[d][k] = rnd() % alpha;
+      }
+      size_t i = 0;
+      while (i < n) {
+        size_t d = rnd() % nd;
+        for (size_t k = 0; k < dlen[d] && i < n; k++)
+          w[i++] = dict[d][k];
+      }
+    }
+    size_t piece = iter % 5 == 4 ? 1 + rnd() % 7 : n;
+    if (!repeat_skip_same(w, n, piece) && bad++ < 5)
+      fprintf(stderr, "iter %d mode %d n %zu alpha %u piece %zu: grammars differ\n", iter, mode,
+              n, alpha, piece);
+  }
+  CHECK_EQ_I(bad, 0);
+  /* not after input */
+  struct sonde_grammar *g = sonde_grammar_new(SONDE_GRAMMAR_SEQUITUR);
+  uint32_t one = 1;
+  sonde_grammar_feed(g, &one, 1);
+  CHECK_EQ_I(sonde_grammar_set_repeat_skip(g, false), SONDE_E_STATE);
+  sonde_grammar_free(g);
+}
+
+/* The same on real traces: the CC2650 FrankenTrace trace and the first
+ * 1 M instructions of bench_cpu (tests/grammar/data, the input of
+ * tests/cli/grammar_reference.sh). */
+static void test_repeat_skip_real(void)
+{
+  char path[1024];
+  struct sonde_grammar_input *in;
+  struct sonde_diag d;
+  const char *cc = check_testdata("frankentrace-cc2650/blink_if_see.pc_trace.csv.gz");
+  REQUIRE(sonde_grammar_input_load(cc, NULL, &in, &d) == 0);
+  size_t n;
+  const uint32_t *w = sonde_grammar_input_symbols(in, &n);
+  CHECK(n == 40901);
+  CHECK(repeat_skip_same_lh(w, n, n, 0x319c));
+  sonde_grammar_input_free(in);
+  /* bench_cpu: the stored grammar's expansion is the input */
+  snprintf(path, sizeof path, "%s/tests/grammar/data/bench_cpu_1m.grammar", SONDE_SOURCE_DIR);
+  FILE *f = fopen(path, "rb");
+  REQUIRE(f != NULL);
+  static uint8_t buf[1 << 20];
+  size_t len = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  struct sonde_grammar *stored;
+  REQUIRE(sonde_grammar_parse(buf, len, path, &stored, NULL) == 0);
+  struct collect c = {0};
+  REQUIRE(sonde_grammar_expand(stored, collect_emit, &c) == 0);
+  CHECK(c.n >= 1000000);
+  CHECK(repeat_skip_same_lh(c.v, c.n, c.n, 0x364));
+  CHECK(repeat_skip_same_lh(c.v, c.n, 4093, 0x364)); /* and in pieces */
+  free(c.v);
+  sonde_grammar_free(stored);
+}
+
 int main(void)
 {
   RUN(test_paper_sequitur);
@@ -463,5 +606,7 @@ int main(void)
   RUN(test_cycles_paper);
   RUN(test_cyclic_improvement);
   RUN(test_check_every_step);
+  RUN(test_repeat_skip);
+  RUN(test_repeat_skip_real);
   return check_summary();
 }
