@@ -2,7 +2,9 @@
  * mixed software and hardware packets and prints MB/s next to a plain byte
  * scan of the same buffer, measured in the same run. Timing never fails.
  *
- *   bench_itm [MB] [chunk_bytes] [mixed|sw32|pc]
+ *   bench_itm [MB] [chunk_bytes] [mixed|sw32|pc] [FILE]
+ *
+ * FILE: also write the generated stream there (for `sonde itm --stats FILE`).
  *
  * sw32: 32-bit instrumentation writes (as a DMA'd logger emits) with an LTS1
  * every 8 packets; pc: periodic PC samples (1 in 16 sleeping), each followed
@@ -151,6 +153,13 @@ int main(int argc, char **argv)
   while (pos + 8 <= len)
     pos += gen_packet(buf + pos, k++);
   memset(buf + pos, 0x70, len - pos); /* overflow packets as filler */
+  if (argc > 4) {
+    FILE *f = fopen(argv[4], "wb");
+    if (!f || fwrite(buf, 1, len, f) != len || fclose(f)) {
+      fprintf(stderr, "bench_itm: cannot write '%s'\n", argv[4]);
+      return 1;
+    }
+  }
 
   /* plain byte scan: count bytes with bit 7 set (reads every byte; the
    * compiler vectorises it, so this is about memory speed) */

@@ -605,10 +605,14 @@ static void append(struct gbuilder *b, uint32_t t, uint32_t sym, uint32_t nt)
  * Then repeat_rule() takes the repeat at once: when the last digram
  * ((z A), or (y A^(k+1)) for y z = y A^k) is not in the index either, by
  * appending A (the end state); else by enter_prefix(), the state before aL,
- * and aL goes in the ordinary way with its whole cascade (L >= 3). The
- * grammar is the same as symbol by symbol: tests/grammar/test_compress.c
- * compares both (sonde_grammar_set_repeat_skip) rule for rule on random,
- * structured and real inputs, for all three algorithms. */
+ * and aL goes in the ordinary way with its whole cascade (L >= 3). When the
+ * input follows only A's first j >= 2 symbols (all terminals), the state
+ * after them is the same shape (P -> a1 .. aj, A -> P a(j+1) .., t ending in
+ * "z P"; a(j+1) may be anything but a terminal aj), so enter_prefix() takes
+ * those and the next symbol goes in the ordinary way. The grammar is the
+ * same as symbol by symbol: tests/grammar/test_compress.c and
+ * fuzz/fuzz_grammar.c compare both (sonde_grammar_set_repeat_skip) rule for
+ * rule on random, structured and real inputs, for all three algorithms. */
 
 /* Slot of the digram (a ac)(c cc) given by keys, or the empty slot. */
 static uint32_t dg_find_key(const struct gbuilder *b, uint32_t a, uint32_t ac, uint32_t c,
@@ -629,11 +633,12 @@ static uint32_t dg_find_key(const struct gbuilder *b, uint32_t a, uint32_t ac, u
   }
 }
 
-/* The flat rule A whose expansion w[0 .. L) starts, when the repeat can be
- * taken at once into rule t (conditions above): returns L and sets *rule,
- * and *whole when the last digram matches nothing (append A); or 0. */
+/* The rule A whose body the input w[0 .. j) follows (a1 .. aj, terminals),
+ * when those can be taken at once into rule t (conditions above): returns j
+ * and sets *rule, *complete (j = L, all of A) and *whole (complete, and the
+ * last digram matches nothing: append A); or 0. */
 static size_t repeat_rule(const struct gbuilder *b, uint32_t t, const uint32_t *w, size_t avail,
-                          uint32_t *rule, bool *whole)
+                          uint32_t *rule, bool *complete, bool *whole)
 {
   uint64_t v = b->ht[dg_find_key(b, w[0], 1, w[1], 1)];
   if (!v)
@@ -645,11 +650,15 @@ static size_t repeat_rule(const struct gbuilder *b, uint32_t t, const uint32_t *
   if (a == b->S || (b->r[a].flags & (R_PINNED | R_OPEN)))
     return 0;
   size_t len = 0;
-  for (uint32_t x = m; !is_guard(b, x); x = N[x].next, len++) {
+  uint32_t x = m;
+  for (; !is_guard(b, x); x = N[x].next, len++) {
     if (len >= avail || (N[x].cnt & CNT_KEY) != 1 || N[x].sym != w[len] ||
         (len && w[len] == w[len - 1]))
-      return 0;
+      break;
   }
+  *complete = is_guard(b, x);
+  if (len < 2 || (!*complete && !(N[x].cnt & CNT_NT) && N[x].sym == w[len - 1]))
+    return 0; /* (a(j) a(j+1)) could overlap: a a */
   uint32_t z = N[b->r[t].guard].prev;
   if (is_guard(b, z))
     return 0;
@@ -669,38 +678,31 @@ static size_t repeat_rule(const struct gbuilder *b, uint32_t t, const uint32_t *
   return len;
 }
 
-/* The state symbol-by-symbol appending reaches after a1 .. a(L-1) of a flat
- * rule A (repeat_rule's conditions): a rule P -> a1 .. a(L-1) made of A's
- * first nodes (their digrams stay indexed where they are), A -> P aL, t
- * ending in "z P"; the digram (a(L-1) aL) is in no body then. The caller
- * appends aL the ordinary way, which ends the repeat with whatever match
- * the last digram makes. Needs L >= 3. */
+/* The state symbol-by-symbol appending reaches after a1 .. aj of a rule A
+ * (repeat_rule's conditions, 2 <= j < L): a rule P -> a1 .. aj made of A's
+ * first nodes (their digrams stay indexed where they are), A -> P a(j+1) ..,
+ * t ending in "z P"; the digram (aj a(j+1)) is in no body then. */
 static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
 {
-  uint32_t ga = b->r[a].guard, first = N[ga].next, last = first;
-  for (size_t k = 2; k < len; k++)
-    last = N[last].next; /* a(L-1) */
-  uint32_t al = N[last].next;
-  dg_remove_if(b, last); /* (a(L-1) aL) */
+  uint32_t first = N[b->r[a].guard].next, last = first;
+  for (size_t k = 1; k < len; k++)
+    last = N[last].next; /* a(j) */
+  uint32_t next = N[last].next;
+  dg_remove_if(b, last); /* (a(j) a(j+1)) */
   uint32_t p = rule_new(b);
-  if (p == NIL)
+  uint32_t y = p == NIL ? NIL : node_new(b, p, CNT_NT | 1);
+  uint32_t x = y == NIL ? NIL : node_new(b, p, CNT_NT | 1);
+  if (x == NIL)
     return;
-  uint32_t gp = b->r[p].guard;
-  uint32_t y = node_new(b, p, CNT_NT | 1);
-  uint32_t gs = b->r[t].guard, z = N[gs].prev;
-  uint32_t x = node_new(b, p, CNT_NT | 1);
-  if (y == NIL || x == NIL)
-    return;
-  ga = b->r[a].guard; /* (node_new may have moved the arrays, not the slots) */
-  gp = b->r[p].guard;
+  uint32_t ga = b->r[a].guard, gp = b->r[p].guard, gt = b->r[t].guard, z = N[gt].prev;
   link2(b, gp, first);
   link2(b, last, gp);
   link2(b, ga, y);
-  link2(b, y, al);
+  link2(b, y, next);
   link2(b, z, x);
-  link2(b, x, gs);
+  link2(b, x, gt);
   b->r[p].refs = 2;
-  dg_set(b, dg_find(b, y), y); /* (P aL): P is new, so not there yet */
+  dg_set(b, dg_find(b, y), y); /* (P a(j+1)): P is new, so not there yet */
   dg_set(b, dg_find(b, z), z); /* (z P) */
 }
 
@@ -710,18 +712,24 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
 {
   for (size_t i = 0; i < n && !b->err;) {
     uint32_t a;
-    bool whole = false;
-    size_t len = b->skip_on && i + 1 < n ? repeat_rule(b, t, syms + i, n - i, &a, &whole) : 0;
-    if (len && whole) {
+    bool complete = false, whole = false;
+    size_t len = b->skip_on && i + 1 < n
+                     ? repeat_rule(b, t, syms + i, n - i, &a, &complete, &whole)
+                     : 0;
+    if (len && complete && whole) { /* the end state */
       append(b, t, a, CNT_NT);
       b->skipped += len;
       i += len;
-    } else if (len >= 3) {
-      enter_prefix(b, t, a, len);
+    } else if (len && complete && len >= 3) { /* the state before aL, then aL */
+      enter_prefix(b, t, a, len - 1);
       b->skipped += len - 1;
       i += len - 1;
-      append(b, t, syms[i], 0); /* aL, the ordinary way */
+      append(b, t, syms[i], 0);
       i++;
+    } else if (len && !complete) { /* the state after a1 .. aj */
+      enter_prefix(b, t, a, len);
+      b->skipped += len;
+      i += len;
     } else {
       append(b, t, syms[i], 0);
       i++;

@@ -62,6 +62,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["bytes"] == 45 and d["skipped"] == 2, d
 assert isinstance(d["mb_per_s"], float) or isinstance(d["mb_per_s"], int)
+assert isinstance(d["cpu_mb_per_s"], (float, int)) and d["cpu_mb_per_s"] >= 0
+assert list(d)[:6] == ["bytes", "skipped", "losses", "mb_per_s", "cpu_mb_per_s", "packets"], list(d)
 p = d["packets"]
 want = {"sync": 2, "sw": 5, "lts": 1, "pc": 1, "exc": 2, "evcnt": 1, "pc_sleep": 1,
         "page": 1, "skip": 1}
