@@ -28,9 +28,9 @@ void SysTick_Handler(void)
 #define RESET_TEST 0 /* 1: reset after the capture; the next boot finds the bundle */
 #endif
 
-void on_fault(uint32_t *frame, uint32_t exc_return)
+void on_fault(uint32_t *frame, uint32_t exc_return, const mtb_fault_regs_t *regs)
 {
-  mtb_bundle_write(mtb_bundle, sizeof mtb_bundle, frame, exc_return, 64, 0);
+  mtb_bundle_write(mtb_bundle, sizeof mtb_bundle, frame, exc_return, regs, 64);
   if (HANG_TEST) /* wait for a debugger (sonde mtb fetch) */
     for (;;)
       ;
@@ -59,7 +59,8 @@ __attribute__((noinline)) uint32_t culprit(const volatile uint32_t *p, uint32_t 
 }
 
 #ifndef FAULT_KIND
-#define FAULT_KIND 0 /* 0: bad load, 1: wild function pointer, 2: corrupted return address */
+#define FAULT_KIND 0 /* 0: bad load, 1: wild function pointer, 2: corrupted return address,
+                      * 3: stack overflow */
 #endif
 
 typedef void (*handler_fn)(void);
@@ -83,6 +84,72 @@ __attribute__((naked, noinline)) void smash(void)
                    ".ltorg\n");
 }
 
+/* Bug 3: a stack overflow. recurse() keeps a 40-byte buffer per call and
+ * goes one level too deep for its stack.
+ *   ARMv8-M (M33): the stack has a hardware limit (MSPLIM = the bottom of the
+ *   2 KiB stack, __HeapLimit): the push or SP update that would cross it
+ *   raises a STKOF UsageFault, escalated to HardFault.
+ *   ARMv6-M (M0+): no stack limit. The work runs on its own small stack
+ *   (PSP, task.stack, as an RTOS task would); the deepest call's buffer runs
+ *   over the callback stored just below that stack, and the task's next call
+ *   through it goes wild. */
+__attribute__((noinline)) uint32_t recurse(uint32_t depth)
+{
+  volatile uint8_t buf[40];
+  for (unsigned i = 0; i < sizeof buf; i++)
+    buf[i] = 0xA5;
+  if (depth == 0)
+    return buf[1];
+  return recurse(depth - 1) + buf[depth % sizeof buf];
+}
+
+#if !defined(__ARM_ARCH_8M_MAIN__)
+#ifndef RECURSE_DEPTH
+#define RECURSE_DEPTH 4
+#endif
+struct task {
+  uint32_t log[64];    /* the task's other data */
+  handler_fn on_done;  /* just below the stack: what an overflow hits first */
+  uint32_t stack[48];  /* 192 bytes: 5 calls of recurse() (56 bytes each) do not fit */
+};
+struct task task = {.on_done = 0};
+
+static void task_done(void)
+{
+  sink++;
+}
+
+__attribute__((noinline)) void run_task(void)
+{
+  sink = recurse(RECURSE_DEPTH);
+  task.on_done();
+}
+#endif
+
+static void stack_overflow(void)
+{
+#if defined(__ARM_ARCH_8M_MAIN__)
+  extern char __HeapLimit[];
+  __asm__ volatile("msr msplim, %0" ::"r"(__HeapLimit));
+  sink = recurse(1000); /* 1000 x 48 bytes > 2 KiB */
+#else
+  task.on_done = task_done;
+  /* Switch thread mode to PSP = the top of task.stack, run the task. */
+  __asm__ volatile("msr psp, %0\n"
+                   "movs r0, #2\n"
+                   "msr control, r0\n"
+                   "isb\n" ::"r"(&task.stack[48])
+                   : "r0", "memory");
+  run_task();
+#endif
+}
+
+#ifdef BUILD_TAG /* another build of the same code: only a comment and the build id differ */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+__asm__(".pushsection .comment\n.asciz \"sonde build tag " STR(BUILD_TAG) "\"\n.popsection");
+#endif
+
 int main(void)
 {
   if (RESET_TEST && mtb_bundle_check(mtb_bundle, sizeof mtb_bundle))
@@ -92,6 +159,13 @@ int main(void)
   if (mtb_enable(1024, 0, 0) != 0)
     return 2;
   SYST_CSR = 7;
+#if defined(FPU_TEST) && defined(__ARM_FP)
+  /* Known values in the FPU registers at the fault (the bundle keeps S0-S31). */
+  __asm__ volatile("vmov.f32 s0, #1.5\n"
+                   "vmov.f32 s17, #-2.0\n"
+                   "vmov.f32 s31, #0.25\n" ::
+                       : "s0", "s17", "s31");
+#endif
   uint32_t acc = 1;
   for (uint32_t i = 0; i < 40; i++)
     acc = step(acc, i);
@@ -99,6 +173,8 @@ int main(void)
     dispatch(3);
   else if (FAULT_KIND == 2)
     smash();
+  else if (FAULT_KIND == 3)
+    stack_overflow();
   else
     acc = culprit((const volatile uint32_t *)BAD_ADDR, acc);
   sink = acc;

@@ -11,7 +11,7 @@
 #include "sonde/mtb.h"
 #include "sonde/sym.h"
 
-enum { OUT_TEXT, OUT_JSON, OUT_CSV };
+enum { OUT_TEXT, OUT_JSON, OUT_CSV, OUT_PERFETTO };
 
 struct where {
   const char *func;
@@ -167,31 +167,118 @@ static void print_event(FILE *o, int fmt, struct sonde_sym *sym, const struct so
   fputc('\n', o);
 }
 
-/* The fault a bundle recorded: where (the stacked PC), which exception, the
- * fault status in words. */
-static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde_mtb_bundle *b,
-                        const struct sonde_mtb_history *h)
+static const char *exc_name(uint32_t ipsr)
 {
+  static const char *n[] = {"", "Reset", "NMI", "HardFault", "MemManage", "BusFault",
+                            "UsageFault", "SecureFault"};
+  return ipsr < 8 ? n[ipsr] : ipsr == 11 ? "SVCall" : ipsr == 14 ? "PendSV"
+         : ipsr == 15 ? "SysTick" : ipsr >= 16 ? "IRQ" : "";
+}
+
+/* Where the fault happened: the stacked PC, unless an ARMv8-M stack-limit
+ * fault (STKOF) left the frame unpushed and the trace says otherwise. */
+struct fault_view {
+  uint32_t pc;
+  bool from_trace;                      /* pc comes from the trace, not the frame */
+  const struct sonde_mtb_event *from;   /* wild PC: the branch that went there */
+  char words[256];
+};
+
+static void fault_view(struct sonde_sym *sym, const struct sonde_mtb_bundle *b,
+                       const struct sonde_mtb_history *h, struct fault_view *v)
+{
+  memset(v, 0, sizeof *v);
+  v->pc = b->frame[6] & ~1u;
+  sonde_mtb_fault_words(b->cfsr, b->hfsr, v->words, sizeof v->words);
+  struct sonde_mtb_site site;
+  if (b->ipsr && (b->cfsr & (1u << 20)) && sonde_mtb_entry_site(h, sym, &site) == 0 &&
+      site.pc != v->pc) {
+    v->pc = site.pc;
+    v->from_trace = true;
+  }
   /* A PC outside the firmware (a wild pointer, a smashed return address):
    * the culprit is the newest branch that went there. */
-  const struct sonde_mtb_event *from = NULL;
   uint8_t probe[2];
-  if (sonde_sym_read(sym, b->frame[6] & ~1u, probe, 2) < 0)
-    for (size_t i = h->n; i-- > 0 && !from;)
-      if ((h->ev[i].kind == SONDE_MTB_BRANCH || h->ev[i].kind == SONDE_MTB_EXC_RETURN) &&
-          h->ev[i].dst == (b->frame[6] & ~1u))
-        from = &h->ev[i];
-  char words[256];
-  sonde_mtb_fault_words(b->cfsr, b->hfsr, words, sizeof words);
-  uint32_t pc = b->frame[6];
+  if (sonde_sym_read(sym, v->pc, probe, 2) < 0)
+    v->from = sonde_mtb_branch_to(h, v->pc);
+}
+
+static void print_regs_text(FILE *o, const struct sonde_mtb_bundle *b)
+{
+  if (b->flags & SONDE_MTB_REGS_CORE) {
+    fputs("  ", o);
+    for (int i = 0; i < 8; i++)
+      fprintf(o, "r%d 0x%08x ", 4 + i, b->r4_r11[i]);
+    fprintf(o, "\n  msp 0x%08x psp 0x%08x control 0x%08x", b->msp, b->psp, b->control);
+    if (b->flags & SONDE_MTB_REGS_SPLIM)
+      fprintf(o, " msplim 0x%08x psplim 0x%08x", b->msplim, b->psplim);
+    fputc('\n', o);
+  }
+  if (b->flags & SONDE_MTB_REGS_FPU) {
+    fprintf(o, "  fpscr 0x%08x", b->fpscr);
+    for (int i = 0; i < 32; i++) {
+      float f;
+      memcpy(&f, &b->s[i], 4);
+      fprintf(o, "%ss%d 0x%08x (%g)", i % 4 ? " " : "\n  ", i, b->s[i], (double)f);
+    }
+    fputc('\n', o);
+  }
+}
+
+static void print_regs_json(FILE *o, const struct sonde_mtb_bundle *b)
+{
+  if (b->flags & SONDE_MTB_REGS_CORE) {
+    for (int i = 0; i < 8; i++)
+      fprintf(o, ",\"r%d\":%u", 4 + i, b->r4_r11[i]);
+    fprintf(o, ",\"msp\":%u,\"psp\":%u,\"control\":%u", b->msp, b->psp, b->control);
+  }
+  if (b->flags & SONDE_MTB_REGS_SPLIM)
+    fprintf(o, ",\"msplim\":%u,\"psplim\":%u", b->msplim, b->psplim);
+  if (b->flags & SONDE_MTB_REGS_FPU) {
+    fprintf(o, ",\"fpscr\":%u,\"s\":[", b->fpscr);
+    for (int i = 0; i < 32; i++)
+      fprintf(o, "%s%u", i ? "," : "", b->s[i]);
+    fputc(']', o);
+  }
+}
+
+static void hex_id(char *buf, const uint8_t *id, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    sprintf(buf + 2 * i, "%02x", id[i]);
+  buf[2 * n] = 0;
+}
+
+/* The fault a bundle recorded: where (the stacked PC), which exception, the
+ * fault status in words, the registers. */
+static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde_mtb_bundle *b,
+                        const struct sonde_mtb_history *h, int id_state)
+{
+  struct fault_view v;
+  fault_view(sym, b, h, &v);
+  const struct sonde_mtb_event *from = v.from;
+  uint32_t pc = v.pc;
   if (fmt == OUT_JSON) {
     fprintf(o, "{\"kind\":\"%s\"", b->ipsr ? "fault" : "halt");
     json_where(o, sym, "", pc);
-    fprintf(o, ",\"ipsr\":%u,\"exc_return\":%u,\"cfsr\":%u,\"hfsr\":%u,\"mmfar\":%u,"
-               "\"bfar\":%u,\"lr\":%u,\"sp\":%u,\"status\":",
-            b->ipsr, b->exc_return, b->cfsr, b->hfsr, b->mmfar, b->bfar, b->frame[5],
-            b->stack_addr);
-    cli_json_string(o, words);
+    fprintf(o, ",\"ipsr\":%u,\"exception\":\"%s\",\"exc_return\":%u,\"cfsr\":%u,\"hfsr\":%u,"
+               "\"mmfar\":%u,\"bfar\":%u,\"r0\":%u,\"r1\":%u,\"r2\":%u,\"r3\":%u,\"r12\":%u,"
+               "\"lr\":%u,\"stacked_pc\":%u,\"xpsr\":%u,\"sp\":%u,\"pc_from_trace\":%s,\"status\":",
+            b->ipsr, exc_name(b->ipsr), b->exc_return, b->cfsr, b->hfsr, b->mmfar, b->bfar,
+            b->frame[0], b->frame[1], b->frame[2], b->frame[3], b->frame[4], b->frame[5],
+            b->frame[6], b->frame[7], b->stack_addr, v.from_trace ? "true" : "false");
+    cli_json_string(o, v.words);
+    print_regs_json(o, b);
+    char id[2 * SONDE_MTB_BUILD_ID_MAX + 1];
+    hex_id(id, b->build_id, b->build_id_len);
+    fprintf(o, ",\"bundle_version\":%u,\"build_id\":", b->version);
+    if (b->build_id_len)
+      cli_json_string(o, id);
+    else
+      fputs("null", o);
+    fprintf(o, ",\"build_id_match\":%s",
+            id_state == SONDE_MTB_ID_MATCH ? "true"
+            : id_state == SONDE_MTB_ID_MISMATCH ? "false" : "null");
     if (from) {
       fprintf(o, ",\"from_packet\":%u", from->packet);
       json_where(o, sym, "from_", from->pc);
@@ -202,11 +289,16 @@ static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct so
   if (fmt == OUT_CSV) {
     fprintf(o, "%s,%u,", b->ipsr ? "fault" : "halt", b->ipsr);
     csv_where(o, sym, pc);
-    fprintf(o, ",,,,,0x%08x\n", b->exc_return);
+    if (from)
+      csv_where(o, sym, from->pc);
+    else
+      fputs(",,,,", o);
+    fprintf(o, ",0x%08x\n", b->exc_return);
     return;
   }
   if (b->ipsr)
-    fprintf(o, "fault: exception %u%s at ", b->ipsr, b->ipsr == 3 ? " (HardFault)" : "");
+    fprintf(o, "fault: exception %u%s%s%s at ", b->ipsr, *exc_name(b->ipsr) ? " (" : "",
+            exc_name(b->ipsr), *exc_name(b->ipsr) ? ")" : "");
   else /* `sonde mtb fetch` of a live target */
     fputs("halted at ", o);
   text_where(o, sym, pc);
@@ -219,18 +311,24 @@ static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct so
     fprintf(o, " (packet #%u)", from->packet);
   }
   fputc('\n', o);
+  if (v.from_trace)
+    fprintf(o, "  (where the trace says the program was: the stack-limit fault (STKOF) pushed "
+               "no frame, stacked pc 0x%08x is not the program's)\n", b->frame[6]);
   if (b->arch == 8)
     fprintf(o, "  CFSR 0x%08x HFSR 0x%08x%s%s; MMFAR 0x%08x BFAR 0x%08x\n", b->cfsr, b->hfsr,
-            *words ? ": " : "", words, b->mmfar, b->bfar);
+            *v.words ? ": " : "", v.words, b->mmfar, b->bfar);
   if (!b->ipsr)
     return;
   fprintf(o, "  stacked r0 0x%08x r1 0x%08x r2 0x%08x r3 0x%08x r12 0x%08x lr 0x%08x xpsr "
              "0x%08x; sp 0x%08x, EXC_RETURN 0x%08x\n",
           b->frame[0], b->frame[1], b->frame[2], b->frame[3], b->frame[4], b->frame[5],
           b->frame[7], b->stack_addr, b->exc_return);
-  fputs("  lr: ", o);
-  text_where(o, sym, b->frame[5] & ~1u);
-  fputc('\n', o);
+  print_regs_text(o, b);
+  if (!v.from_trace) {
+    fputs("  lr: ", o);
+    text_where(o, sym, b->frame[5] & ~1u);
+    fputc('\n', o);
+  }
 }
 
 int mtb_parse_hex(const char *s, uint32_t *out)
@@ -251,9 +349,11 @@ int mtb_parse_hex(const char *s, uint32_t *out)
 static int mtb_decode(int argc, char **argv)
 {
   static const struct cli_command_help help = {
-      "sonde mtb decode -e <elf> <bundle> [--instructions] [--limit <n>] [--format text|json|csv]\n"
+      "sonde mtb decode -e <elf> <bundle> [--force] [--instructions] [--limit <n>] "
+      "[--format text|json|csv|perfetto] [-o <file>]\n"
       "sonde mtb decode -e <elf> --raw <buf.bin> --position <hex> [--base <hex>] [--master <hex>] "
-      "[--end-pc <hex>] [--vectors <hex>] [--instructions] [--limit <n>] [--format text|json|csv] "
+      "[--end-pc <hex>] [--vectors <hex>] [--instructions] [--limit <n>] "
+      "[--format text|json|csv|perfetto] "
       "[-o <file>]",
       "Decode a Micro Trace Buffer dump (the bytes at MTB_BASE, e.g. from a debugger's\n"
       "memory dump) with its MTB_POSITION and MTB_MASTER values: the branches, exception\n"
@@ -263,13 +363,17 @@ static int mtb_decode(int argc, char **argv)
       "reached sequentially from the previous destination) are reported on stderr with\n"
       "their index and addresses. Register values are hexadecimal, 0x optional.\n"
       "<bundle>: a post-mortem bundle written by target/cortexm/mtb.c's mtb_bundle_write()\n"
-      "(docs/formats.md): its buffer and registers, then the fault (stacked PC, exception,\n"
-      "CFSR/HFSR bits in words).\n"
+      "(docs/formats.md, versions 1 and 2): its buffer and registers, then the fault\n"
+      "(the faulting instruction, exception, CFSR/HFSR bits in words, registers). The\n"
+      "bundle's build id must match the ELF's (.note.gnu.build-id): a mismatch is an\n"
+      "error unless --force; a bundle or ELF without one gets a warning.\n"
       "json: one object per line with kind (instruction, branch, exception, session, gap),\n"
-      "packet, pc, function, file, line (dst_* for the destination). docs/mtb.md."};
+      "packet, pc, function, file, line (dst_* for the destination); the fault last.\n"
+      "perfetto: a Perfetto trace (-o <file>): function slices, branch and exception\n"
+      "instants; time counts instructions (1 us each). docs/mtb.md."};
   const char *elf = NULL, *raw_path = NULL, *pos_s = NULL, *base_s = NULL, *master_s = NULL;
   const char *end_s = NULL, *vec_s = NULL, *format = "text", *output = NULL;
-  bool insns = false;
+  bool insns = false, force = false;
   uint64_t limit = 0;
   const struct cli_opt options[] = {
       OPT_GROUP("input"),
@@ -285,11 +389,13 @@ static int mtb_decode(int argc, char **argv)
       OPT_STRING(0, "end-pc", "<hex>", &end_s,
                  "where the core stopped after the last packet (the PC of the instruction that "
                  "cleared MASTER.EN, or the halt PC): the history runs on to it"),
+      OPT_FLAG(0, "force", &force,
+               "decode even when the bundle's build id is not the ELF's"),
       OPT_GROUP("output"),
       OPT_FLAG(0, "instructions", &insns, "every executed instruction, with disassembly in text"),
       OPT_U64('n', "limit", "<n>", &limit,
               "only the newest <n> branches (or instructions with --instructions); 0 = all"),
-      OPT_STRING(0, "format", "<fmt>", &format, "text (default), json or csv"),
+      OPT_STRING(0, "format", "<fmt>", &format, "text (default), json, csv or perfetto"),
       OPT_OUTPUT(&output),
       OPT_END(),
   };
@@ -312,9 +418,9 @@ static int mtb_decode(int argc, char **argv)
   if (!bundle_path && !pos_s)
     return cli_usage_error(&help, "missing --position <hex>");
   int fmt = !strcmp(format, "text") ? OUT_TEXT : !strcmp(format, "json") ? OUT_JSON
-            : !strcmp(format, "csv") ? OUT_CSV : -1;
+            : !strcmp(format, "csv") ? OUT_CSV : !strcmp(format, "perfetto") ? OUT_PERFETTO : -1;
   if (fmt < 0)
-    return cli_usage_error(&help, "unknown --format '%s' (text, json or csv)", format);
+    return cli_usage_error(&help, "unknown --format '%s' (text, json, csv or perfetto)", format);
   struct sonde_mtb_raw raw = {0};
   uint32_t end_pc = 0, vectors = 0;
   if (pos_s && mtb_parse_hex(pos_s, &raw.position))
@@ -360,6 +466,30 @@ static int mtb_decode(int argc, char **argv)
     cli_error("%s", d.msg);
     goto done;
   }
+  int id_state = SONDE_MTB_ID_MATCH;
+  if (bundle_path) {
+    uint8_t id[64];
+    size_t idn = sonde_sym_build_id(sym, id, sizeof id, NULL);
+    id_state = sonde_mtb_build_id_check(&bu, id, idn);
+    char bh[2 * SONDE_MTB_BUILD_ID_MAX + 1], eh[2 * SONDE_MTB_BUILD_ID_MAX + 1];
+    hex_id(bh, bu.build_id, bu.build_id_len);
+    hex_id(eh, id, idn < SONDE_MTB_BUILD_ID_MAX ? idn : SONDE_MTB_BUILD_ID_MAX);
+    if (id_state == SONDE_MTB_ID_MISMATCH && !force) {
+      cli_error("%s: build id %s is not %s's (%s): the bundle comes from another build of the "
+                "firmware (--force decodes it anyway)",
+                bundle_path, bh, elf, eh);
+      goto done;
+    }
+    if (id_state == SONDE_MTB_ID_MISMATCH)
+      cli_warn("%s: build id %s is not %s's (%s): decoding anyway (--force)", bundle_path, bh,
+               elf, eh);
+    else if (id_state == SONDE_MTB_ID_NONE_IN_BUNDLE)
+      cli_warn("%s: the bundle carries no build id: cannot check that it comes from %s",
+               bundle_path, elf);
+    else if (id_state == SONDE_MTB_ID_NONE_IN_ELF)
+      cli_warn("%s has no build id (link with -Wl,--build-id): cannot check that %s comes from it",
+               elf, bundle_path);
+  }
   struct sonde_mtb_options opt = {.end_pc = end_pc, .vectors = vectors};
   if (sonde_mtb_rebuild(pk, np, sym, &opt, &h, &d) < 0) {
     cli_error("%s", d.msg);
@@ -383,7 +513,7 @@ static int mtb_decode(int argc, char **argv)
              h.issues[i].why, h.issues[i].from, h.issues[i].to);
   if (h.nissues > 20)
     cli_warn("%s: %zu more inconsistent packets", raw_path, h.nissues - 20);
-  o = cli_open_output(output, false);
+  o = cli_open_output(output, fmt == OUT_PERFETTO);
   if (!o)
     goto done;
   /* --limit: the first event shown so that <n> of the listed kind follow. */
@@ -404,6 +534,26 @@ static int mtb_decode(int argc, char **argv)
     returns += h.ev[i].kind == SONDE_MTB_EXC_RETURN && !h.ev[i].tail_chain;
     chains += h.ev[i].kind == SONDE_MTB_EXC_RETURN && h.ev[i].tail_chain;
   }
+  if (fmt == OUT_PERFETTO) {
+    struct fault_view v;
+    char label[64];
+    struct sonde_mtb_mark mark = {0};
+    if (bundle_path) {
+      fault_view(sym, &bu, &h, &v);
+      if (bu.ipsr)
+        snprintf(label, sizeof label, "fault: exception %u %s", bu.ipsr, exc_name(bu.ipsr));
+      else
+        snprintf(label, sizeof label, "halted");
+      mark = (struct sonde_mtb_mark){label, v.pc, v.words};
+    }
+    if (sonde_mtb_write_perfetto(o, output ? output : "<stdout>", &h, first, sym, &mark, &d) < 0) {
+      cli_error("%s", d.msg);
+      cli_close_output(o, output);
+      goto done;
+    }
+    rc = cli_close_output(o, output);
+    goto done;
+  }
   if (fmt == OUT_TEXT)
     fprintf(o, "%zu packets%s, %zu instructions, %zu exception entries, %zu returns, %zu "
                "tail-chains, %zu inconsistent; oldest first\n",
@@ -416,7 +566,7 @@ static int mtb_decode(int argc, char **argv)
     if (insns || h.ev[i].kind != SONDE_MTB_INSN)
       print_event(o, fmt, sym, &h.ev[i], insns);
   if (bundle_path)
-    print_fault(o, fmt, sym, &bu, &h);
+    print_fault(o, fmt, sym, &bu, &h, id_state);
   rc = cli_close_output(o, output);
 done:
   sonde_mtb_history_free(&h);
