@@ -639,6 +639,38 @@ static void test_regs_m33(void) { regs_check("mtb_fault_m33", "cm33", false); }
 static void test_regs_m0p(void) { regs_check("mtb_fault_m0plus", "cm0plus", false); }
 static void test_regs_fpu_m33(void) { regs_check("mtb_fault_fpu_m33", "cm33", true); }
 
+/* Linked without --build-id: the bundle says it has no build id; the same
+ * code with another build id (mtb_fault_other_m33) has a different one. */
+static void test_no_build_id(void)
+{
+  struct fault_run fr;
+  struct sonde_diag d = {{0}};
+  struct sonde_mtb_bundle bu;
+  if (fault_run("mtb_fault_noid_m33", "cm33", &fr) &&
+      sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d) == 0) {
+    CHECK_EQ_U(bu.build_id_len, 0);
+    CHECK_EQ_U(sonde_sym_build_id(fr.sym, NULL, 0, NULL), 0);
+    save_bundle("mtb_fault_noid_m33", &fr);
+  } else {
+    CHECK_FAIL_("mtb_fault_noid_m33: %s", d.msg);
+  }
+  fault_run_free(&fr);
+  uint8_t a[20], b[20];
+  struct sonde_sym *s1 = NULL, *s2 = NULL;
+  CHECK(sonde_sym_open(SONDE_FIRMWARE_DIR "/mtb_fault_m33.elf", &s1, &d) == 0);
+  CHECK(sonde_sym_open(SONDE_FIRMWARE_DIR "/mtb_fault_other_m33.elf", &s2, &d) == 0);
+  uint32_t at1 = 0, at2 = 0;
+  CHECK_EQ_U(sonde_sym_build_id(s1, a, sizeof a, &at1), 20);
+  CHECK_EQ_U(sonde_sym_build_id(s2, b, sizeof b, &at2), 20);
+  CHECK(memcmp(a, b, 20) != 0);
+  /* The note is loaded (in flash) and its descriptor follows the 16-byte header. */
+  uint32_t note = 0;
+  CHECK(sonde_sym_address(s1, "__build_id_note", &note, NULL) == 0);
+  CHECK_EQ_U(at1, note + 16);
+  sonde_sym_free(s1);
+  sonde_sym_free(s2);
+}
+
 /* Stack overflow, M33: recurse() crosses MSPLIM; STKOF escalates to
  * HardFault. The trace's entry site is in recurse(), right after the last
  * instruction that retired (the ground truth's); the bundle keeps MSPLIM. */
@@ -710,6 +742,7 @@ int main(void)
   RUN(test_regs_m33);
   RUN(test_regs_m0p);
   RUN(test_regs_fpu_m33);
+  RUN(test_no_build_id);
   RUN(test_fault_reset_m33);
   RUN(test_fault_reset_m0p);
   RUN(test_fault_m0p);
