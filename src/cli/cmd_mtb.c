@@ -317,8 +317,15 @@ static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct so
   if (b->arch == 8)
     fprintf(o, "  CFSR 0x%08x HFSR 0x%08x%s%s; MMFAR 0x%08x BFAR 0x%08x\n", b->cfsr, b->hfsr,
             *v.words ? ": " : "", v.words, b->mmfar, b->bfar);
-  if (!b->ipsr)
+  if (!b->ipsr) { /* a live fetch: the halted core's registers */
+    if (b->flags & SONDE_MTB_REGS_CORE) {
+      fprintf(o, "  r0 0x%08x r1 0x%08x r2 0x%08x r3 0x%08x r12 0x%08x lr 0x%08x xpsr 0x%08x\n",
+              b->frame[0], b->frame[1], b->frame[2], b->frame[3], b->frame[4], b->frame[5],
+              b->frame[7]);
+      print_regs_text(o, b);
+    }
     return;
+  }
   fprintf(o, "  stacked r0 0x%08x r1 0x%08x r2 0x%08x r3 0x%08x r12 0x%08x lr 0x%08x xpsr "
              "0x%08x; sp 0x%08x, EXC_RETURN 0x%08x\n",
           b->frame[0], b->frame[1], b->frame[2], b->frame[3], b->frame[4], b->frame[5],
