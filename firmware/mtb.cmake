@@ -93,3 +93,8 @@ sonde_firmware(mtb_fault_noid_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/ta
 sonde_firmware(mtb_fault_fpu_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
                CORE m33f MACHINE cm33 OPT -O1 DEFINES FPU_TEST=1 INCLUDES ${_mtb_inc}
                CFLAGS -Wl,--build-id)
+# `make demo` (scripts/demo): the wild function pointer on the M33, spinning
+# after the capture so that `sonde mtb fetch` can copy the stored bundle.
+sonde_firmware(mtb_wild_hang_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m33 MACHINE cm33 OPT -O1 DEFINES FAULT_KIND=1 HANG_TEST=1 INCLUDES ${_mtb_inc}
+               CFLAGS -Wl,--build-id)
