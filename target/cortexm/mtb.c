@@ -55,6 +55,7 @@ static uint32_t crc32_word(uint32_t crc, uint32_t w)
 }
 
 mtb_fault_regs_t mtb_fault_regs;
+volatile uint32_t *const mtb_master_reg = &MTB->MASTER;
 
 /* The linker script's symbol at the start of `.note.gnu.build-id`; weak, so
  * an image linked without it still links (the address is then 0). */

@@ -135,7 +135,11 @@ size_t mtb_bundle_check(const void *buf, size_t cap);
 #define MTB__SAVE_SPLIM ""
 #endif
 
-/* MTB_FAULT_HANDLER(HardFault_Handler, my_fault): a naked handler that saves
+/* The address of MASTER, for MTB_FAULT_HANDLER's assembly. */
+extern volatile uint32_t *const mtb_master_reg;
+
+/* MTB_FAULT_HANDLER(HardFault_Handler, my_fault): a naked handler that first
+ * stops the MTB (MASTER.EN cleared: the buffer ends at the fault), saves
  * r4-r11 (and the FPU registers, the stack limits) into mtb_fault_regs, then
  * passes the stacked frame (MSP or PSP per EXC_RETURN bit 2), EXC_RETURN and
  * &mtb_fault_regs to void my_fault(uint32_t *frame, uint32_t exc_return,
@@ -145,6 +149,12 @@ size_t mtb_bundle_check(const void *buf, size_t cap);
   __attribute__((naked)) void name(void)                                            \
   {                                                                                 \
     __asm__ volatile(".syntax unified\n"                                          \
+                     "ldr r0, =mtb_master_reg\n" /* stop the MTB first */           \
+                     "ldr r0, [r0]\n"                                               \
+                     "ldr r1, [r0]\n"                                               \
+                     "lsls r1, r1, #1\n"                                            \
+                     "lsrs r1, r1, #1\n"                                            \
+                     "str r1, [r0]\n"                                               \
                      "ldr r0, =mtb_fault_regs\n"                                    \
                      "adds r0, #4\n"                                                \
                      "stmia r0!, {r4-r7}\n"                                         \

@@ -25,6 +25,7 @@ struct gt {
   struct ev *ev;
   size_t n, cap;
   uint32_t master;
+  bool enabled; /* MASTER.EN as the program last wrote it */
 };
 
 static void push(struct gt *g, uint8_t kind, uint32_t pc)
@@ -47,8 +48,11 @@ static void on_transfer(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, u
 {
   (void)cycle, (void)size;
   struct gt *g = ctx;
-  if (write && addr == g->master && !(value >> 31))
+  if (!write || addr != g->master)
+    return;
+  if (!(value >> 31) && g->enabled) /* the store that stopped the MTB (not a later one) */
     push(g, EV_DIS, pc);
+  g->enabled = value >> 31;
 }
 
 static void on_exc(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc)
@@ -216,9 +220,10 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
   }
   CHECK_EQ_U(res->entries + res->chains, gt_entries); /* a tail-chain enters the next handler */
   CHECK_EQ_U(res->returns, gt_returns);
-  /* The oldest instruction is the source of the oldest packet. */
+  /* The oldest instruction is the source of the oldest packet (its
+   * destination when the window starts with the second half of a return). */
   if (np && ni)
-    CHECK_EQ_U(pcs[0], p[0].src);
+    CHECK_EQ_U(pcs[0], sonde_mtb_is_exc_return(p[0].src) ? p[0].dst : p[0].src);
   printf("%s on %s: %zu packets%s, %zu instructions, %zu exception entries, %zu returns, %zu "
          "tail-chains, %zu nested: equal to the ground truth\n",
          fw, machine, np, res->wrapped ? " (wrapped)" : "", ni, res->entries, res->returns,
