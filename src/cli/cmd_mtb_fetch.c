@@ -4,6 +4,7 @@
  * bundle the firmware stored in its RAM. docs/mtb.md. */
 #include "cli.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,7 +186,8 @@ done:
 int cmd_mtb_fetch(int argc, char **argv)
 {
   static const struct cli_command_help help = {
-      "sonde mtb fetch --link gdb:HOST:PORT|openocd:HOST:PORT [--core m33|m0plus] [--regs <hex>] "
+      "sonde mtb fetch --link gdb:HOST:PORT|openocd:HOST:PORT | --gdb HOST:PORT [--core m33|m0plus] "
+      "[--regs <hex>] [-e <elf>] "
       "[--no-stop] [--run-ms <ms>] -o <bundle>\n"
       "sonde mtb fetch --link ... --stored <hex>|<symbol> [-e <elf>] -o <bundle>",
       "Read the Micro Trace Buffer of a live target through a debug link and write a\n"
@@ -197,12 +199,13 @@ int cmd_mtb_fetch(int argc, char **argv)
       "(MASTER.EN cleared) unless --no-stop. --run-ms lets the target run that long\n"
       "before the capture (a GDB server halts it on attach). With --stored, copy the bundle\n"
       "the firmware's fault handler stored at that address (or ELF symbol) instead."};
-  const char *link = NULL, *core = "m33", *regs_s = NULL, *stored = NULL, *elf = NULL,
+  const char *link = NULL, *gdb = NULL, *core = "m33", *regs_s = NULL, *stored = NULL, *elf = NULL,
              *output = NULL;
   bool no_stop = false;
   uint64_t run_ms = 0, timeout = 5000;
   const struct cli_opt options[] = {
       OPT_STRING(0, "link", "<spec>", &link, "gdb:HOST:PORT or openocd:HOST:PORT"),
+      OPT_STRING(0, "gdb", "<host:port>", &gdb, "the same as --link gdb:HOST:PORT"),
       OPT_STRING(0, "core", "<core>", &core, "m33 (default; MTB registers at 0xE0043000) or m0plus"),
       OPT_STRING(0, "regs", "<hex>", &regs_s,
                  "the MTB register block (M0+: chip-specific, default 0xF0000000)"),
@@ -223,8 +226,15 @@ int cmd_mtb_fetch(int argc, char **argv)
     return rc;
   if (nargs)
     return cli_usage_error(&help, "unexpected argument '%s'", argv[0]);
+  char gdb_link[300];
+  if (gdb && link)
+    return cli_usage_error(&help, "--gdb and --link: give one");
+  if (gdb) {
+    snprintf(gdb_link, sizeof gdb_link, "gdb:%s", gdb);
+    link = gdb_link;
+  }
   if (!link)
-    return cli_usage_error(&help, "missing --link");
+    return cli_usage_error(&help, "missing --link (or --gdb HOST:PORT)");
   if (!output)
     return cli_usage_error(&help, "missing -o <bundle>");
   if (strncmp(link, "gdb:", 4) && strncmp(link, "openocd:", 8))

@@ -168,3 +168,14 @@ size_t mtb_bundle_check(const void *buf, size_t cap)
     crc = crc32_word(crc, o[i]);
   return ~crc == o[(total - 4) / 4] ? total : 0;
 }
+
+size_t mtb_bundle_send(void *buf, size_t cap, void (*send)(const void *data, size_t len, void *ctx),
+                       void *ctx)
+{
+  size_t n = mtb_bundle_check(buf, cap);
+  if (!n)
+    return 0;
+  send(buf, n, ctx);
+  ((volatile uint32_t *)buf)[0] = 0; /* sent: not reported again */
+  return n;
+}

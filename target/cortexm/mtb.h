@@ -100,6 +100,13 @@ size_t mtb_bundle_write(void *out, size_t cap, const uint32_t *frame, uint32_t e
  * size within cap, CRC), or 0 when none is waiting. */
 size_t mtb_bundle_check(const void *buf, size_t cap);
 
+/* On the next boot: when a valid bundle is waiting in buf, hand it to
+ * send(data, len, ctx) (a UART, flash or radio writer; called once with the
+ * whole bundle), then mark it sent (magic cleared) so that it is reported
+ * once. Returns the size sent, 0 when none was waiting. */
+size_t mtb_bundle_send(void *buf, size_t cap, void (*send)(const void *data, size_t len, void *ctx),
+                       void *ctx);
+
 /* FPU state (ARMv7E-M / ARMv8-M Mainline built with an FPU): saved only when
  * CPACR grants CP10/CP11, so a core whose FPU is off takes no NOCP fault. */
 #if defined(__ARM_FP) && (defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_7EM__))

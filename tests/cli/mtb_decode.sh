@@ -153,6 +153,19 @@ ret=$(sed -n 's/^#[0-9]* *branch   \(0x[0-9a-f]*\) recurse+.* -> 0x[0-9a-f]* run
 [ -n "$ret" ] && [ "$(grep -c "branch   $ret recurse+.* -> 0x[0-9a-f]* recurse+" "$tmp/f")" -eq 4 ] \
   && ok || bad "m0plus: recurse does not return 4 times into itself, then to run_task ($ret)"
 
+# after the reset the firmware sends the waiting bundle (mtb_bundle_send) as hex
+# lines over semihosting, as it would over a UART: read back from `sonde run`
+# and decoded, it names the fault and carries the ELF's build id
+for core in m33 m0plus; do
+  mach=cm33; [ $core = m0plus ] && mach=cm0plus
+  "$SONDE" run -m $mach "$FW/mtb_fault_reset_$core.elf" >"$tmp/sent.txt" 2>"$tmp/e"; rc=$?
+  sed -n 's/^MTB //p' "$tmp/sent.txt" | python3 -c 'import sys; sys.stdout.buffer.write(bytes.fromhex(sys.stdin.read().replace("\n", "")))' >"$tmp/sent.smtb"
+  "$SONDE" mtb decode -e "$FW/mtb_fault_reset_$core.elf" "$tmp/sent.smtb" >"$tmp/f" 2>"$tmp/e2"; rc2=$?
+  [ $rc -eq 4 ] && [ $rc2 -eq 0 ] && [ ! -s "$tmp/e2" ] && [ "$(stat -c %s "$tmp/sent.smtb")" -eq 1412 ] \
+    && grep -q "^fault: exception 3 (HardFault) at 0x[0-9a-f]* culprit (.*mtb_fault.c:[0-9]*)  ldr" "$tmp/f" \
+    && ok || bad "$core sent after reset: run exit $rc, decode exit $rc2: $(cat "$tmp/e" "$tmp/e2")"
+done
+
 # registers of bundle version 2: FPU (S0-S31 as main() set them)
 "$SONDE" mtb decode -e "$FW/mtb_fault_fpu_m33.elf" "$D/mtb_fault_fpu_m33.smtb" >"$tmp/f" 2>"$tmp/e"; rc=$?
 [ $rc -eq 0 ] && grep -q "^  s0 0x3fc00000 (1.5) s1 " "$tmp/f" && grep -q " s17 0xc0000000 (-2) " "$tmp/f" \

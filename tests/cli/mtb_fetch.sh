@@ -27,7 +27,7 @@ for core in m33 m0plus; do
   "$SONDE" mtb fetch --link "gdb:127.0.0.1:$port" --core $core --run-ms 300 -e "$FW" -o "$T/live.smtb" 2>"$T/e"; rc=$?
   [ $rc -eq 0 ] && ok || bad "$core live fetch: exit $rc: $(cat "$T/e")"
   serve
-  "$SONDE" mtb fetch --link "gdb:127.0.0.1:$port" --core $core --run-ms 300 --stored mtb_bundle -e "$FW" -o "$T/stored.smtb" 2>"$T/e"; rc=$?
+  "$SONDE" mtb fetch --gdb "127.0.0.1:$port" --core $core --run-ms 300 --stored mtb_bundle -e "$FW" -o "$T/stored.smtb" 2>"$T/e"; rc=$?
   [ $rc -eq 0 ] && ok || bad "$core stored fetch: exit $rc: $(cat "$T/e")"
   "$SONDE" mtb decode -e "$FW" "$T/live.smtb" --format json >"$T/live.json" 2>"$T/e"; rc=$?
   [ $rc -eq 0 ] && [ ! -s "$T/e" ] && ok || bad "$core decode live: exit $rc: $(cat "$T/e")"
@@ -49,5 +49,7 @@ for core in m33 m0plus; do
 done
 "$SONDE" mtb fetch --link "gdb:127.0.0.1:1" --timeout-ms 500 -o "$T/x.smtb" 2>"$T/e"; rc=$?
 [ $rc -eq 1 ] && grep -q "gdb:127.0.0.1:1" "$T/e" && ok || bad "refused link: exit $rc: $(cat "$T/e")"
+"$SONDE" mtb fetch --gdb 127.0.0.1:1 --link gdb:127.0.0.1:1 -o "$T/x.smtb" 2>"$T/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "give one" "$T/e" && ok || bad "--gdb with --link: exit $rc"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
