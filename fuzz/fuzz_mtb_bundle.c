@@ -3,6 +3,7 @@
  * code (fuzz/mtb_m33.elf). The CRC is recomputed over the input first when
  * its last byte is odd, so mutations reach past the CRC check. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,8 +57,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = 0;
     if (sonde_mtb_packets(&bu.raw, &p, &n, &d) == 0) {
       struct sonde_mtb_history h;
-      if (sonde_mtb_rebuild(p, n, sym, NULL, &h, &d) == 0)
+      if (sonde_mtb_rebuild(p, n, sym, NULL, &h, &d) == 0) {
+        /* the fault analysis and the Perfetto writer on what decoded */
+        struct sonde_mtb_site site;
+        sonde_mtb_entry_site(&h, sym, &site);
+        sonde_mtb_branch_to(&h, bu.frame[6]);
+        static FILE *null_out;
+        if (!null_out)
+          null_out = fopen("/dev/null", "wb");
+        struct sonde_mtb_mark mark = {"fault", bu.frame[6], "x"};
+        if (null_out && sonde_mtb_write_perfetto(null_out, "null", &h, h.n / 2, sym, &mark, &d) &&
+            !d.msg[0])
+          abort();
         sonde_mtb_history_free(&h);
+      }
       free(p);
     } else if (!d.msg[0]) {
       abort();
