@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd_mtb.h"
 #include "sonde/mtb.h"
@@ -428,6 +429,8 @@ static int mtb_decode(int argc, char **argv)
             : !strcmp(format, "csv") ? OUT_CSV : !strcmp(format, "perfetto") ? OUT_PERFETTO : -1;
   if (fmt < 0)
     return cli_usage_error(&help, "unknown --format '%s' (text, json, csv or perfetto)", format);
+  if (fmt == OUT_PERFETTO && !output && isatty(STDOUT_FILENO))
+    return cli_usage_error(&help, "--format perfetto writes binary: give -o <file>");
   struct sonde_mtb_raw raw = {0};
   uint32_t end_pc = 0, vectors = 0;
   if (pos_s && mtb_parse_hex(pos_s, &raw.position))
