@@ -33,5 +33,5 @@ endif()
 # sonde mtb fetch through real OpenOCD attached to the VM's JTAG port (cm33,
 # cm0plus); OpenOCD is a test dependency (the script fails without it).
 if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_MTB)
-  sonde_cli_test(mtb_fetch_openocd LABELS firmware)
+  sonde_cli_test(mtb_fetch_openocd LABELS firmware openocd)
 endif()
