@@ -12,333 +12,6 @@
 #include "sonde/mtb.h"
 #include "sonde/sym.h"
 
-enum { OUT_TEXT, OUT_JSON, OUT_CSV, OUT_PERFETTO };
-
-struct where {
-  const char *func;
-  uint32_t off;
-  const char *file;
-  unsigned line;
-};
-
-static void where(struct sonde_sym *sym, uint32_t addr, struct where *w)
-{
-  memset(w, 0, sizeof *w);
-  if (sonde_mtb_is_exc_return(addr))
-    return;
-  w->func = sonde_sym_name(sym, addr, &w->off);
-  struct sonde_sym_line ln;
-  if (sonde_sym_line(sym, addr, &ln) == 0 && ln.line) {
-    w->file = ln.file;
-    w->line = ln.line;
-  }
-}
-
-/* "name+0x4 (file.c:12)" or "0x00001234". */
-static void text_where(FILE *o, struct sonde_sym *sym, uint32_t addr)
-{
-  struct where w;
-  where(sym, addr, &w);
-  fprintf(o, "0x%08x", addr);
-  if (sonde_mtb_is_exc_return(addr)) {
-    fputs(" EXC_RETURN", o);
-    return;
-  }
-  if (w.func)
-    fprintf(o, w.off ? " %s+0x%x" : " %s", w.func, w.off);
-  if (w.file)
-    fprintf(o, " (%s:%u)", w.file, w.line);
-}
-
-static void json_where(FILE *o, struct sonde_sym *sym, const char *prefix, uint32_t addr)
-{
-  struct where w;
-  where(sym, addr, &w);
-  fprintf(o, ",\"%spc\":%u,\"%sfunction\":", prefix, addr, prefix);
-  if (w.func)
-    cli_json_string(o, w.func);
-  else
-    fputs("null", o);
-  fprintf(o, ",\"%sfile\":", prefix);
-  if (w.file)
-    cli_json_string(o, w.file);
-  else
-    fputs("null", o);
-  fprintf(o, ",\"%sline\":%u", prefix, w.line);
-}
-
-static void csv_field(FILE *o, const char *s)
-{
-  if (!s)
-    return;
-  if (!strpbrk(s, ",\"\n")) {
-    fputs(s, o);
-    return;
-  }
-  fputc('"', o);
-  for (; *s; s++) {
-    if (*s == '"')
-      fputc('"', o);
-    fputc(*s, o);
-  }
-  fputc('"', o);
-}
-
-static void csv_where(FILE *o, struct sonde_sym *sym, uint32_t addr)
-{
-  struct where w;
-  where(sym, addr, &w);
-  fprintf(o, ",0x%08x,", addr);
-  csv_field(o, w.func);
-  fputc(',', o);
-  csv_field(o, w.file);
-  if (w.line)
-    fprintf(o, ",%u", w.line);
-  else
-    fputc(',', o);
-}
-
-static const char *event_name(const struct sonde_mtb_event *e)
-{
-  if (e->kind == SONDE_MTB_EXC_RETURN)
-    return e->tail_chain ? "tail-chain" : "return";
-  return e->kind == SONDE_MTB_EXC_ENTRY ? "entry" : "";
-}
-
-static void print_event(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde_mtb_event *e,
-                        bool disasm)
-{
-  const char *kind = sonde_mtb_kind_name(e->kind);
-  bool has_dst = e->kind == SONDE_MTB_BRANCH || e->kind == SONDE_MTB_EXC_ENTRY ||
-                 e->kind == SONDE_MTB_EXC_RETURN;
-  if (fmt == OUT_JSON) {
-    fprintf(o, "{\"kind\":\"%s\"", kind);
-    if (*event_name(e))
-      fprintf(o, ",\"event\":\"%s\"", event_name(e));
-    fprintf(o, ",\"packet\":%u", e->packet);
-    json_where(o, sym, "", e->pc);
-    if (e->kind == SONDE_MTB_INSN)
-      fprintf(o, ",\"size\":%u", e->size);
-    if (has_dst)
-      json_where(o, sym, "dst_", e->dst);
-    if (e->kind == SONDE_MTB_EXC_RETURN)
-      fprintf(o, ",\"exc_return\":%u", e->exc_return);
-    fputs("}\n", o);
-    return;
-  }
-  if (fmt == OUT_CSV) {
-    fprintf(o, "%s,%s,%u", kind, event_name(e), e->packet);
-    csv_where(o, sym, e->pc);
-    if (has_dst)
-      csv_where(o, sym, e->dst);
-    else
-      fputs(",,,,", o);
-    if (e->kind == SONDE_MTB_EXC_RETURN)
-      fprintf(o, ",0x%08x\n", e->exc_return);
-    else
-      fputs(",\n", o);
-    return;
-  }
-  switch (e->kind) {
-  case SONDE_MTB_INSN: {
-    fputs("  ", o);
-    text_where(o, sym, e->pc);
-    struct sonde_sym_insn in;
-    if (disasm && sonde_sym_disasm(sym, e->pc, &in) == 0)
-      fprintf(o, "  %s %s", in.mnemonic, in.operands);
-    fputc('\n', o);
-    return;
-  }
-  case SONDE_MTB_BRANCH: fprintf(o, "#%-5u branch   ", e->packet); break;
-  case SONDE_MTB_EXC_ENTRY: fprintf(o, "#%-5u exception entry from ", e->packet); break;
-  case SONDE_MTB_EXC_RETURN:
-    fprintf(o, "#%-5u exception %s at ", e->packet, e->tail_chain ? "tail-chain" : "return");
-    break;
-  case SONDE_MTB_SESSION: fprintf(o, "#%-5u --- trace session starts (S-bit)\n", e->packet); return;
-  case SONDE_MTB_GAP:
-    fprintf(o, "#%-5u --- gap: inconsistent packet, history restarts at 0x%08x\n", e->packet,
-            e->pc);
-    return;
-  }
-  text_where(o, sym, e->pc);
-  if (e->kind == SONDE_MTB_EXC_RETURN)
-    fprintf(o, " (EXC_RETURN 0x%08x)", e->exc_return);
-  fputs(" -> ", o);
-  text_where(o, sym, e->dst);
-  fputc('\n', o);
-}
-
-static const char *exc_name(uint32_t ipsr)
-{
-  static const char *n[] = {"", "Reset", "NMI", "HardFault", "MemManage", "BusFault",
-                            "UsageFault", "SecureFault"};
-  return ipsr < 8 ? n[ipsr] : ipsr == 11 ? "SVCall" : ipsr == 14 ? "PendSV"
-         : ipsr == 15 ? "SysTick" : ipsr >= 16 ? "IRQ" : "";
-}
-
-/* Where the fault happened: the stacked PC, unless an ARMv8-M stack-limit
- * fault (STKOF) left the frame unpushed and the trace says otherwise. */
-struct fault_view {
-  uint32_t pc;
-  bool from_trace;                      /* pc comes from the trace, not the frame */
-  const struct sonde_mtb_event *from;   /* wild PC: the branch that went there */
-  char words[256];
-};
-
-static void fault_view(struct sonde_sym *sym, const struct sonde_mtb_bundle *b,
-                       const struct sonde_mtb_history *h, struct fault_view *v)
-{
-  memset(v, 0, sizeof *v);
-  v->pc = b->frame[6] & ~1u;
-  sonde_mtb_fault_words(b->cfsr, b->hfsr, v->words, sizeof v->words);
-  struct sonde_mtb_site site;
-  if (b->ipsr && (b->cfsr & (1u << 20)) && sonde_mtb_entry_site(h, sym, &site) == 0 &&
-      site.pc != v->pc) {
-    v->pc = site.pc;
-    v->from_trace = true;
-  }
-  /* A PC outside the firmware (a wild pointer, a smashed return address):
-   * the culprit is the newest branch that went there. */
-  uint8_t probe[2];
-  if (sonde_sym_read(sym, v->pc, probe, 2) < 0)
-    v->from = sonde_mtb_branch_to(h, v->pc);
-}
-
-static void print_regs_text(FILE *o, const struct sonde_mtb_bundle *b)
-{
-  if (b->flags & SONDE_MTB_REGS_CORE) {
-    fputs("  ", o);
-    for (int i = 0; i < 8; i++)
-      fprintf(o, "r%d 0x%08x ", 4 + i, b->r4_r11[i]);
-    fprintf(o, "\n  msp 0x%08x psp 0x%08x control 0x%08x", b->msp, b->psp, b->control);
-    if (b->flags & SONDE_MTB_REGS_SPLIM)
-      fprintf(o, " msplim 0x%08x psplim 0x%08x", b->msplim, b->psplim);
-    fputc('\n', o);
-  }
-  if (b->flags & SONDE_MTB_REGS_FPU) {
-    fprintf(o, "  fpscr 0x%08x", b->fpscr);
-    for (int i = 0; i < 32; i++) {
-      float f;
-      memcpy(&f, &b->s[i], 4);
-      fprintf(o, "%ss%d 0x%08x (%g)", i % 4 ? " " : "\n  ", i, b->s[i], (double)f);
-    }
-    fputc('\n', o);
-  }
-}
-
-static void print_regs_json(FILE *o, const struct sonde_mtb_bundle *b)
-{
-  if (b->flags & SONDE_MTB_REGS_CORE) {
-    for (int i = 0; i < 8; i++)
-      fprintf(o, ",\"r%d\":%u", 4 + i, b->r4_r11[i]);
-    fprintf(o, ",\"msp\":%u,\"psp\":%u,\"control\":%u", b->msp, b->psp, b->control);
-  }
-  if (b->flags & SONDE_MTB_REGS_SPLIM)
-    fprintf(o, ",\"msplim\":%u,\"psplim\":%u", b->msplim, b->psplim);
-  if (b->flags & SONDE_MTB_REGS_FPU) {
-    fprintf(o, ",\"fpscr\":%u,\"s\":[", b->fpscr);
-    for (int i = 0; i < 32; i++)
-      fprintf(o, "%s%u", i ? "," : "", b->s[i]);
-    fputc(']', o);
-  }
-}
-
-static void hex_id(char *buf, const uint8_t *id, size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    sprintf(buf + 2 * i, "%02x", id[i]);
-  buf[2 * n] = 0;
-}
-
-/* The fault a bundle recorded: where (the stacked PC), which exception, the
- * fault status in words, the registers. */
-static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde_mtb_bundle *b,
-                        const struct sonde_mtb_history *h, int id_state)
-{
-  struct fault_view v;
-  fault_view(sym, b, h, &v);
-  const struct sonde_mtb_event *from = v.from;
-  uint32_t pc = v.pc;
-  if (fmt == OUT_JSON) {
-    fprintf(o, "{\"kind\":\"%s\"", b->ipsr ? "fault" : "halt");
-    json_where(o, sym, "", pc);
-    fprintf(o, ",\"ipsr\":%u,\"exception\":\"%s\",\"exc_return\":%u,\"cfsr\":%u,\"hfsr\":%u,"
-               "\"mmfar\":%u,\"bfar\":%u,\"r0\":%u,\"r1\":%u,\"r2\":%u,\"r3\":%u,\"r12\":%u,"
-               "\"lr\":%u,\"stacked_pc\":%u,\"xpsr\":%u,\"sp\":%u,\"pc_from_trace\":%s,\"status\":",
-            b->ipsr, exc_name(b->ipsr), b->exc_return, b->cfsr, b->hfsr, b->mmfar, b->bfar,
-            b->frame[0], b->frame[1], b->frame[2], b->frame[3], b->frame[4], b->frame[5],
-            b->frame[6], b->frame[7], b->stack_addr, v.from_trace ? "true" : "false");
-    cli_json_string(o, v.words);
-    print_regs_json(o, b);
-    char id[2 * SONDE_MTB_BUILD_ID_MAX + 1];
-    hex_id(id, b->build_id, b->build_id_len);
-    fprintf(o, ",\"bundle_version\":%u,\"build_id\":", b->version);
-    if (b->build_id_len)
-      cli_json_string(o, id);
-    else
-      fputs("null", o);
-    fprintf(o, ",\"build_id_match\":%s",
-            id_state == SONDE_MTB_ID_MATCH ? "true"
-            : id_state == SONDE_MTB_ID_MISMATCH ? "false" : "null");
-    if (from) {
-      fprintf(o, ",\"from_packet\":%u", from->packet);
-      json_where(o, sym, "from_", from->pc);
-    }
-    fputs("}\n", o);
-    return;
-  }
-  if (fmt == OUT_CSV) {
-    fprintf(o, "%s,%u,", b->ipsr ? "fault" : "halt", b->ipsr);
-    csv_where(o, sym, pc);
-    if (from)
-      csv_where(o, sym, from->pc);
-    else
-      fputs(",,,,", o);
-    fprintf(o, ",0x%08x\n", b->exc_return);
-    return;
-  }
-  if (b->ipsr)
-    fprintf(o, "fault: exception %u%s%s%s at ", b->ipsr, *exc_name(b->ipsr) ? " (" : "",
-            exc_name(b->ipsr), *exc_name(b->ipsr) ? ")" : "");
-  else /* `sonde mtb fetch` of a live target */
-    fputs("halted at ", o);
-  text_where(o, sym, pc);
-  struct sonde_sym_insn in;
-  if (sonde_sym_disasm(sym, pc, &in) == 0)
-    fprintf(o, "  %s %s", in.mnemonic, in.operands);
-  if (from) {
-    fputs(" (not in the firmware)\n  jumped there from ", o);
-    text_where(o, sym, from->pc);
-    fprintf(o, " (packet #%u)", from->packet);
-  }
-  fputc('\n', o);
-  if (v.from_trace)
-    fprintf(o, "  (where the trace says the program was: the stack-limit fault (STKOF) pushed "
-               "no frame, stacked pc 0x%08x is not the program's)\n", b->frame[6]);
-  if (b->arch == 8)
-    fprintf(o, "  CFSR 0x%08x HFSR 0x%08x%s%s; MMFAR 0x%08x BFAR 0x%08x\n", b->cfsr, b->hfsr,
-            *v.words ? ": " : "", v.words, b->mmfar, b->bfar);
-  if (!b->ipsr) { /* a live fetch: the halted core's registers */
-    if (b->flags & SONDE_MTB_REGS_CORE) {
-      fprintf(o, "  r0 0x%08x r1 0x%08x r2 0x%08x r3 0x%08x r12 0x%08x lr 0x%08x xpsr 0x%08x\n",
-              b->frame[0], b->frame[1], b->frame[2], b->frame[3], b->frame[4], b->frame[5],
-              b->frame[7]);
-      print_regs_text(o, b);
-    }
-    return;
-  }
-  fprintf(o, "  stacked r0 0x%08x r1 0x%08x r2 0x%08x r3 0x%08x r12 0x%08x lr 0x%08x xpsr "
-             "0x%08x; sp 0x%08x, EXC_RETURN 0x%08x\n",
-          b->frame[0], b->frame[1], b->frame[2], b->frame[3], b->frame[4], b->frame[5],
-          b->frame[7], b->stack_addr, b->exc_return);
-  print_regs_text(o, b);
-  if (!v.from_trace) {
-    fputs("  lr: ", o);
-    text_where(o, sym, b->frame[5] & ~1u);
-    fputc('\n', o);
-  }
-}
-
 int mtb_parse_hex(const char *s, uint32_t *out)
 {
   if (!s || !*s)
@@ -425,11 +98,11 @@ static int mtb_decode(int argc, char **argv)
     return cli_usage_error(&help, "missing <bundle> or --raw <buf.bin>");
   if (!bundle_path && !pos_s)
     return cli_usage_error(&help, "missing --position <hex>");
-  int fmt = !strcmp(format, "text") ? OUT_TEXT : !strcmp(format, "json") ? OUT_JSON
-            : !strcmp(format, "csv") ? OUT_CSV : !strcmp(format, "perfetto") ? OUT_PERFETTO : -1;
+  int fmt = !strcmp(format, "text") ? MTB_OUT_TEXT : !strcmp(format, "json") ? MTB_OUT_JSON
+            : !strcmp(format, "csv") ? MTB_OUT_CSV : !strcmp(format, "perfetto") ? MTB_OUT_PERFETTO : -1;
   if (fmt < 0)
     return cli_usage_error(&help, "unknown --format '%s' (text, json, csv or perfetto)", format);
-  if (fmt == OUT_PERFETTO && !output && isatty(STDOUT_FILENO))
+  if (fmt == MTB_OUT_PERFETTO && !output && isatty(STDOUT_FILENO))
     return cli_usage_error(&help, "--format perfetto writes binary: give -o <file>");
   struct sonde_mtb_raw raw = {0};
   uint32_t end_pc = 0, vectors = 0;
@@ -482,8 +155,8 @@ static int mtb_decode(int argc, char **argv)
     size_t idn = sonde_sym_build_id(sym, id, sizeof id, NULL);
     id_state = sonde_mtb_build_id_check(&bu, id, idn);
     char bh[2 * SONDE_MTB_BUILD_ID_MAX + 1], eh[2 * SONDE_MTB_BUILD_ID_MAX + 1];
-    hex_id(bh, bu.build_id, bu.build_id_len);
-    hex_id(eh, id, idn < SONDE_MTB_BUILD_ID_MAX ? idn : SONDE_MTB_BUILD_ID_MAX);
+    mtb_hex_id(bh, bu.build_id, bu.build_id_len);
+    mtb_hex_id(eh, id, idn < SONDE_MTB_BUILD_ID_MAX ? idn : SONDE_MTB_BUILD_ID_MAX);
     if (id_state == SONDE_MTB_ID_MISMATCH && !force) {
       cli_error("%s: build id %s is not %s's (%s): the bundle comes from another build of the "
                 "firmware (--force decodes it anyway)",
@@ -523,7 +196,7 @@ static int mtb_decode(int argc, char **argv)
              h.issues[i].why, h.issues[i].from, h.issues[i].to);
   if (h.nissues > 20)
     cli_warn("%s: %zu more inconsistent packets", raw_path, h.nissues - 20);
-  o = cli_open_output(output, fmt == OUT_PERFETTO);
+  o = cli_open_output(output, fmt == MTB_OUT_PERFETTO);
   if (!o)
     goto done;
   /* --limit: the first event shown so that <n> of the listed kind follow. */
@@ -544,14 +217,14 @@ static int mtb_decode(int argc, char **argv)
     returns += h.ev[i].kind == SONDE_MTB_EXC_RETURN && !h.ev[i].tail_chain;
     chains += h.ev[i].kind == SONDE_MTB_EXC_RETURN && h.ev[i].tail_chain;
   }
-  if (fmt == OUT_PERFETTO) {
-    struct fault_view v;
+  if (fmt == MTB_OUT_PERFETTO) {
+    struct mtb_fault_place v;
     char label[64];
     struct sonde_mtb_mark mark = {0};
     if (bundle_path) {
-      fault_view(sym, &bu, &h, &v);
+      mtb_fault_view(sym, &bu, &h, &v);
       if (bu.ipsr)
-        snprintf(label, sizeof label, "fault: exception %u %s", bu.ipsr, exc_name(bu.ipsr));
+        snprintf(label, sizeof label, "fault: exception %u %s", bu.ipsr, mtb_exc_name(bu.ipsr));
       else
         snprintf(label, sizeof label, "halted");
       mark = (struct sonde_mtb_mark){label, v.pc, v.words};
@@ -564,19 +237,19 @@ static int mtb_decode(int argc, char **argv)
     rc = cli_close_output(o, output);
     goto done;
   }
-  if (fmt == OUT_TEXT)
+  if (fmt == MTB_OUT_TEXT)
     fprintf(o, "%zu packets%s, %zu instructions, %zu exception entries, %zu returns, %zu "
                "tail-chains, %zu inconsistent; oldest first\n",
             np, (raw.position & 4) ? " (buffer wrapped)" : "", h.instructions, entries, returns,
             chains, h.nissues);
-  else if (fmt == OUT_CSV)
+  else if (fmt == MTB_OUT_CSV)
     fputs("kind,event,packet,pc,function,file,line,dst,dst_function,dst_file,dst_line,"
           "exc_return\n", o);
   for (size_t i = first; i < h.n; i++)
     if (insns || h.ev[i].kind != SONDE_MTB_INSN)
-      print_event(o, fmt, sym, &h.ev[i], insns);
+      mtb_print_event(o, fmt, sym, &h.ev[i], insns);
   if (bundle_path)
-    print_fault(o, fmt, sym, &bu, &h, id_state);
+    mtb_print_fault(o, fmt, sym, &bu, &h, id_state);
   rc = cli_close_output(o, output);
 done:
   sonde_mtb_history_free(&h);
