@@ -62,6 +62,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct sonde_mtb_site site;
         sonde_mtb_entry_site(&h, sym, &site);
         sonde_mtb_branch_to(&h, bu.frame[6]);
+        struct sonde_mtb_chain chain;
+        if (sonde_mtb_deepest_chain(&h, sym, &chain) == 0)
+          sonde_mtb_chain_free(&chain);
         static FILE *null_out;
         if (!null_out)
           null_out = fopen("/dev/null", "wb");

@@ -222,6 +222,22 @@ int sonde_mtb_entry_site(const struct sonde_mtb_history *h, const struct sonde_s
  * wild PC: the culprit), or NULL. */
 const struct sonde_mtb_event *sonde_mtb_branch_to(const struct sonde_mtb_history *h, uint32_t pc);
 
+/* The deepest call chain the history shows (src/mtb/calls.c): calls (BL,
+ * BLX) and exception entries push a frame, returns (POP/LDM with pc, BX lr,
+ * LDR pc) and exception returns pop one; a pop with no frame pushed in the
+ * window reveals a frame that was live when the window began (the function
+ * returned from, and the caller it returned to). fn[] holds the function
+ * start addresses, outermost first (what called fn[0] is older than the
+ * window); tail calls are not followed. Stops at the first session start or
+ * gap. A deep or recursive chain points at a stack overflow. */
+struct sonde_mtb_chain {
+  uint32_t *fn;
+  size_t n;
+};
+int sonde_mtb_deepest_chain(const struct sonde_mtb_history *h, struct sonde_sym *sym,
+                            struct sonde_mtb_chain *out);
+void sonde_mtb_chain_free(struct sonde_mtb_chain *c);
+
 enum {
   SONDE_MTB_ID_MATCH,           /* the bundle's build id is the ELF's */
   SONDE_MTB_ID_MISMATCH,        /* another build of the firmware */

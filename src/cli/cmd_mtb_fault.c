@@ -86,6 +86,45 @@ void mtb_hex_id(char *buf, const uint8_t *id, size_t n)
 
 /* The fault a bundle recorded: where (the stacked PC), which exception, the
  * fault status in words, the registers. */
+/* The deepest call chain of the history: "run_task > recurse x5" (text), or
+ * a json array of names. */
+static void print_chain(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde_mtb_history *h)
+{
+  struct sonde_mtb_chain c;
+  if (sonde_mtb_deepest_chain(h, sym, &c) < 0 || !c.n) {
+    if (fmt == MTB_OUT_JSON)
+      fputs(",\"deepest_chain\":[]", o);
+    return;
+  }
+  char name[32];
+  if (fmt == MTB_OUT_JSON) {
+    fputs(",\"deepest_chain\":[", o);
+    for (size_t i = 0; i < c.n; i++) {
+      const char *n = sonde_sym_name(sym, c.fn[i], NULL);
+      snprintf(name, sizeof name, "0x%08x", c.fn[i]);
+      if (i)
+        fputc(',', o);
+      cli_json_string(o, n ? n : name);
+    }
+    fputc(']', o);
+  } else {
+    fprintf(o, "  deepest call chain in the window (%zu frames, outermost first): ", c.n);
+    for (size_t i = 0; i < c.n;) {
+      size_t k = i;
+      while (k < c.n && c.fn[k] == c.fn[i])
+        k++;
+      const char *n = sonde_sym_name(sym, c.fn[i], NULL);
+      snprintf(name, sizeof name, "0x%08x", c.fn[i]);
+      fprintf(o, "%s%s", i ? " > " : "", n ? n : name);
+      if (k - i > 1)
+        fprintf(o, " x%zu", k - i);
+      i = k;
+    }
+    fputc('\n', o);
+  }
+  sonde_mtb_chain_free(&c);
+}
+
 void mtb_print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde_mtb_bundle *b,
                         const struct sonde_mtb_history *h, int id_state)
 {
@@ -104,6 +143,7 @@ void mtb_print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde
             b->frame[6], b->frame[7], b->stack_addr, v.from_trace ? "true" : "false");
     cli_json_string(o, v.words);
     print_regs_json(o, b);
+    print_chain(o, fmt, sym, h);
     char id[2 * SONDE_MTB_BUILD_ID_MAX + 1];
     mtb_hex_id(id, b->build_id, b->build_id_len);
     fprintf(o, ",\"bundle_version\":%u,\"build_id\":", b->version);
@@ -159,6 +199,7 @@ void mtb_print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde
               b->frame[7]);
       print_regs_text(o, b);
     }
+    print_chain(o, fmt, sym, h);
     return;
   }
   fprintf(o, "  stacked r0 0x%08x r1 0x%08x r2 0x%08x r3 0x%08x r12 0x%08x lr 0x%08x xpsr "
@@ -171,4 +212,5 @@ void mtb_print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde
     mtb_text_where(o, sym, b->frame[5] & ~1u);
     fputc('\n', o);
   }
+  print_chain(o, fmt, sym, h);
 }

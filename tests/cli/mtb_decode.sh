@@ -152,6 +152,19 @@ done
 ret=$(sed -n 's/^#[0-9]* *branch   \(0x[0-9a-f]*\) recurse+.* -> 0x[0-9a-f]* run_task+.*/\1/p' "$tmp/f")
 [ -n "$ret" ] && [ "$(grep -c "branch   $ret recurse+.* -> 0x[0-9a-f]* recurse+" "$tmp/f")" -eq 4 ] \
   && ok || bad "m0plus: recurse does not return 4 times into itself, then to run_task ($ret)"
+# ... so the deepest call chain (rebuilt from those returns) shows the five
+# nested recurse() frames on top of run_task, where SysTick came in
+grep -q "^  deepest call chain in the window (7 frames, outermost first): run_task > recurse x5 > SysTick_Handler$" "$tmp/f" \
+  && ok || bad "m0plus deepest chain: $(grep deepest "$tmp/f")"
+"$SONDE" mtb decode -e "$FW/mtb_stack_m0plus.elf" "$D/mtb_stack_m0plus.smtb" --format json | tail -1 \
+  | grep -q '"deepest_chain":\["run_task","recurse","recurse","recurse","recurse","recurse","SysTick_Handler"\]' \
+  && ok || bad "m0plus deepest chain json"
+# the M33's window is inside the recursion: recurse frames, then the HardFault
+grep -q "^  deepest call chain in the window ([0-9]* frames, outermost first): recurse x[2-9] > HardFault_Handler$" \
+  <("$SONDE" mtb decode -e "$FW/mtb_stack_m33.elf" "$D/mtb_stack_m33.smtb") && ok || bad "m33 deepest chain"
+# the wild pointer: main called dispatch, which called the wild address
+grep -q "^  deepest call chain in the window (4 frames, outermost first): main > dispatch > 0x1fff0000 > HardFault_Handler$" \
+  <("$SONDE" mtb decode -e "$FW/mtb_wild_m33.elf" "$D/mtb_wild_m33.smtb") && ok || bad "wild deepest chain"
 
 # after the reset the firmware sends the waiting bundle (mtb_bundle_send) as hex
 # lines over semihosting, as it would over a UART: read back from `sonde run`
