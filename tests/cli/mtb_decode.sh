@@ -97,10 +97,12 @@ printf '\x00\x00\x00\x00' | dd of="$tmp/c.bin" bs=1 seek=$((8 * 40)) conv=notrun
 [ $rc -eq 0 ] && grep -q "c.bin: packet 40 (offset 0x140): inconsistent" "$tmp/e" && grep -q "#40 *--- gap" "$tmp/t" \
   && ok || bad "corrupted packet: exit $rc: $(cat "$tmp/e")"
 
-# post-mortem bundles the fault handler wrote (test_mtb_decode: <fw>.smtb)
+# post-mortem bundles the fault handler wrote (test_mtb_decode: <fw>.smtb):
+# the faulting load in culprit(), on the line of its source
+load_line=$(grep -n -F 'return *p + acc;' "$SONDE_SRC/firmware/mtb/mtb_fault.c" | cut -d: -f1)
 for fw in mtb_fault_m33 mtb_fault_m0plus; do
   "$SONDE" mtb decode -e "$FW/$fw.elf" "$D/$fw.smtb" --limit 3 >"$tmp/f" 2>"$tmp/e"; rc=$?
-  [ $rc -eq 0 ] && grep -q "^fault: exception 3 (HardFault) at 0x[0-9a-f]* culprit (.*mtb_fault.c:[0-9]*)  ldr" "$tmp/f" \
+  [ $rc -eq 0 ] && grep -q "^fault: exception 3 (HardFault) at 0x[0-9a-f]* culprit (.*mtb_fault.c:$load_line)  ldr" "$tmp/f" \
     && ok || bad "$fw bundle: exit $rc: $(cat "$tmp/f" "$tmp/e")"
   "$SONDE" mtb decode -e "$FW/$fw.elf" "$D/$fw.smtb" --format json | tail -1 | grep -q '^{"kind":"fault","pc":[0-9]*,"function":"culprit"' \
     && ok || bad "$fw bundle json"
@@ -259,6 +261,19 @@ if command -v protoc >/dev/null; then
   [ "$(grep -c TYPE_INSTANT "$tmp/l.txt")" -eq 4 ] && ok || bad "perfetto --limit 3: $(grep -c TYPE_INSTANT "$tmp/l.txt") instants"
 else
   bad "protoc missing (scripts/install-deps)"
+fi
+# Perfetto from a raw buffer too (no fault instant then): as many instants as
+# branch/exception/session lines of the text
+read -r B P M E < "$D/mtb_m33.regs"
+"$SONDE" mtb decode -e "$FW/mtb_m33.elf" --raw "$D/mtb_m33.bin" --base "$B" --position "$P" --master "$M" \
+  --format perfetto -o "$tmp/r.pftrace"; rc=$?
+"$SONDE" mtb decode -e "$FW/mtb_m33.elf" --raw "$D/mtb_m33.bin" --base "$B" --position "$P" --master "$M" >"$tmp/r.txt"
+if command -v protoc >/dev/null; then
+  protoc --decode=perfetto.protos.Trace -I"$SONDE_SRC/tests/export" "$SONDE_SRC/tests/export/perfetto_subset.proto" \
+    <"$tmp/r.pftrace" >"$tmp/r.ptxt"
+  [ $rc -eq 0 ] && [ "$(grep -c TYPE_INSTANT "$tmp/r.ptxt")" -eq "$(grep -c '^#' "$tmp/r.txt")" ] \
+    && ! grep -q 'name: "fault' "$tmp/r.ptxt" && grep -q 'name: "trace session starts"' "$tmp/r.ptxt" \
+    && ok || bad "raw perfetto: exit $rc, $(grep -c TYPE_INSTANT "$tmp/r.ptxt") instants for $(grep -c '^#' "$tmp/r.txt") lines"
 fi
 "$SONDE" mtb decode -e "$FW/mtb_fault_m33.elf" "$D/mtb_fault_m33.smtb" --format xml >/dev/null 2>"$tmp/e"; rc=$?
 [ $rc -eq 2 ] && grep -q "unknown --format 'xml' (text, json, csv or perfetto)" "$tmp/e" && ok || bad "bad format: exit $rc"
