@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ft_vm.h"
+#include "ft_wire.h"
 #include "sonde/itm.h"
 #include "sonde/vm.h"
 
@@ -343,19 +345,18 @@ static void truth_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles
   t->prev_pc = pc;
 }
 
-static int ground_truth(const struct plan *pl, struct sonde_ft_trace **out, uint64_t *len,
-                        struct sonde_diag *diag)
+int ft_vm_truth(const struct ft_vm_truth_args *a, struct sonde_ft_trace **out, uint64_t *len,
+                struct sonde_diag *diag)
 {
-  const struct sonde_ft_vm_config *cfg = pl->cfg;
   struct truth t = {0};
   int rc = sonde_ft_trace_new(0, &t.t);
   if (rc)
     return sonde_diag_set(diag, rc, "out of memory");
-  rc = sonde_vm_new(cfg->machine, &t.vm);
+  rc = sonde_vm_new(a->machine, &t.vm);
   if (!rc)
-    rc = sonde_vm_load_elf(t.vm, cfg->elf, cfg->elf_len, cfg->elf_name);
+    rc = sonde_vm_load_elf(t.vm, a->elf, a->elf_len, a->elf_name);
   if (rc) {
-    sonde_diag_set(diag, rc, "%s: %s", cfg->elf_name,
+    sonde_diag_set(diag, rc, "%s: %s", a->elf_name,
                    t.vm ? sonde_vm_error_detail(t.vm) : sonde_strerror(rc));
     sonde_vm_free(t.vm);
     sonde_ft_trace_free(t.t);
@@ -365,23 +366,45 @@ static int ground_truth(const struct plan *pl, struct sonde_ft_trace **out, uint
   struct sonde_vm_hooks h = {.ctx = &t, .retire = truth_retire};
   sonde_vm_set_hooks(t.vm, &h);
   sonde_vm_reset(t.vm);
-  struct sonde_vm_stop stop;
-  rc = sonde_vm_run(t.vm, cfg->max_cycles ? cfg->max_cycles : DEFAULT_MAX_CYCLES, &stop);
+  if (a->stop_at_reset) /* one runner iteration: halt where the next one would start */
+    rc = ft_vm_catch_reset(t.vm);
+  struct sonde_vm_stop stop = {0};
+  if (!rc)
+    rc = sonde_vm_run(t.vm, a->max_cycles ? a->max_cycles : DEFAULT_MAX_CYCLES, &stop);
   struct sonde_vm_stats st;
   sonde_vm_get_stats(t.vm, &st);
   truth_gap(&t, st.cycles);
   sonde_vm_free(t.vm);
   if (rc >= 0 && t.rc)
     rc = t.rc;
-  if (rc < 0 || stop.reason != SONDE_VM_STOP_EXIT) {
+  bool ended = stop.reason == SONDE_VM_STOP_EXIT ||
+               (a->stop_at_reset && stop.reason == SONDE_VM_STOP_BREAKPOINT);
+  if (rc < 0 || !ended) {
     sonde_ft_trace_free(t.t);
     return sonde_diag_set(diag, rc < 0 ? rc : SONDE_E_STATE,
-                          "%s: the ground-truth run did not end by exiting", cfg->elf_name);
+                          "%s: the ground-truth run did not end by %s", a->elf_name,
+                          a->stop_at_reset ? "resetting" : "exiting");
   }
-  sonde_ft_trace_set_clock_hz(t.t, pl->clock_hz);
+  sonde_ft_trace_set_clock_hz(t.t, sonde_machine_clock_hz(a->machine));
   *out = t.t;
   *len = st.cycles;
   return 0;
+}
+
+int ft_vm_catch_reset(struct sonde_vm *vm)
+{
+  uint32_t dhcsr = 0xA05F0001u, demcr = 1u; /* C_DEBUGEN; VC_CORERESET */
+  int rc = sonde_vm_write_mem(vm, 0xE000EDF0u, &dhcsr, 4);
+  return rc ? rc : sonde_vm_write_mem(vm, DEMCR, &demcr, 4);
+}
+
+static int ground_truth(const struct plan *pl, struct sonde_ft_trace **out, uint64_t *len,
+                        struct sonde_diag *diag)
+{
+  const struct sonde_ft_vm_config *cfg = pl->cfg;
+  struct ft_vm_truth_args a = {cfg->machine, cfg->elf, cfg->elf_len, cfg->elf_name,
+                               cfg->max_cycles, false};
+  return ft_vm_truth(&a, out, len, diag);
 }
 
 /* ---- the plan, on threads ---------------------------------------------------- */
