@@ -226,9 +226,11 @@ static void run_one(struct ctx *x, uint32_t j, unsigned attempt, struct slot *s)
   s->rc = rc;
 }
 
+/* Sound: on the VM every iteration runs to its reset, so one without its end
+ * record (CUT) lost it on the wire, like a corrupt one. */
 static bool usable(const struct slot *s)
 {
-  return s->have && s->it.verdict != SONDE_FT_RUNNER_CORRUPT;
+  return s->have && (s->it.verdict == SONDE_FT_RUNNER_OK || s->it.verdict == SONDE_FT_RUNNER_LSU);
 }
 
 /* Iteration j until it is sound on the wire or the attempts are used up. */
@@ -408,10 +410,9 @@ int sonde_ft_distrust_from(struct sonde_ft_trace **t, uint64_t from)
 }
 
 static int stitch_slots(struct ctx *x, struct sonde_ft_trace **trace,
-                        struct sonde_ft_runner_summary *sum, struct sonde_ft_vm_runner_stats *stats,
-                        struct sonde_ft_runner **runner, struct sonde_diag *diag)
+                        struct sonde_ft_runner_summary *sum, struct sonde_ft_runner **runner,
+                        struct sonde_diag *diag)
 {
-  const struct sonde_ft_vm_runner_config *cfg = x->cfg;
   int rc = sonde_ft_runner_new(&x->rcfg, runner);
   if (rc < 0)
     return sonde_diag_set(diag, rc, "out of memory");
@@ -419,6 +420,72 @@ static int stitch_slots(struct ctx *x, struct sonde_ft_trace **trace,
     struct slot *s = &x->slots[j];
     if (s->rc)
       return sonde_diag_set(diag, s->rc, "%s", s->msg);
+    if (!s->have)
+      continue; /* never seen whole (its begin record was lost): its phase is missing */
+    if ((rc = sonde_ft_runner_add(*runner, &s->it, diag)) < 0)
+      return rc;
+  }
+  if ((rc = sonde_ft_runner_finish(*runner, trace, sum, diag)) < 0)
+    return rc;
+  sonde_ft_trace_set_clock_hz(*trace, x->clock_hz);
+  return 0;
+}
+
+/* A bit error inside a PC payload passes every wire check; the code check
+ * finds the impossible transition it makes. The samples on either side of it
+ * come from two phases: run their iterations again and keep what changed.
+ * Returns 1 when something changed (stitch again), 0 when the re-runs agree
+ * with what was there (then it is not the wire), or an error. */
+static int rerun_suspects(struct ctx *x, const struct sonde_ft_runner_summary *sum)
+{
+  if (!sum->impossible || x->cfg->bit_errors <= 0 || !sum->n)
+    return 0;
+  uint64_t c = sum->first_impossible.cycle;
+  uint32_t p[2] = {(uint32_t)((c ? c - 1 : 0) % sum->n), (uint32_t)(c % sum->n)};
+  int changed = 0;
+  for (uint32_t j = 0; j < x->total; j++) {
+    struct slot *s = &x->slots[j];
+    if (!s->have || s->it.verdict == SONDE_FT_RUNNER_LSU ||
+        (s->it.begin.phase != p[0] && s->it.begin.phase != p[1]) || s->runs >= 2 * x->attempts)
+      continue;
+    struct slot fresh = {0};
+    fresh.runs = s->runs;
+    while (fresh.runs < 2 * x->attempts) {
+      slot_clear(&fresh);
+      run_one(x, j, fresh.runs, &fresh);
+      if (fresh.rc || usable(&fresh))
+        break;
+    }
+    if (fresh.rc) {
+      int rc = fresh.rc;
+      slot_clear(&fresh);
+      return rc;
+    }
+    fresh.cycles += s->cycles;
+    fresh.swo_bytes += s->swo_bytes;
+    fresh.flipped += s->flipped;
+    bool same = usable(&fresh) && fresh.it.samples.count == s->it.samples.count &&
+                !memcmp(fresh.it.samples.v, s->it.samples.v,
+                        s->it.samples.count * sizeof *s->it.samples.v);
+    if (!usable(&fresh) || same) { /* keep the old samples, count the runs */
+      s->runs = fresh.runs;
+      s->cycles = fresh.cycles;
+      s->swo_bytes = fresh.swo_bytes;
+      s->flipped = fresh.flipped;
+      slot_clear(&fresh);
+      continue;
+    }
+    slot_clear(s);
+    *s = fresh;
+    changed = 1;
+  }
+  return changed;
+}
+
+static void count_stats(const struct ctx *x, struct sonde_ft_vm_runner_stats *stats)
+{
+  for (uint32_t j = 0; j < x->total; j++) {
+    const struct slot *s = &x->slots[j];
     stats->vms += x->chained ? s->runs - 1 : s->runs; /* chained: the one VM ran it first */
     stats->reruns += s->runs > 1 ? s->runs - 1 : 0;
     stats->cycles += s->cycles;
@@ -426,21 +493,44 @@ static int stitch_slots(struct ctx *x, struct sonde_ft_trace **trace,
     stats->flipped_bits += s->flipped;
     if (!usable(s))
       stats->corrupt_left++;
-    if (!s->have)
-      continue; /* never seen whole (its begin record was lost): its phase is missing */
-    if (s->it.verdict == SONDE_FT_RUNNER_LSU && cfg->lsu_iteration &&
+  }
+}
+
+/* Stitch, re-run what the code check suspects, mark what cannot be trusted,
+ * hand the LSU iterations over. */
+static int finish(struct ctx *x, struct sonde_ft_trace **trace, struct sonde_ft_runner_summary *sum,
+                  struct sonde_ft_vm_runner_stats *stats, struct sonde_ft_runner **runner,
+                  struct sonde_diag *diag)
+{
+  const struct sonde_ft_vm_runner_config *cfg = x->cfg;
+  int rc;
+  for (unsigned round = 0;; round++) {
+    if ((rc = stitch_slots(x, trace, sum, runner, diag)) < 0)
+      return rc;
+    if (round >= 16 || (rc = rerun_suspects(x, sum)) == 0)
+      break;
+    if (rc < 0)
+      return sonde_diag_set(diag, rc, "re-run: %s", sonde_strerror(rc));
+    sonde_ft_trace_free(*trace);
+    *trace = NULL;
+    sonde_ft_runner_free(*runner);
+    *runner = NULL;
+  }
+  count_stats(x, stats);
+  /* From the first disagreement (or the first impossible transition, the
+   * earlier sign of runs that went apart) no cycle can be trusted. */
+  uint64_t from = sonde_ft_first_conflict(&sum->report);
+  if (sum->impossible && sum->first_impossible.cycle - 1 < from)
+    from = sum->first_impossible.cycle ? sum->first_impossible.cycle - 1 : 0;
+  stats->distrusted_from = from;
+  if (from != UINT64_MAX && (rc = sonde_ft_distrust_from(trace, from)) < 0)
+    return sonde_diag_set(diag, rc, "out of memory");
+  for (uint32_t j = 0; cfg->lsu_iteration && j < x->total; j++) {
+    struct slot *s = &x->slots[j];
+    if (s->have && s->it.verdict == SONDE_FT_RUNNER_LSU &&
         (rc = cfg->lsu_iteration(cfg->lsu_ctx, &s->lsu)) < 0)
       return sonde_diag_set(diag, rc, "iteration %u: LSU: %s", j, sonde_strerror(rc));
-    if ((rc = sonde_ft_runner_add(*runner, &s->it, diag)) < 0)
-      return rc;
   }
-  if ((rc = sonde_ft_runner_finish(*runner, trace, sum, diag)) < 0)
-    return rc;
-  sonde_ft_trace_set_clock_hz(*trace, x->clock_hz);
-  stats->distrusted_from = sonde_ft_first_conflict(&sum->report);
-  if (stats->distrusted_from != UINT64_MAX &&
-      (rc = sonde_ft_distrust_from(trace, stats->distrusted_from)) < 0)
-    return sonde_diag_set(diag, rc, "out of memory");
   return 0;
 }
 
@@ -500,7 +590,7 @@ int sonde_ft_vm_runner_run(const struct sonde_ft_vm_runner_config *cfg,
   stats->plan = x.total;
   stats->run_id = x.run_id;
   if (!rc)
-    rc = stitch_slots(&x, trace, sum, stats, runner, diag);
+    rc = finish(&x, trace, sum, stats, runner, diag);
   if (!rc && cfg->ground_truth) {
     struct ft_vm_truth_args a = {cfg->machine, cfg->elf, cfg->elf_len, cfg->elf_name,
                                  cfg->max_cycles, true};
