@@ -185,6 +185,7 @@ static int run_probe(const struct run_opts *o)
   /* Cycle 0 can never be sampled (the first tap is a cycle after the set-up), so
    * the stitcher has it as lost; samples lost on the wire are st.lost_samples. */
   bool fail = st.lost_samples || st.bad_iterations || rep.counts.conflict || rep.conflict_count ||
+              st.distrusted_from != UINT64_MAX ||
               (o->strict && bad) || (o->verify && (v.different || v.missing || v.extra));
   if (o->json) {
     fprintf(stderr,
