@@ -41,7 +41,9 @@ foreach(prog ${SONDE_FWTEST_PROGRAMS})
 endforeach()
 sonde_firmware(run_vectors SOURCES tests/run_vectors.c CORE m3 MACHINE cm3 OPT -O2)
 # FrankenTrace runner firmware (target/cortexm/frankentrace; tests/cli/frankentrace_stitch.sh).
-foreach(t ft_prog:512:8000000:0 ft_prog128:128:48000000:0 ft_nondet:128:48000000:1)
+foreach(t ft_prog:512:8000000:0 ft_prog128:128:48000000:0 ft_nondet:128:48000000:1
+          ft_prog192:192:24000000:0 ft_prog2048:2048:2000000:0 ft_badn:64:8000000:0
+          ft_badbaud:512:7000000:0)
   string(REPLACE ":" ";" t ${t})
   list(GET t 0 n)
   list(GET t 1 ftn)

@@ -141,6 +141,11 @@ struct sonde_ft_vm_runner_stats {
   uint64_t flipped_bits;  /* bit errors injected */
   uint64_t exit_code;     /* of the run after the plan (chained only) */
   uint64_t distrusted_from; /* nondeterminism: cycles from here marked CONFLICT (UINT64_MAX: none) */
+  /* When the image exited without running its plan (ft_begin refused its
+   * configuration): the first words of its struct ft_config, read through
+   * the debug port (ft_cfg), for saying why. */
+  bool fw_config_read;
+  uint32_t fw_core_hz, fw_baud, fw_n;
 };
 
 /* Run the plan, stitch (cycle 0 = the first sample of phase 0), validate.

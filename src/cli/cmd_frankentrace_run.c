@@ -5,6 +5,7 @@
 #include "cmd_frankentrace.h"
 #include "sonde/frankentrace_vm.h"
 #include "sonde/vm.h"
+#include "ft_setup.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -58,6 +59,34 @@ static int verify_file(const struct run_opts *o, const struct sonde_ft_trace *t,
   return ft_cli_print_runner_verify(out, &v, off, o->sym) || (!runner && (v.missing || v.extra));
 }
 
+/* Why the runner's own configuration cannot work, by the runner's own rules
+ * (target/cortexm/frankentrace/ft_setup.c). */
+static void explain_config(const struct sonde_ft_vm_runner_stats *st)
+{
+  struct ft_setup s;
+  uint32_t n = st->fw_n ? st->fw_n : ft_setup_min_n(st->fw_core_hz, st->fw_baud);
+  int why = ft_setup_compute(st->fw_core_hz, st->fw_baud, n, 0, &s);
+  uint32_t min_n = ft_setup_min_n(st->fw_core_hz, st->fw_baud);
+  if (why == FT_SETUP_BAUD_DIVIDER)
+    cli_error("frankentrace run: the runner's configuration cannot work: SWO %u baud does not "
+              "divide the %u Hz core clock by an integer 1..65536 (TPIU_ACPR + 1)",
+              st->fw_baud, st->fw_core_hz);
+  else if (why == FT_SETUP_N_SHAPE)
+    cli_error("frankentrace run: the runner's configuration cannot work: N = %u is not one DWT "
+              "makes (64..1024 in steps of 64, 2048..16384 in steps of 1024)%s", n,
+              min_n ? "" : "; and no N fits that line");
+  else if (why == FT_SETUP_N_BANDWIDTH && min_n)
+    cli_error("frankentrace run: the runner's configuration cannot work: N = %u is too small "
+              "for SWO at %u baud (a sample is %u bytes, %llu cycles on the line at %u Hz); the "
+              "smallest N that works is %u", n, st->fw_baud, ft_setup_bytes_per_sample(n),
+              (unsigned long long)ft_setup_bytes_per_sample(n) * 10ull * st->fw_core_hz /
+                  st->fw_baud, st->fw_core_hz, min_n);
+  else if (why == FT_SETUP_N_BANDWIDTH)
+    cli_error("frankentrace run: the runner's configuration cannot work: SWO at %u baud is too "
+              "slow for PC sampling at %u Hz even every 16384 cycles", st->fw_baud,
+              st->fw_core_hz);
+}
+
 /* A runner image: the firmware repeats itself (target/cortexm/frankentrace). */
 static int run_runner(const struct run_opts *o)
 {
@@ -81,6 +110,8 @@ static int run_runner(const struct run_opts *o)
   int status = CLI_FAIL;
   if (rc) {
     cli_error("frankentrace run: %s", d.msg);
+    if (st.fw_config_read)
+      explain_config(&st);
     goto out;
   }
   if (ft_cli_write_trace(o->out_path, o->fmt, trace, o->sym) != CLI_OK)
@@ -105,8 +136,9 @@ static int run_runner(const struct run_opts *o)
                "(their phases unsampled)\n", st.flipped_bits, st.reruns, st.corrupt_left);
   ft_cli_print_runner_findings(e, &s, o->sym);
   if (st.distrusted_from != UINT64_MAX)
-    fprintf(e, "  nondeterminism: cycles %" PRIu64 ".. marked conflict (no sample after the first "
-               "disagreement can be trusted)\n", st.distrusted_from);
+    fprintf(e, "  untrusted: cycles %" PRIu64 ".. marked conflict (from the first disagreement "
+               "between runs or impossible transition, no sample can be trusted)\n",
+            st.distrusted_from);
   if (o->verify) {
     uint32_t pre;
     uint64_t off;
@@ -126,10 +158,11 @@ static int run_runner(const struct run_opts *o)
     fprintf(stderr,
             "{\"mode\":\"runner\",\"n\":%u,\"plan\":%u,\"vms\":%u,\"reruns\":%u,\"corrupt_left\":%u,"
             "\"cycles\":%" PRIu64 ",\"pc\":%" PRIu64 ",\"sleep\":%" PRIu64 ",\"conflicts\":%zu,"
-            "\"missing\":%zu,\"impossible\":%" PRIu64 ",\"preamble_ok\":%s,\"seconds\":%.3f,"
-            "\"ok\":%s}\n",
+            "\"missing\":%zu,\"impossible\":%" PRIu64 ",\"untrusted_from\":%" PRId64 ","
+            "\"preamble_ok\":%s,\"seconds\":%.3f,\"ok\":%s}\n",
             s.n, st.plan, st.vms, st.reruns, st.corrupt_left, s.report.length, s.report.counts.pc,
             s.report.counts.sleep, s.report.conflict_count, s.missing, s.impossible,
+            st.distrusted_from == UINT64_MAX ? (int64_t)-1 : (int64_t)st.distrusted_from,
             s.preamble_seen && !s.preamble_bad ? "true" : "false", secs, fail ? "false" : "true");
   status = fail ? CLI_FAIL : CLI_OK;
 out:
@@ -227,8 +260,9 @@ static int run_probe(const struct run_opts *o)
               k->phase, k->first_cycle, k->cycles);
     }
     if (st.distrusted_from != UINT64_MAX)
-      fprintf(stderr, "  nondeterminism: cycles %" PRIu64 ".. marked conflict (no sample after the "
-                      "first disagreement can be trusted)\n", st.distrusted_from);
+      fprintf(stderr, "  untrusted: cycles %" PRIu64 ".. marked conflict (from the first "
+                      "disagreement between runs or impossible transition, no sample can be "
+                      "trusted)\n", st.distrusted_from);
     if (o->verify) {
       if (v.has_difference) {
         char got[256], want[256];

@@ -63,7 +63,20 @@ struct ctx {
   struct slot *slots;
   unsigned attempts;
   bool chained;
+  bool fw_config_read; /* the image exited without a plan: its ft_config */
+  uint32_t fw_config[3];
 };
+
+/* The runner's configuration (ft_cfg points at it once ft_begin ran), read as
+ * a debugger would after the image exited without running its plan. */
+static void read_fw_config(struct ctx *x, struct sonde_vm *vm)
+{
+  uint32_t at, ptr;
+  if (sonde_sym_address(x->cfg->sym, "ft_cfg", &at, NULL) == 0 &&
+      sonde_vm_read_mem(vm, at, &ptr, 4) == 0 && ptr &&
+      sonde_vm_read_mem(vm, ptr, x->fw_config, sizeof x->fw_config) == 0)
+    x->fw_config_read = true;
+}
 
 static void slot_clear(struct slot *s)
 {
@@ -196,6 +209,8 @@ static void run_one(struct ctx *x, uint32_t j, unsigned attempt, struct slot *s)
     x->run_id = st[1];
     x->total = st[3];
   }
+  if (!j && stop.reason == SONDE_VM_STOP_EXIT)
+    read_fw_config(x, vm);
   sonde_vm_free(vm);
   if (!rc && stop.reason != SONDE_VM_STOP_BREAKPOINT) {
     if (stop.reason == SONDE_VM_STOP_EXIT)
@@ -324,6 +339,8 @@ static int run_chained(struct ctx *x, struct sonde_ft_vm_runner_stats *stats,
   uint32_t st[STATE_WORDS] = {0};
   if (!rc)
     rc = sonde_vm_read_mem(vm, x->st_addr, st, sizeof st);
+  if (!rc && (st[0] != STATE_MAGIC || st[2] != st[3]))
+    read_fw_config(x, vm);
   sonde_vm_free(vm);
   stats->vms = 1;
   stats->cycles = vs.cycles;
@@ -569,6 +586,10 @@ int sonde_ft_vm_runner_run(const struct sonde_ft_vm_runner_config *cfg,
     run_until_sound(&x, 0, &first); /* the cold boot tells the plan */
     if (first.rc) {
       slot_clear(&first);
+      stats->fw_config_read = x.fw_config_read;
+      stats->fw_core_hz = x.fw_config[0];
+      stats->fw_baud = x.fw_config[1];
+      stats->fw_n = x.fw_config[2];
       return sonde_diag_set(diag, first.rc, "%s", first.msg);
     }
     if (!(x.slots = calloc(x.total, sizeof *x.slots))) {
@@ -589,6 +610,10 @@ int sonde_ft_vm_runner_run(const struct sonde_ft_vm_runner_config *cfg,
   }
   stats->plan = x.total;
   stats->run_id = x.run_id;
+  stats->fw_config_read = x.fw_config_read;
+  stats->fw_core_hz = x.fw_config[0];
+  stats->fw_baud = x.fw_config[1];
+  stats->fw_n = x.fw_config[2];
   if (!rc)
     rc = finish(&x, trace, sum, stats, runner, diag);
   if (!rc && cfg->ground_truth) {
