@@ -19,26 +19,28 @@ trap 'rm -rf "$tmp"' EXIT
 check() { if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1: '$2' != '$3'"; fi; }
 field() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])[sys.argv[2]])' "$1" "$2"; }
 
-# <fw> <N> [extra]: J=1 chained and J=2 preloaded, both == sonde run --trace-pc
+# <fw> <N> <repeats> <cycles> <transitions> [extra]: J=1 chained and J=2
+# preloaded, both == sonde run --trace-pc
 runner() {
-  local fw=$1 n=$2 extra=${3:-}
+  local fw=$1 n=$2 rep=$3 cyc=$4 tr=$5 extra=${6:-}
   "$S" run --trace-pc "$tmp/$fw.gt.pct" "$F/$fw.elf" >/dev/null 2>&1
   for j in 1 2; do
     "$S" frankentrace run -e "$F/$fw.elf" --jobs $j $extra --truth "$tmp/$fw.gt.pct" --json \
       -o "$tmp/$fw.$j.pct" 2>"$tmp/$fw.$j.err"
     check "$fw J=$j rc" $? 0
-    check "$fw J=$j == --trace-pc" "$(grep -c 'truth .*; 7185 compared, 7185 equal, 0 different, 0 unrecoverable' "$tmp/$fw.$j.err")" 1
-    check "$fw J=$j plan" "$(field "$tmp/$fw.$j.err" plan)" $((n + 2))
-    check "$fw J=$j check" "$(grep -c '^check: all 3192 transitions possible' "$tmp/$fw.$j.err")" 1
+    check "$fw J=$j == --trace-pc" "$(grep -c "truth .*; $cyc compared, $cyc equal, 0 different, 0 unrecoverable" "$tmp/$fw.$j.err")" 1
+    check "$fw J=$j plan" "$(field "$tmp/$fw.$j.err" plan)" $((n + rep))
+    check "$fw J=$j check" "$(grep -c "^check: all $tr transitions possible" "$tmp/$fw.$j.err")" 1
   done
   check "$fw VMs J=1" "$(field "$tmp/$fw.1.err" vms)" 1
-  check "$fw VMs J=2" "$(field "$tmp/$fw.2.err" vms)" $((n + 2))
+  check "$fw VMs J=2" "$(field "$tmp/$fw.2.err" vms)" $((n + rep))
   cmp -s "$tmp/$fw.1.pct" "$tmp/$fw.2.pct"; check "$fw J=1 and J=2 same bytes" $? 0
 }
-runner ft_prog 512                  # 8 Mbaud, the paper's row
-runner ft_prog128 128               # 48 Mbaud
-runner ft_prog192 192               # 24 Mbaud
-runner ft_prog2048 2048 --no-jit    # 2 Mbaud, CYCTAP 1 (2050 iterations: interpreted, faster)
+runner ft_prog 512 2 7185 3192                # 8 Mbaud, the paper's row
+runner ft_prog128 128 2 7185 3192             # 48 Mbaud
+runner ft_prog192 192 2 7185 3192             # 24 Mbaud
+runner ft_prog2048 2048 2 7185 3192 --no-jit  # 2 Mbaud, CYCTAP 1 (2050 iterations: interpreted, faster)
+runner ft_irq 256 3 4700 2651                 # 16 Mbaud: nesting, tail-chaining, SVC/PendSV, SysTick
 check "preload at J=1 too" "$("$S" frankentrace run -e "$F/ft_prog.elf" --preload -o "$tmp/p.pct" 2>/dev/null; cmp -s "$tmp/p.pct" "$tmp/ft_prog.1.pct"; echo $?)" 0
 "$S" frankentrace run -e "$F/ft_prog.elf" --format csv -o "$tmp/r.csv" 2>/dev/null
 check "csv rows" "$(head -1 "$tmp/r.csv"),$(($(wc -l <"$tmp/r.csv") - 1))" "ts,val,valid,label,short_instr,7185"
