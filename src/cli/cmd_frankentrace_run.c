@@ -311,7 +311,7 @@ int cmd_frankentrace_run(int argc, char **argv)
       "anything is lost, disagrees, is impossible in the code or differs from the truth."};
   struct run_opts o = {.repeats = UINT64_MAX, .jobs = 1, .seed = 1};
   const char *machine_name = "cm3", *format = "pct";
-  bool probe = false;
+  bool probe = false, jit = false, no_jit_old = false;
   uint64_t repeat_old = UINT64_MAX;
   struct cli_opt opts[] = {
       OPT_STRING('e', "elf", "<file>", &o.elf_path, "the firmware ELF image (required)"),
@@ -345,7 +345,10 @@ int cmd_frankentrace_run(int argc, char **argv)
       OPT_STRING(0, "format", "<pct|csv|perfetto>", &format, "output format (default: pct)"),
       OPT_STRING('o', "output", "<file>", &o.out_path, "write the trace to <file> (required)"),
       OPT_U64(0, "max-cycles", "<n>", &o.max_cycles, "per-VM guard (default: 10 G cycles)"),
-      OPT_FLAG(0, "no-jit", &o.no_jit, "interpret every instruction (rules the compiler out)"),
+      OPT_FLAG(0, "jit", &jit,
+               "compile hot code for the host (default: interpret; FrankenTrace makes many short "
+               "runs and every new VM or reset throws compiled code away, docs/benchmarks.md)"),
+      OPT_FLAG(0, "no-jit", &no_jit_old, "interpret every instruction (the default)"),
       OPT_JSON(&o.json),
       OPT_END(),
   };
@@ -361,6 +364,9 @@ int cmd_frankentrace_run(int argc, char **argv)
     return cli_usage_error(&help, "-o <trace> is required");
   if (repeat_old != UINT64_MAX)
     o.repeats = repeat_old;
+  if (jit && no_jit_old)
+    return cli_usage_error(&help, "--jit and --no-jit contradict each other");
+  o.no_jit = !jit;
   bool repeats_given = o.repeats != UINT64_MAX;
   if (!repeats_given)
     o.repeats = 2;

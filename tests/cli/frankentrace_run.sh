@@ -50,6 +50,11 @@ trace exc_systick_m3.elf cm3 256 24000000    # SysTick; the paper's 24 Mbaud lin
 trace exc_nesting_m3.elf cm3 3072 2000000    # N 3072 (CYCTAP = 1) on a 2 Mbaud line
 trace exc_wfi_m3.elf cm3 5120 1000000        # the paper's 1 Mbaud row, N 5120
 
+# compiled (--jit) and interpreted (the default) give the same bytes
+"$SONDE" frankentrace run -e "$fw/exc_nesting_m3.elf" --probe -N 192 --jit -o "$tmp/jit.pct" 2>/dev/null \
+  && cmp -s "$tmp/jit.pct" "$tmp/exc_nesting_m3-192.j1.pct" && ok || bad "--jit: another trace"
+"$SONDE" frankentrace run -e "$fw/demo.elf" --probe --jit --no-jit -o "$tmp/x" 2>/dev/null; [ $? -eq 2 ] && ok || bad "--jit --no-jit"
+
 # Plans that cannot work: say why, name what would
 "$SONDE" frankentrace run -e "$fw/demo.elf" --probe -N 64 -o "$tmp/x" 2>"$tmp/e"; rc=$?
 [ $rc -eq 1 ] && grep -q "N = 64 is too small for SWO at 48000000 baud.*the smallest N that works is 128" "$tmp/e" \

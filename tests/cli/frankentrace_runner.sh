@@ -37,9 +37,9 @@ runner() {
   cmp -s "$tmp/$fw.1.pct" "$tmp/$fw.2.pct"; check "$fw J=1 and J=2 same bytes" $? 0
 }
 runner ft_prog 512 2 7185 3192                # 8 Mbaud, the paper's row
-runner ft_prog128 128 2 7185 3192             # 48 Mbaud
+runner ft_prog128 128 2 7185 3192 --jit       # 48 Mbaud, compiled (the default interprets)
 runner ft_prog192 192 2 7185 3192             # 24 Mbaud
-runner ft_prog2048 2048 2 7185 3192 --no-jit  # 2 Mbaud, CYCTAP 1 (2050 iterations: interpreted, faster)
+runner ft_prog2048 2048 2 7185 3192           # 2 Mbaud, CYCTAP 1 (2050 iterations)
 runner ft_irq 256 3 4700 2651                 # 16 Mbaud: nesting, tail-chaining, SVC/PendSV, SysTick
 check "preload at J=1 too" "$("$S" frankentrace run -e "$F/ft_prog.elf" --preload -o "$tmp/p.pct" 2>/dev/null; cmp -s "$tmp/p.pct" "$tmp/ft_prog.1.pct"; echo $?)" 0
 "$S" frankentrace run -e "$F/ft_prog.elf" --format csv -o "$tmp/r.csv" 2>/dev/null
