@@ -115,6 +115,17 @@ check "guard why" "$(grep -c 'the runner image did not exit after its plan' "$tm
 "$S" frankentrace run -e "$F/ft_prog.elf" --jobs 2 --max-cycles 2000 -o "$tmp/x.pct" 2>"$tmp/e"; check "guard J=2 rc" $? 1
 check "guard J=2 why" "$(grep -c 'iteration 0 did not end with the runner.s reset' "$tmp/e")" 1
 "$S" frankentrace run -e "$F/ft_prog.elf" --swo-bit-errors 2 -o "$tmp/x.pct" 2>/dev/null; check "bad probability" $? 2
+# the machine options of the jitter
+sed 's/jitter=40/jitter=2000000/' "$M" >"$tmp/bj.machine"
+"$S" run -m "$tmp/bj.machine" "$F/ft_prog.elf" >/dev/null 2>"$tmp/e"; check "jitter range rc" $? 1
+check "jitter range why" "$(cat "$tmp/e")" "sonde: run: $tmp/bj.machine:13: peripheral delay: bad jitter '2000000' (0 to 1000000 cycles)"
+sed 's/irq=1$/irq=1 jitter=3/' "$M" >"$tmp/bj.machine"
+"$S" run -m "$tmp/bj.machine" "$F/ft_prog.elf" >/dev/null 2>"$tmp/e"; check "jitter on a timer rc" $? 1
+check "jitter on a timer why" "$(cat "$tmp/e")" "sonde: run: $tmp/bj.machine:12: peripheral timer: unknown key 'jitter'"
+# another seed, another environment: still caught
+sed 's/seed=7/seed=8/' "$M" >"$tmp/s8.machine"
+"$S" frankentrace run -e "$F/ft_prog.elf" -m "$tmp/s8.machine" --jobs 2 -o "$tmp/x.pct" 2>"$tmp/e"; check "seed 8 rc" $? 1
+[ "$(grep -c '^nondeterminism\|^check: [1-9]' "$tmp/e")" -ge 1 ]; check "seed 8 reported" $? 0
 "$S" frankentrace run --help >/dev/null; check "help" $? 0
 
 echo "frankentrace_runner: $pass passed, $fail failed"
