@@ -45,6 +45,11 @@ sonde_firmware(ft_irq SOURCES ft/ft_irq.c ${CMAKE_SOURCE_DIR}/target/cortexm/fra
                ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_setup.c
                ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
                CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
+# About a million cycles per iteration (bench_frankentrace_run --runner).
+sonde_firmware(ft_work SOURCES ft/ft_work.c ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_runner.c
+               ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_setup.c
+               ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
 # FrankenTrace runner firmware (target/cortexm/frankentrace; tests/cli/frankentrace_stitch.sh).
 foreach(t ft_prog:512:8000000:0 ft_prog128:128:48000000:0 ft_nondet:128:48000000:1
           ft_prog192:192:24000000:0 ft_prog2048:2048:2000000:0 ft_badn:64:8000000:0
