@@ -3,13 +3,19 @@
  * the comparison) against its floor, N plain runs of the same image without
  * any trace block, measured in the same process. Prints figures and ratios;
  * never fails on time (it fails only if the trace is not verified).
- *   bench_frankentrace_run <fw.elf> [N] [machine]   (default N 512, cm3) */
+ *   bench_frankentrace_run <fw.elf> [N] [machine]   (default N 512, cm3)
+ * Runner images (target/cortexm/frankentrace linked in): the plan run one VM
+ * through every SYSRESETREQ and one preloaded VM per iteration, compiled and
+ * interpreted, against a plain run of the same chained image (no capture,
+ * no host work: the floor), verified against the ground truth.
+ *   bench_frankentrace_run --runner <runner.elf> [machine] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "sonde/frankentrace_vm.h"
+#include "sonde/sym.h"
 #include "sonde/vm.h"
 
 static double now(void)
@@ -25,8 +31,115 @@ static int quiet(void *ctx, int stream, const void *buf, size_t len)
   return 0;
 }
 
+static void *read_file(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  *len = (size_t)ftell(f);
+  rewind(f);
+  void *b = malloc(*len);
+  if (b && fread(b, 1, *len, f) != *len) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  return b;
+}
+
+static int bench_runner(const char *path, const char *machine)
+{
+  struct sonde_machine *m;
+  struct sonde_sym *sym = NULL;
+  size_t len;
+  void *elf = read_file(path, &len);
+  if (!elf || sonde_machine_builtin(machine, &m) || sonde_sym_open(path, &sym, NULL))
+    return 2;
+  /* the floor: the chained image once, no capture, no host work */
+  double t0 = now();
+  struct sonde_vm *vm;
+  struct sonde_vm_stop stop;
+  struct sonde_vm_stats vs;
+  if (sonde_vm_new(m, &vm) || sonde_vm_load_elf(vm, elf, len, "fw"))
+    return 2;
+  sonde_vm_set_output(vm, quiet, NULL);
+  sonde_vm_reset(vm);
+  sonde_vm_run(vm, UINT64_MAX, &stop);
+  sonde_vm_get_stats(vm, &vs);
+  sonde_vm_free(vm);
+  double plain = now() - t0;
+  t0 = now();
+  if (sonde_vm_new(m, &vm) || sonde_vm_load_elf(vm, elf, len, "fw"))
+    return 2;
+  sonde_vm_set_output(vm, quiet, NULL);
+  sonde_vm_set_jit(vm, false);
+  sonde_vm_reset(vm);
+  sonde_vm_run(vm, UINT64_MAX, &stop);
+  sonde_vm_free(vm);
+  double plain_i = now() - t0;
+  printf("%s (runner image): %llu cycles for the whole chained plan\n", path,
+         (unsigned long long)vs.cycles);
+  printf("  the plain chained run (the floor):      compiled %7.3f s, interpreted %7.3f s\n", plain,
+         plain_i);
+  int bad = 0;
+  static const struct {
+    unsigned jobs;
+    bool preload, no_jit;
+    const char *what;
+  } modes[] = {
+      {1, false, false, "--jobs 1 (chained), compiled:   "},
+      {1, false, true, "--jobs 1 (chained), interpreted:"},
+      {1, true, false, "--preload --jobs 1, compiled:   "},
+      {1, true, true, "--preload --jobs 1, interpreted:"},
+      {2, true, false, "--jobs 2 (preloaded), compiled: "},
+      {2, true, true, "--jobs 2 (preloaded), interp.:  "},
+  };
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+    struct sonde_ft_vm_runner_config cfg = {.machine = m, .elf = elf, .elf_len = len,
+                                            .elf_name = path, .sym = sym, .jobs = modes[i].jobs,
+                                            .preload = modes[i].preload,
+                                            .no_jit = modes[i].no_jit, .ground_truth = true};
+    struct sonde_ft_trace *t = NULL, *gt = NULL;
+    struct sonde_ft_runner *r = NULL;
+    struct sonde_ft_runner_summary sum;
+    struct sonde_ft_vm_runner_stats st;
+    struct sonde_diag d = {{0}};
+    t0 = now();
+    int rc = sonde_ft_vm_runner_run(&cfg, &t, &gt, &sum, &st, &r, &d);
+    uint32_t pre;
+    uint64_t off;
+    struct sonde_ft_verify_result v = {0};
+    if (!rc)
+      rc = sonde_sym_address(sym, "ft_preamble", &pre, NULL);
+    if (!rc)
+      rc = sonde_ft_runner_verify(t, gt, pre, &off, &v, &d);
+    double sec = now() - t0;
+    if (rc) {
+      fprintf(stderr, "bench_frankentrace_run: %s\n", d.msg);
+      return 1;
+    }
+    if (v.different || !sum.ok || v.equal != sonde_ft_trace_length(t))
+      bad = 1;
+    printf("  frankentrace %s %7.3f s  (%.2fx the compiled floor, %.2fx the interpreted; %u "
+           "iterations, %u VMs, %llu of %llu cycles %s)\n",
+           modes[i].what, sec, sec / plain, sec / plain_i, st.plan, st.vms,
+           (unsigned long long)v.equal, (unsigned long long)sonde_ft_trace_length(t),
+           v.different ? "NOT VERIFIED" : "verified");
+    sonde_ft_trace_free(t);
+    sonde_ft_trace_free(gt);
+    sonde_ft_runner_free(r);
+  }
+  sonde_sym_free(sym);
+  free(elf);
+  sonde_machine_free(m);
+  return bad;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc >= 3 && strcmp(argv[1], "--runner") == 0)
+    return bench_runner(argv[2], argc > 3 ? argv[3] : "cm3");
   if (argc < 2) {
     fprintf(stderr, "usage: bench_frankentrace_run <fw.elf> [N] [machine]\n");
     return 2;
@@ -46,62 +159,77 @@ int main(int argc, char **argv)
     return 2;
   fclose(f);
 
-  /* the floor: N plain runs, a fresh VM each */
-  double t0 = now();
+  /* the floor: N plain runs, a fresh VM each, compiled and interpreted */
+  double plain_x[2] = {0, 0}; /* [0] compiled, [1] interpreted */
   uint64_t cycles = 0;
-  for (uint32_t i = 0; i < n + 1; i++) {
-    struct sonde_vm *vm;
-    struct sonde_vm_stop stop;
-    if (sonde_vm_new(m, &vm) || sonde_vm_load_elf(vm, elf, len, "fw"))
-      return 2;
-    sonde_vm_set_output(vm, quiet, NULL);
-    sonde_vm_reset(vm);
-    sonde_vm_run(vm, UINT64_MAX, &stop);
-    struct sonde_vm_stats st;
-    sonde_vm_get_stats(vm, &st);
-    cycles = st.cycles;
-    sonde_vm_free(vm);
+  for (int interp = 0; interp <= 1; interp++) {
+    double t0 = now();
+    for (uint32_t i = 0; i < n + 1; i++) {
+      struct sonde_vm *vm;
+      struct sonde_vm_stop stop;
+      if (sonde_vm_new(m, &vm) || sonde_vm_load_elf(vm, elf, len, "fw"))
+        return 2;
+      sonde_vm_set_output(vm, quiet, NULL);
+      if (interp)
+        sonde_vm_set_jit(vm, false);
+      sonde_vm_reset(vm);
+      sonde_vm_run(vm, UINT64_MAX, &stop);
+      struct sonde_vm_stats st;
+      sonde_vm_get_stats(vm, &st);
+      cycles = st.cycles;
+      sonde_vm_free(vm);
+    }
+    plain_x[interp] = now() - t0;
   }
-  double plain = now() - t0;
+  double plain = plain_x[0] < plain_x[1] ? plain_x[0] : plain_x[1];
   printf("%s: %llu cycles per run, N = %u (%u runs with the redundant one)\n", argv[1],
          (unsigned long long)cycles, n, n + 1);
-  printf("  %u plain runs (the floor):               %7.3f s\n", n + 1, plain);
+  printf("  %u plain runs (the floor): compiled %7.3f s, interpreted %7.3f s\n", n + 1,
+         plain_x[0], plain_x[1]);
 
   int bad = 0;
   double tj1 = 0;
-  for (unsigned jobs = 1; jobs <= 2; jobs++) {
-    for (int verify = 0; verify <= 1; verify++) {
-      struct sonde_ft_vm_config cfg = {.machine = m, .elf = elf, .elf_len = len,
-                                       .elf_name = argv[1], .n = n,
-                                       .baud = sonde_machine_clock_hz(m), .repeat = 1,
-                                       .jobs = jobs, .ground_truth = verify};
-      struct sonde_ft_trace *t = NULL, *gt = NULL;
-      struct sonde_ft_report rep;
-      struct sonde_ft_vm_stats st;
-      struct sonde_diag d = {{0}};
-      t0 = now();
-      int rc = sonde_ft_vm_run(&cfg, &t, verify ? &gt : NULL, &rep, &st, NULL, &d);
-      struct sonde_ft_verify_result v = {0};
-      if (!rc && verify)
-        rc = sonde_ft_verify(t, gt, &v);
-      double s = now() - t0;
-      if (rc) {
-        fprintf(stderr, "bench_frankentrace_run: %s\n", d.msg);
-        return 1;
-      }
-      if (verify && (v.different || v.equal + 1 != cycles))
-        bad = 1;
-      if (jobs == 1 && !verify)
-        tj1 = s;
-      printf("  frankentrace --jobs %u%s %7.3f s  (%.2fx the floor; %.2f M samples/s end to end%s)\n",
-             jobs, verify ? " with --verify:" : ":              ", s, s / plain,
-             (double)(st.pc_packets + st.sleep_packets) / s / 1e6,
-             verify ? (v.different ? ", NOT VERIFIED" : ", verified") : "");
-      sonde_ft_trace_free(t);
-      sonde_ft_trace_free(gt);
+  static const struct {
+    unsigned jobs;
+    int verify, interp;
+  } modes[] = {{1, 0, 1}, {1, 1, 1}, {2, 0, 1}, {2, 1, 1}, {1, 0, 0}, {2, 0, 0}};
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+    unsigned jobs = modes[i].jobs;
+    int verify = modes[i].verify;
+    struct sonde_ft_vm_config cfg = {.machine = m, .elf = elf, .elf_len = len,
+                                     .elf_name = argv[1], .n = n,
+                                     .baud = sonde_machine_clock_hz(m), .repeat = 1,
+                                     .jobs = jobs, .ground_truth = verify,
+                                     .no_jit = modes[i].interp};
+    struct sonde_ft_trace *t = NULL, *gt = NULL;
+    struct sonde_ft_report rep;
+    struct sonde_ft_vm_stats st;
+    struct sonde_diag d = {{0}};
+    double t0 = now();
+    int rc = sonde_ft_vm_run(&cfg, &t, verify ? &gt : NULL, &rep, &st, NULL, &d);
+    struct sonde_ft_verify_result v = {0};
+    if (!rc && verify)
+      rc = sonde_ft_verify(t, gt, &v);
+    double sec = now() - t0;
+    if (rc) {
+      fprintf(stderr, "bench_frankentrace_run: %s\n", d.msg);
+      return 1;
     }
+    if (verify && (v.different || v.equal + 1 != cycles))
+      bad = 1;
+    if (jobs == 1 && !verify && modes[i].interp)
+      tj1 = sec;
+    printf("  frankentrace --jobs %u, %s%s %7.3f s  (%.2fx the faster floor; %.2f M samples/s end "
+           "to end%s)\n",
+           jobs, modes[i].interp ? "interpreted" : "compiled:  ",
+           verify ? ", --verify:" : ":          ", sec, sec / plain,
+           (double)(st.pc_packets + st.sleep_packets) / sec / 1e6,
+           verify ? (v.different ? ", NOT VERIFIED" : ", verified") : "");
+    sonde_ft_trace_free(t);
+    sonde_ft_trace_free(gt);
   }
-  printf("  --jobs 1 / floor: %.2f (goal <= 1.5)\n", tj1 / plain);
+  printf("  --jobs 1 (interpreted, the default) / the faster floor: %.2f (goal <= 1.5)\n",
+         tj1 / plain);
   free(elf);
   sonde_machine_free(m);
   return bad;

@@ -40,8 +40,20 @@ foreach(prog ${SONDE_FWTEST_PROGRAMS})
                  CORE m0plus MACHINE microbit OPT -Os LIBS -lm -u _printf_float)
 endforeach()
 sonde_firmware(run_vectors SOURCES tests/run_vectors.c CORE m3 MACHINE cm3 OPT -O2)
+# A runner image built around exceptions (nesting, tail-chaining, SVC/PendSV; frankentrace_runner.sh).
+sonde_firmware(ft_irq SOURCES ft/ft_irq.c ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_runner.c
+               ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_setup.c
+               ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
+# About a million cycles per iteration (bench_frankentrace_run --runner).
+sonde_firmware(ft_work SOURCES ft/ft_work.c ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_runner.c
+               ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_setup.c
+               ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+               CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
 # FrankenTrace runner firmware (target/cortexm/frankentrace; tests/cli/frankentrace_stitch.sh).
-foreach(t ft_prog:512:8000000:0 ft_prog128:128:48000000:0 ft_nondet:128:48000000:1)
+foreach(t ft_prog:512:8000000:0 ft_prog128:128:48000000:0 ft_nondet:128:48000000:1
+          ft_prog192:192:24000000:0 ft_prog2048:2048:2000000:0 ft_badn:64:8000000:0
+          ft_badbaud:512:7000000:0)
   string(REPLACE ":" ";" t ${t})
   list(GET t 0 n)
   list(GET t 1 ftn)

@@ -47,15 +47,15 @@ foreach(_core m33 m0plus)
 endforeach()
 # A real fault with a post-mortem bundle (firmware/mtb/mtb_fault.c).
 sonde_firmware(mtb_fault_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
-               CORE m33 MACHINE cm33 OPT -O1 INCLUDES ${_mtb_inc})
+               CORE m33 MACHINE cm33 OPT -O1 INCLUDES ${_mtb_inc} CFLAGS -Wl,--build-id)
 sonde_firmware(mtb_fault_m0plus SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
-               CORE m0plus MACHINE cm0plus OPT -O1 INCLUDES ${_mtb_inc})
+               CORE m0plus MACHINE cm0plus OPT -O1 INCLUDES ${_mtb_inc} CFLAGS -Wl,--build-id)
 sonde_firmware(mtb_fault_reset_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
-               CORE m33 MACHINE cm33 OPT -O1 DEFINES RESET_TEST=1 INCLUDES ${_mtb_inc})
+               CORE m33 MACHINE cm33 OPT -O1 DEFINES RESET_TEST=1 INCLUDES ${_mtb_inc} CFLAGS -Wl,--build-id)
 sonde_firmware(mtb_fault_reset_m0plus SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
-               CORE m0plus MACHINE cm0plus OPT -O1 DEFINES RESET_TEST=1 INCLUDES ${_mtb_inc})
+               CORE m0plus MACHINE cm0plus OPT -O1 DEFINES RESET_TEST=1 INCLUDES ${_mtb_inc} CFLAGS -Wl,--build-id)
 sonde_firmware(mtb_fault_hang_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
-               CORE m33 MACHINE cm33 OPT -O1 DEFINES HANG_TEST=1 INCLUDES ${_mtb_inc})
+               CORE m33 MACHINE cm33 OPT -O1 DEFINES HANG_TEST=1 INCLUDES ${_mtb_inc} CFLAGS -Wl,--build-id)
 # Demos: a wild function pointer and a corrupted return address (docs/mtb.md).
 foreach(_core m33 m0plus)
   if(_core STREQUAL m33)
@@ -64,9 +64,37 @@ foreach(_core m33 m0plus)
     set(_mach cm0plus)
   endif()
   sonde_firmware(mtb_wild_${_core} SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
-                 CORE ${_core} MACHINE ${_mach} OPT -O1 DEFINES FAULT_KIND=1 INCLUDES ${_mtb_inc})
+                 CORE ${_core} MACHINE ${_mach} OPT -O1 DEFINES FAULT_KIND=1 INCLUDES ${_mtb_inc} CFLAGS -Wl,--build-id)
   sonde_firmware(mtb_smash_${_core} SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
-                 CORE ${_core} MACHINE ${_mach} OPT -O1 DEFINES FAULT_KIND=2 INCLUDES ${_mtb_inc})
+                 CORE ${_core} MACHINE ${_mach} OPT -O1 DEFINES FAULT_KIND=2 INCLUDES ${_mtb_inc} CFLAGS -Wl,--build-id)
 endforeach()
 sonde_firmware(mtb_fault_hang_m0plus SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
-               CORE m0plus MACHINE cm0plus OPT -O1 DEFINES HANG_TEST=1 INCLUDES ${_mtb_inc})
+               CORE m0plus MACHINE cm0plus OPT -O1 DEFINES HANG_TEST=1 INCLUDES ${_mtb_inc} CFLAGS -Wl,--build-id)
+# Stack overflow demos (FAULT_KIND=3): MSPLIM/STKOF on the M33; on the M0+ a
+# task stack (PSP) overflowing into the callback below it.
+foreach(_core m33 m0plus)
+  if(_core STREQUAL m33)
+    set(_mach cm33)
+  else()
+    set(_mach cm0plus)
+  endif()
+  sonde_firmware(mtb_stack_${_core} SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+                 CORE ${_core} MACHINE ${_mach} OPT -O1 DEFINES FAULT_KIND=3 INCLUDES ${_mtb_inc}
+                 CFLAGS -Wl,--build-id)
+endforeach()
+# Build-id checks (tests/cli/mtb_decode.sh): the same code as mtb_fault_m33
+# with one more constant (another build id), and linked without a build id.
+sonde_firmware(mtb_fault_other_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m33 MACHINE cm33 OPT -O1 DEFINES BUILD_TAG=2 INCLUDES ${_mtb_inc}
+               CFLAGS -Wl,--build-id)
+sonde_firmware(mtb_fault_noid_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m33 MACHINE cm33 OPT -O1 INCLUDES ${_mtb_inc})
+# FPU registers in the bundle: the fault image built for the M33's FPv5-SP.
+sonde_firmware(mtb_fault_fpu_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m33f MACHINE cm33 OPT -O1 DEFINES FPU_TEST=1 INCLUDES ${_mtb_inc}
+               CFLAGS -Wl,--build-id)
+# `make demo` (scripts/demo): the wild function pointer on the M33, spinning
+# after the capture so that `sonde mtb fetch` can copy the stored bundle.
+sonde_firmware(mtb_wild_hang_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c
+               CORE m33 MACHINE cm33 OPT -O1 DEFINES FAULT_KIND=1 HANG_TEST=1 INCLUDES ${_mtb_inc}
+               CFLAGS -Wl,--build-id)

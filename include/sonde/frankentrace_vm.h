@@ -19,6 +19,7 @@
 
 #include "sonde/common.h"
 #include "sonde/frankentrace.h"
+#include "sonde/frankentrace_runner.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +53,10 @@ struct sonde_ft_vm_config {
   uint64_t max_cycles;    /* per-iteration guard (0: 10 G cycles) */
   bool ground_truth;      /* also run once with hooks and build the ground truth */
   bool no_jit;            /* interpret (for ruling the block compiler out) */
+  struct sonde_sym *sym;  /* optional: PC samples outside its code are wire corruption */
+  double bit_errors;      /* SWO bit errors per bit time (sampled and decoded back) */
+  uint64_t seed;          /* of the bit errors */
+  unsigned attempts;      /* runs of a phase corrupt on the wire (0: 4) */
   /* Called from the calling thread after each finished iteration. */
   void (*progress)(void *ctx, uint32_t done, uint32_t total);
   void *progress_ctx;
@@ -64,7 +69,10 @@ struct sonde_ft_vm_stats {
   uint64_t swo_bytes;        /* bytes on the pin, all iterations */
   uint64_t pc_packets, sleep_packets, overflow_packets, skipped_bytes;
   uint64_t lost_samples;     /* samples due but not received (placed by timestamps) */
-  uint32_t bad_iterations;   /* iterations whose timestamps did not fit the plan */
+  uint32_t bad_iterations;   /* still corrupt after every attempt: discarded */
+  uint32_t reruns;           /* runs repeated because the wire corrupted them */
+  uint64_t flipped_bits;     /* bit errors injected */
+  uint64_t distrusted_from;  /* nondeterminism: cycles from here are CONFLICT (UINT64_MAX: none) */
 };
 
 /* Run the plan. On success *trace is the stitched trace (cycles 0 .. run
@@ -73,14 +81,90 @@ struct sonde_ft_vm_stats {
  * cfg->ground_truth *truth the DWT-visible ground truth of a hooked run
  * (instruction cycles -> their PC, sleep -> SLEEP, exception spans -> the
  * instruction before them, as docs/vm.md "Which PC a sample carries").
- * Errors (the image does not load, a run does not exit, runs differ in
- * length, the plan cannot work) return a negative code with a message in diag. */
+ * Each run has its own run index (sonde_vm_set_run_index: its iteration
+ * number), so an environment that varies per run makes them differ; runs of
+ * different lengths or redundant runs that disagree are nondeterminism: in
+ * the report, and every cycle from the first disagreement on is CONFLICT.
+ * A run corrupt on the wire (timestamps off the plan, decoder losses, PCs
+ * outside cfg->sym's code) is run again with other bit errors, up to
+ * cfg->attempts times, then left out (its phase unsampled).
+ * Errors (the image does not load, a run does not exit, the plan cannot
+ * work) return a negative code with a message in diag. */
 struct sonde_ft_vm_state; /* keeps the stitcher (and its report) alive */
 int sonde_ft_vm_run(const struct sonde_ft_vm_config *cfg, struct sonde_ft_trace **trace,
                     struct sonde_ft_trace **truth, struct sonde_ft_report *report,
                     struct sonde_ft_vm_stats *stats, struct sonde_ft_vm_state **state,
                     struct sonde_diag *diag);
 void sonde_ft_vm_free_state(struct sonde_ft_vm_state *state);
+
+/* ---- runner images (target/cortexm/frankentrace linked in) --------------- */
+
+/* Whether the ELF has the runner linked (ft_preamble and its .noinit state
+ * ft_st); with diag saying what is missing when not. */
+bool sonde_ft_vm_is_runner(const struct sonde_sym *sym, struct sonde_diag *diag);
+
+struct sonde_ft_vm_runner_config {
+  const struct sonde_machine *machine;
+  const void *elf;        /* the runner image (ELF) */
+  size_t elf_len;
+  const char *elf_name;
+  struct sonde_sym *sym;  /* its symbols (ft_preamble, ft_st; the code check) */
+  /* jobs 1 (and !preload): one VM runs the whole plan through SYSRESETREQ
+   * with .noinit retained, as on silicon. Otherwise one VM per iteration on
+   * `jobs` threads, each preloaded through the debug port with its iteration
+   * state (ft_st with its checksum), halted at its reset (VC_CORERESET).
+   * The trace is the same bytes either way. */
+  unsigned jobs;
+  bool preload;
+  uint64_t max_cycles;    /* guard per VM (0: 10 G cycles) */
+  bool ground_truth;      /* also a hooked run of iteration 0: the DWT-visible truth */
+  bool no_jit;
+  double bit_errors;      /* SWO bit errors per bit time (ft_wire: sampled and decoded) */
+  uint64_t seed;          /* of the bit errors */
+  unsigned attempts;      /* runs of an iteration corrupt on the wire (0: 4) */
+  void (*progress)(void *ctx, uint32_t done, uint32_t total);
+  void *progress_ctx;
+  /* LSU iterations of the plan, in plan order, from the calling thread (may
+   * be NULL). Its negative return stops the run. */
+  int (*lsu_iteration)(void *ctx, const struct sonde_ftw_iteration *it);
+  void *lsu_ctx;
+};
+
+struct sonde_ft_vm_runner_stats {
+  uint32_t plan;          /* iterations in the runner's plan */
+  uint32_t run_id;
+  uint32_t vms;           /* VMs run (1 when chained, plus re-runs) */
+  uint32_t reruns;        /* iterations run again because the wire corrupted them */
+  uint32_t corrupt_left;  /* still corrupt after every attempt: their phases stay unsampled */
+  uint64_t cycles;        /* simulated, all VMs */
+  uint64_t swo_bytes;     /* sent on the pin, all VMs */
+  uint64_t flipped_bits;  /* bit errors injected */
+  uint64_t exit_code;     /* of the run after the plan (chained only) */
+  uint64_t distrusted_from; /* nondeterminism: cycles from here marked CONFLICT (UINT64_MAX: none) */
+  /* When the image exited without running its plan (ft_begin refused its
+   * configuration): the first words of its struct ft_config, read through
+   * the debug port (ft_cfg), for saying why. */
+  bool fw_config_read;
+  uint32_t fw_core_hz, fw_baud, fw_n;
+};
+
+/* Run the plan, stitch (cycle 0 = the first sample of phase 0), validate.
+ * *runner keeps the summary's conflicts (free with sonde_ft_runner_free).
+ * With cfg->ground_truth *truth is the DWT-visible trace of iteration 0
+ * from reset (align with sonde_ft_runner_verify). When iterations disagree
+ * (nondeterminism) every cycle from the first disagreement on is CONFLICT:
+ * no sample after it can be trusted to belong to one execution. */
+int sonde_ft_vm_runner_run(const struct sonde_ft_vm_runner_config *cfg,
+                           struct sonde_ft_trace **trace, struct sonde_ft_trace **truth,
+                           struct sonde_ft_runner_summary *sum,
+                           struct sonde_ft_vm_runner_stats *stats, struct sonde_ft_runner **runner,
+                           struct sonde_diag *diag);
+
+/* Mark every cycle of *t from `from` on as CONFLICT (nondeterminism found
+ * there): *t is replaced. */
+int sonde_ft_distrust_from(struct sonde_ft_trace **t, uint64_t from);
+/* The first cycle of any conflict in the report, or UINT64_MAX. */
+uint64_t sonde_ft_first_conflict(const struct sonde_ft_report *rep);
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sonde/common.h"
 #include "sonde/sym.h"
@@ -151,11 +152,16 @@ void sonde_mtb_history_free(struct sonde_mtb_history *h);
 
 /* ---- post-mortem bundle (docs/formats.md "MTB post-mortem bundle") ------ */
 
-#define SONDE_MTB_BUNDLE_VERSION 1
-#define SONDE_MTB_BUNDLE_HEADER 128 /* bytes before the trace buffer */
+#define SONDE_MTB_BUNDLE_VERSION 2    /* written; versions 1 and 2 are read */
+#define SONDE_MTB_BUNDLE_HEADER 320   /* v2: bytes before the trace buffer */
+#define SONDE_MTB_BUNDLE_HEADER_V1 128
+#define SONDE_MTB_BUILD_ID_MAX 20     /* bytes of build id a bundle carries */
+#define SONDE_MTB_REGS_CORE (1u << 0) /* v2: r4-r11, MSP, PSP valid */
+#define SONDE_MTB_REGS_FPU (1u << 1)  /* v2: S0-S31, FPSCR valid (FPU present and on) */
+#define SONDE_MTB_REGS_SPLIM (1u << 2) /* v2: MSPLIM, PSPLIM valid (ARMv8-M) */
 
 struct sonde_mtb_bundle {
-  unsigned version;
+  unsigned version;         /* 1 or 2 */
   unsigned arch;            /* 6 = ARMv6-M (M0+), 8 = ARMv8-M Mainline (M33) */
   struct sonde_mtb_raw raw; /* buf points into the bundle's bytes */
   uint32_t flow;            /* MTB FLOW */
@@ -166,24 +172,99 @@ struct sonde_mtb_bundle {
   uint32_t stack_addr;      /* where the stack slice starts (the frame) */
   const uint8_t *stack;     /* into the bundle's bytes */
   size_t stack_len;
-  uint8_t build_id[20];     /* GNU build-id (zeros: none recorded) */
+  uint8_t build_id[SONDE_MTB_BUILD_ID_MAX]; /* the firmware's GNU build id */
+  unsigned build_id_len;    /* bytes of build_id set; 0: none recorded (v1: 20 unless all zero) */
+  /* version 2 (zero in a v1 bundle): */
+  uint32_t flags;           /* SONDE_MTB_REGS_* */
+  uint32_t r4_r11[8];
+  uint32_t msp, psp;        /* on fault-handler entry (after stacking) */
+  uint32_t control;
+  uint32_t msplim, psplim;
+  uint32_t fpscr;
+  uint32_t s[32];           /* S0..S31 */
 };
 
-/* Parse a bundle: magic "SMTB", version, sizes, and the CRC-32 trailer are
- * checked; SONDE_E_FORMAT / SONDE_E_TRUNCATED / SONDE_E_UNSUPPORTED with the
+/* Parse a bundle (version 1 or 2): magic "SMTB", version, header size,
+ * sizes, and the CRC-32 trailer are checked; SONDE_E_FORMAT / SONDE_E_TRUNCATED / SONDE_E_UNSUPPORTED with the
  * byte offset of what is wrong. Pointers in *out point into data. */
 int sonde_mtb_bundle_parse(const void *data, size_t len, struct sonde_mtb_bundle *out,
                            struct sonde_diag *d);
-/* Write b as a version-1 bundle (b->raw.buf/len = the buffer, b->stack/
- * stack_len the stack slice, a multiple of 4) into out: returns the size
- * (128 + buffer + stack + 4), or SONDE_E_RANGE when cap is smaller. With
- * out NULL only the size is returned. Used by `sonde mtb fetch`. */
+/* Write b as a version-2 bundle (b->raw.buf/len = the buffer, b->stack/
+ * stack_len the stack slice, a multiple of 4; b->version is ignored) into
+ * out: returns the size (320 + buffer + stack + 4), or SONDE_E_RANGE when
+ * cap is smaller. With out NULL only the size is returned. Used by `sonde
+ * mtb fetch`. */
 long sonde_mtb_bundle_write(const struct sonde_mtb_bundle *b, void *out, size_t cap);
 /* CRC-32 (IEEE 802.3, reflected, as zlib's crc32) of n bytes, starting from crc (0). */
 uint32_t sonde_mtb_crc32(uint32_t crc, const void *data, size_t n);
 /* The set bits of CFSR and HFSR in words ("PRECISERR BFARVALID FORCED"),
  * "" when none; returns buf. */
 const char *sonde_mtb_fault_words(uint32_t cfsr, uint32_t hfsr, char *buf, size_t cap);
+
+/* ---- fault analysis (src/mtb/fault.c) ---------------------------------- */
+
+struct sonde_mtb_site {
+  uint32_t pc;      /* the instruction the entry interrupted: for a synchronous
+                     * fault the faulting one (it did not retire) */
+  uint32_t last;    /* the entry packet's source: the last instruction retired */
+  uint32_t handler; /* where the entry went */
+  uint32_t packet;  /* index of the entry packet */
+};
+/* The newest exception entry of the history and the instruction it
+ * interrupted: the destination of a branch whose source the entry repeats,
+ * else the instruction after the entry's source (its length from the ELF).
+ * SONDE_E_NOTFOUND when the window holds no entry (or the code is not in the
+ * ELF). Lets the decoder check the stacked PC, or stand in for it when the
+ * frame was not pushed (an ARMv8-M stack-limit fault). */
+int sonde_mtb_entry_site(const struct sonde_mtb_history *h, const struct sonde_sym *sym,
+                         struct sonde_mtb_site *out);
+/* The newest branch or exception return of the history that went to pc (a
+ * wild PC: the culprit), or NULL. */
+const struct sonde_mtb_event *sonde_mtb_branch_to(const struct sonde_mtb_history *h, uint32_t pc);
+
+/* The deepest call chain the history shows (src/mtb/calls.c): calls (BL,
+ * BLX) and exception entries push a frame, returns (POP/LDM with pc, BX lr,
+ * LDR pc) and exception returns pop one; a pop with no frame pushed in the
+ * window reveals a frame that was live when the window began (the function
+ * returned from, and the caller it returned to). fn[] holds the function
+ * start addresses, outermost first (what called fn[0] is older than the
+ * window); tail calls are not followed. Stops at the first session start or
+ * gap. A deep or recursive chain points at a stack overflow. */
+struct sonde_mtb_chain {
+  uint32_t *fn;
+  size_t n;
+};
+int sonde_mtb_deepest_chain(const struct sonde_mtb_history *h, struct sonde_sym *sym,
+                            struct sonde_mtb_chain *out);
+void sonde_mtb_chain_free(struct sonde_mtb_chain *c);
+
+enum {
+  SONDE_MTB_ID_MATCH,           /* the bundle's build id is the ELF's */
+  SONDE_MTB_ID_MISMATCH,        /* another build of the firmware */
+  SONDE_MTB_ID_NONE_IN_BUNDLE,  /* the firmware recorded no build id */
+  SONDE_MTB_ID_NONE_IN_ELF,     /* the ELF was linked without --build-id */
+};
+/* Compare the bundle's build id with the ELF's (sonde_sym_build_id()). */
+int sonde_mtb_build_id_check(const struct sonde_mtb_bundle *b, const uint8_t *elf_id,
+                             size_t elf_len);
+
+/* ---- Perfetto (src/mtb/perfetto.c) -------------------------------------- */
+
+struct sonde_mtb_mark { /* the fault, shown as an instant after the history */
+  const char *label;    /* "fault: HardFault", "halted"; NULL: none */
+  uint32_t pc;
+  const char *status;   /* CFSR/HFSR in words, or NULL */
+};
+/* Write events [first, h->n) as a Perfetto trace (perfetto.protos.Trace,
+ * docs/formats.md): process "MTB history" with a thread "functions" (one
+ * slice per run of instructions in the same function) and slice tracks
+ * "exceptions" (entries, returns, tail-chains, session starts, gaps, the
+ * fault) and "branches" (instants with from/to). The MTB has no time: the
+ * axis counts instructions, 1 us each. name is the output's name for
+ * messages. */
+int sonde_mtb_write_perfetto(FILE *f, const char *name, const struct sonde_mtb_history *h,
+                             size_t first, struct sonde_sym *sym,
+                             const struct sonde_mtb_mark *fault, struct sonde_diag *d);
 
 /* Thumb instruction length from its first halfword: 2 or 4. */
 static inline unsigned sonde_mtb_insn_size(uint16_t hw) { return (hw >> 11) >= 0x1D ? 4u : 2u; }

@@ -59,6 +59,14 @@ unsigned sonde_sym_machine(const struct sonde_sym *s);
 /* The ELF entry point (e_entry, Thumb bit as stored). */
 uint32_t sonde_sym_entry(const struct sonde_sym *s);
 
+/* The GNU build id (`ld --build-id`: the descriptor of the NT_GNU_BUILD_ID
+ * note in a SHT_NOTE section, 20 bytes for the default SHA-1): copies up to
+ * cap bytes into out and returns the id's full length, 0 when the ELF has
+ * none. *addr (may be NULL) receives the target address of the descriptor
+ * when the note is loaded (SHF_ALLOC; the firmware can then read its own id
+ * there), else 0. */
+size_t sonde_sym_build_id(const struct sonde_sym *s, uint8_t *out, size_t cap, uint32_t *addr);
+
 /* ---- functions ---------------------------------------------------------- */
 
 struct sonde_sym_func {

@@ -75,6 +75,13 @@ int sonde_vm_reset(struct sonde_vm *vm);
  * whatever this says. The results are the same either way, bit for bit and
  * cycle for cycle; off, the VM interprets every instruction. */
 void sonde_vm_set_jit(struct sonde_vm *vm, bool on);
+/* Which run of a series this VM makes (for an environment that varies from
+ * run to run: the delay peripheral's `jitter=`, docs/vm.md). A power-on
+ * reset makes it 0 and every system reset (AIRCR.SYSRESETREQ) adds 1, so a
+ * firmware that resets itself sees run 0, 1, 2, ...; call after
+ * sonde_vm_reset() to start a fresh VM at run `run` (as FrankenTrace does for
+ * each iteration it runs on its own VM). No effect without such a device. */
+void sonde_vm_set_run_index(struct sonde_vm *vm, uint32_t run);
 
 /* Why sonde_vm_run() returned. */
 enum sonde_vm_stop_reason {

@@ -22,8 +22,8 @@ static int vm_current(const char *elf, const char *machine, struct sonde_mon_cur
                       uint64_t *end)
 {
   struct sonde_machine *m = NULL;
-  if (sonde_machine_builtin(machine, &m) < 0)
-    return cli_error("unknown machine '%s'", machine);
+  if (cli_load_machine(machine, &m) != CLI_OK)
+    return CLI_FAIL;
   size_t len;
   char *img = cli_read_file(elf, &len);
   struct sonde_vm *vm = NULL;
@@ -72,7 +72,7 @@ int cmd_energy(int argc, char **argv)
       OPT_U64(0, "clock", "<hz>", &clock, "target clock, to turn times into cycles"),
       OPT_ELF(&elf),
       OPT_FLAG(0, "vm-current", &vmcur, "run <elf> on the VM and take its power model's current"),
-      OPT_STRING('m', "machine", "<name>", &machine, "--vm-current: built-in machine (default cm3)"),
+      OPT_STRING('m', "machine", "<name>", &machine, "--vm-current: built-in machine or machine file (default cm3)"),
       OPT_U64(0, "voltage", "<mV>", &voltage, "supply voltage (default: the machine's)"),
       OPT_GROUP("intervals"),
       OPT_STRING(0, "changes", "<csv>", &changes, "function changes: energy per function"),

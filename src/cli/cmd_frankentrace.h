@@ -1,7 +1,8 @@
 /* `sonde frankentrace`: the subcommands in their own files, and what they
  * share (loading a trace and an ELF, describing a cell).
- *   run, stitch     cmd_frankentrace_run.c (the VM orchestration and silicon
- *                   captures: owned by the target side of issue 15)
+ *   run             cmd_frankentrace_run.c (the VM: probe and runner images)
+ *   stitch          cmd_frankentrace_stitch.c (silicon captures of the runner)
+ *   (both print)    cmd_frankentrace_report.c
  *   verify, convert cmd_frankentrace.c
  *   check           cmd_frankentrace_check.c
  *   analyze         cmd_frankentrace_analyze.c */
@@ -13,6 +14,7 @@
 #include <stdio.h>
 
 #include "sonde/frankentrace.h"
+#include "sonde/frankentrace_runner.h"
 #include "sonde/sym.h"
 
 int cmd_frankentrace_run(int argc, char **argv);
@@ -31,5 +33,15 @@ int ft_cli_open_elf(const char *path, struct sonde_sym **out);
 void ft_cli_describe(struct sonde_sym *sym, struct sonde_ft_cell c, char *buf, size_t cap);
 /* "func+0x12" or "0x00001234". */
 void ft_cli_symbol(struct sonde_sym *sym, uint32_t pc, char *buf, size_t cap);
+
+/* Runner traces (cmd_frankentrace_report.c): write a trace file (prints the
+ * error; CLI_OK/CLI_FAIL); the findings of a stitch (nondeterminism, missing
+ * phases, code check, preamble); a --verify result (returns 1 when it differs). */
+int ft_cli_write_trace(const char *path, enum sonde_ft_format format,
+                       const struct sonde_ft_trace *t, struct sonde_sym *sym);
+void ft_cli_print_runner_findings(FILE *out, const struct sonde_ft_runner_summary *s,
+                                  struct sonde_sym *sym);
+int ft_cli_print_runner_verify(FILE *out, const struct sonde_ft_verify_result *v, uint64_t offset,
+                               struct sonde_sym *sym);
 
 #endif

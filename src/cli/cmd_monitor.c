@@ -141,8 +141,8 @@ static int setup(struct mon_cli *c, const struct cli_command_help *help)
   if (rc < 0)
     return cli_error("%s: no function table: %s", c->elf, sonde_strerror(rc));
   if (!strcmp(c->link_spec, "vm")) {
-    if (sonde_machine_builtin(c->machine_name, &c->machine) < 0)
-      return cli_usage_error(help, "unknown --machine '%s'", c->machine_name);
+    if (cli_load_machine(c->machine_name, &c->machine) != CLI_OK)
+      return CLI_FAIL;
     size_t got = 0;
     char *img = cli_read_file(c->elf, &got);
     if (!img)
@@ -735,7 +735,7 @@ int cmd_monitor(int argc, char **argv)
       OPT_ELF(&c.elf),
       OPT_STRING(0, "link", "<link>", &c.link_spec,
                  "vm (default), openocd:HOST:PORT (Tcl RPC, 6666) or gdb:HOST:PORT"),
-      OPT_STRING('m', "machine", "<name>", &c.machine_name, "vm: built-in machine (default cm3)"),
+      OPT_STRING('m', "machine", "<name>", &c.machine_name, "vm: built-in machine or machine file (default cm3)"),
       OPT_FLAG(0, "stripped", &c.stripped,
                "ignore the ELF's symbols: functions from the targets of calls (disassembly)"),
       OPT_U64(0, "max-cycles", "<n>", &c.max_cycles, "vm: stop after <n> cycles (default 10G)"),

@@ -6,232 +6,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd_mtb.h"
 #include "sonde/mtb.h"
 #include "sonde/sym.h"
-
-enum { OUT_TEXT, OUT_JSON, OUT_CSV };
-
-struct where {
-  const char *func;
-  uint32_t off;
-  const char *file;
-  unsigned line;
-};
-
-static void where(struct sonde_sym *sym, uint32_t addr, struct where *w)
-{
-  memset(w, 0, sizeof *w);
-  if (sonde_mtb_is_exc_return(addr))
-    return;
-  w->func = sonde_sym_name(sym, addr, &w->off);
-  struct sonde_sym_line ln;
-  if (sonde_sym_line(sym, addr, &ln) == 0 && ln.line) {
-    w->file = ln.file;
-    w->line = ln.line;
-  }
-}
-
-/* "name+0x4 (file.c:12)" or "0x00001234". */
-static void text_where(FILE *o, struct sonde_sym *sym, uint32_t addr)
-{
-  struct where w;
-  where(sym, addr, &w);
-  fprintf(o, "0x%08x", addr);
-  if (sonde_mtb_is_exc_return(addr)) {
-    fputs(" EXC_RETURN", o);
-    return;
-  }
-  if (w.func)
-    fprintf(o, w.off ? " %s+0x%x" : " %s", w.func, w.off);
-  if (w.file)
-    fprintf(o, " (%s:%u)", w.file, w.line);
-}
-
-static void json_where(FILE *o, struct sonde_sym *sym, const char *prefix, uint32_t addr)
-{
-  struct where w;
-  where(sym, addr, &w);
-  fprintf(o, ",\"%spc\":%u,\"%sfunction\":", prefix, addr, prefix);
-  if (w.func)
-    cli_json_string(o, w.func);
-  else
-    fputs("null", o);
-  fprintf(o, ",\"%sfile\":", prefix);
-  if (w.file)
-    cli_json_string(o, w.file);
-  else
-    fputs("null", o);
-  fprintf(o, ",\"%sline\":%u", prefix, w.line);
-}
-
-static void csv_field(FILE *o, const char *s)
-{
-  if (!s)
-    return;
-  if (!strpbrk(s, ",\"\n")) {
-    fputs(s, o);
-    return;
-  }
-  fputc('"', o);
-  for (; *s; s++) {
-    if (*s == '"')
-      fputc('"', o);
-    fputc(*s, o);
-  }
-  fputc('"', o);
-}
-
-static void csv_where(FILE *o, struct sonde_sym *sym, uint32_t addr)
-{
-  struct where w;
-  where(sym, addr, &w);
-  fprintf(o, ",0x%08x,", addr);
-  csv_field(o, w.func);
-  fputc(',', o);
-  csv_field(o, w.file);
-  if (w.line)
-    fprintf(o, ",%u", w.line);
-  else
-    fputc(',', o);
-}
-
-static const char *event_name(const struct sonde_mtb_event *e)
-{
-  if (e->kind == SONDE_MTB_EXC_RETURN)
-    return e->tail_chain ? "tail-chain" : "return";
-  return e->kind == SONDE_MTB_EXC_ENTRY ? "entry" : "";
-}
-
-static void print_event(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde_mtb_event *e,
-                        bool disasm)
-{
-  const char *kind = sonde_mtb_kind_name(e->kind);
-  bool has_dst = e->kind == SONDE_MTB_BRANCH || e->kind == SONDE_MTB_EXC_ENTRY ||
-                 e->kind == SONDE_MTB_EXC_RETURN;
-  if (fmt == OUT_JSON) {
-    fprintf(o, "{\"kind\":\"%s\"", kind);
-    if (*event_name(e))
-      fprintf(o, ",\"event\":\"%s\"", event_name(e));
-    fprintf(o, ",\"packet\":%u", e->packet);
-    json_where(o, sym, "", e->pc);
-    if (e->kind == SONDE_MTB_INSN)
-      fprintf(o, ",\"size\":%u", e->size);
-    if (has_dst)
-      json_where(o, sym, "dst_", e->dst);
-    if (e->kind == SONDE_MTB_EXC_RETURN)
-      fprintf(o, ",\"exc_return\":%u", e->exc_return);
-    fputs("}\n", o);
-    return;
-  }
-  if (fmt == OUT_CSV) {
-    fprintf(o, "%s,%s,%u", kind, event_name(e), e->packet);
-    csv_where(o, sym, e->pc);
-    if (has_dst)
-      csv_where(o, sym, e->dst);
-    else
-      fputs(",,,,", o);
-    if (e->kind == SONDE_MTB_EXC_RETURN)
-      fprintf(o, ",0x%08x\n", e->exc_return);
-    else
-      fputs(",\n", o);
-    return;
-  }
-  switch (e->kind) {
-  case SONDE_MTB_INSN: {
-    fputs("  ", o);
-    text_where(o, sym, e->pc);
-    struct sonde_sym_insn in;
-    if (disasm && sonde_sym_disasm(sym, e->pc, &in) == 0)
-      fprintf(o, "  %s %s", in.mnemonic, in.operands);
-    fputc('\n', o);
-    return;
-  }
-  case SONDE_MTB_BRANCH: fprintf(o, "#%-5u branch   ", e->packet); break;
-  case SONDE_MTB_EXC_ENTRY: fprintf(o, "#%-5u exception entry from ", e->packet); break;
-  case SONDE_MTB_EXC_RETURN:
-    fprintf(o, "#%-5u exception %s at ", e->packet, e->tail_chain ? "tail-chain" : "return");
-    break;
-  case SONDE_MTB_SESSION: fprintf(o, "#%-5u --- trace session starts (S-bit)\n", e->packet); return;
-  case SONDE_MTB_GAP:
-    fprintf(o, "#%-5u --- gap: inconsistent packet, history restarts at 0x%08x\n", e->packet,
-            e->pc);
-    return;
-  }
-  text_where(o, sym, e->pc);
-  if (e->kind == SONDE_MTB_EXC_RETURN)
-    fprintf(o, " (EXC_RETURN 0x%08x)", e->exc_return);
-  fputs(" -> ", o);
-  text_where(o, sym, e->dst);
-  fputc('\n', o);
-}
-
-/* The fault a bundle recorded: where (the stacked PC), which exception, the
- * fault status in words. */
-static void print_fault(FILE *o, int fmt, struct sonde_sym *sym, const struct sonde_mtb_bundle *b,
-                        const struct sonde_mtb_history *h)
-{
-  /* A PC outside the firmware (a wild pointer, a smashed return address):
-   * the culprit is the newest branch that went there. */
-  const struct sonde_mtb_event *from = NULL;
-  uint8_t probe[2];
-  if (sonde_sym_read(sym, b->frame[6] & ~1u, probe, 2) < 0)
-    for (size_t i = h->n; i-- > 0 && !from;)
-      if ((h->ev[i].kind == SONDE_MTB_BRANCH || h->ev[i].kind == SONDE_MTB_EXC_RETURN) &&
-          h->ev[i].dst == (b->frame[6] & ~1u))
-        from = &h->ev[i];
-  char words[256];
-  sonde_mtb_fault_words(b->cfsr, b->hfsr, words, sizeof words);
-  uint32_t pc = b->frame[6];
-  if (fmt == OUT_JSON) {
-    fprintf(o, "{\"kind\":\"%s\"", b->ipsr ? "fault" : "halt");
-    json_where(o, sym, "", pc);
-    fprintf(o, ",\"ipsr\":%u,\"exc_return\":%u,\"cfsr\":%u,\"hfsr\":%u,\"mmfar\":%u,"
-               "\"bfar\":%u,\"lr\":%u,\"sp\":%u,\"status\":",
-            b->ipsr, b->exc_return, b->cfsr, b->hfsr, b->mmfar, b->bfar, b->frame[5],
-            b->stack_addr);
-    cli_json_string(o, words);
-    if (from) {
-      fprintf(o, ",\"from_packet\":%u", from->packet);
-      json_where(o, sym, "from_", from->pc);
-    }
-    fputs("}\n", o);
-    return;
-  }
-  if (fmt == OUT_CSV) {
-    fprintf(o, "%s,%u,", b->ipsr ? "fault" : "halt", b->ipsr);
-    csv_where(o, sym, pc);
-    fprintf(o, ",,,,,0x%08x\n", b->exc_return);
-    return;
-  }
-  if (b->ipsr)
-    fprintf(o, "fault: exception %u%s at ", b->ipsr, b->ipsr == 3 ? " (HardFault)" : "");
-  else /* `sonde mtb fetch` of a live target */
-    fputs("halted at ", o);
-  text_where(o, sym, pc);
-  struct sonde_sym_insn in;
-  if (sonde_sym_disasm(sym, pc, &in) == 0)
-    fprintf(o, "  %s %s", in.mnemonic, in.operands);
-  if (from) {
-    fputs(" (not in the firmware)\n  jumped there from ", o);
-    text_where(o, sym, from->pc);
-    fprintf(o, " (packet #%u)", from->packet);
-  }
-  fputc('\n', o);
-  if (b->arch == 8)
-    fprintf(o, "  CFSR 0x%08x HFSR 0x%08x%s%s; MMFAR 0x%08x BFAR 0x%08x\n", b->cfsr, b->hfsr,
-            *words ? ": " : "", words, b->mmfar, b->bfar);
-  if (!b->ipsr)
-    return;
-  fprintf(o, "  stacked r0 0x%08x r1 0x%08x r2 0x%08x r3 0x%08x r12 0x%08x lr 0x%08x xpsr "
-             "0x%08x; sp 0x%08x, EXC_RETURN 0x%08x\n",
-          b->frame[0], b->frame[1], b->frame[2], b->frame[3], b->frame[4], b->frame[5],
-          b->frame[7], b->stack_addr, b->exc_return);
-  fputs("  lr: ", o);
-  text_where(o, sym, b->frame[5] & ~1u);
-  fputc('\n', o);
-}
 
 int mtb_parse_hex(const char *s, uint32_t *out)
 {
@@ -251,9 +30,11 @@ int mtb_parse_hex(const char *s, uint32_t *out)
 static int mtb_decode(int argc, char **argv)
 {
   static const struct cli_command_help help = {
-      "sonde mtb decode -e <elf> <bundle> [--instructions] [--limit <n>] [--format text|json|csv]\n"
+      "sonde mtb decode -e <elf> <bundle> [--force] [--instructions] [--limit <n>] "
+      "[--format text|json|csv|perfetto] [-o <file>]\n"
       "sonde mtb decode -e <elf> --raw <buf.bin> --position <hex> [--base <hex>] [--master <hex>] "
-      "[--end-pc <hex>] [--vectors <hex>] [--instructions] [--limit <n>] [--format text|json|csv] "
+      "[--end-pc <hex>] [--vectors <hex>] [--instructions] [--limit <n>] "
+      "[--format text|json|csv|perfetto] "
       "[-o <file>]",
       "Decode a Micro Trace Buffer dump (the bytes at MTB_BASE, e.g. from a debugger's\n"
       "memory dump) with its MTB_POSITION and MTB_MASTER values: the branches, exception\n"
@@ -263,13 +44,17 @@ static int mtb_decode(int argc, char **argv)
       "reached sequentially from the previous destination) are reported on stderr with\n"
       "their index and addresses. Register values are hexadecimal, 0x optional.\n"
       "<bundle>: a post-mortem bundle written by target/cortexm/mtb.c's mtb_bundle_write()\n"
-      "(docs/formats.md): its buffer and registers, then the fault (stacked PC, exception,\n"
-      "CFSR/HFSR bits in words).\n"
+      "(docs/formats.md, versions 1 and 2): its buffer and registers, then the fault\n"
+      "(the faulting instruction, exception, CFSR/HFSR bits in words, registers). The\n"
+      "bundle's build id must match the ELF's (.note.gnu.build-id): a mismatch is an\n"
+      "error unless --force; a bundle or ELF without one gets a warning.\n"
       "json: one object per line with kind (instruction, branch, exception, session, gap),\n"
-      "packet, pc, function, file, line (dst_* for the destination). docs/mtb.md."};
+      "packet, pc, function, file, line (dst_* for the destination); the fault last.\n"
+      "perfetto: a Perfetto trace (-o <file>): function slices, branch and exception\n"
+      "instants; time counts instructions (1 us each). docs/mtb.md."};
   const char *elf = NULL, *raw_path = NULL, *pos_s = NULL, *base_s = NULL, *master_s = NULL;
   const char *end_s = NULL, *vec_s = NULL, *format = "text", *output = NULL;
-  bool insns = false;
+  bool insns = false, force = false;
   uint64_t limit = 0;
   const struct cli_opt options[] = {
       OPT_GROUP("input"),
@@ -285,11 +70,13 @@ static int mtb_decode(int argc, char **argv)
       OPT_STRING(0, "end-pc", "<hex>", &end_s,
                  "where the core stopped after the last packet (the PC of the instruction that "
                  "cleared MASTER.EN, or the halt PC): the history runs on to it"),
+      OPT_FLAG(0, "force", &force,
+               "decode even when the bundle's build id is not the ELF's"),
       OPT_GROUP("output"),
       OPT_FLAG(0, "instructions", &insns, "every executed instruction, with disassembly in text"),
       OPT_U64('n', "limit", "<n>", &limit,
               "only the newest <n> branches (or instructions with --instructions); 0 = all"),
-      OPT_STRING(0, "format", "<fmt>", &format, "text (default), json or csv"),
+      OPT_STRING(0, "format", "<fmt>", &format, "text (default), json, csv or perfetto"),
       OPT_OUTPUT(&output),
       OPT_END(),
   };
@@ -311,10 +98,12 @@ static int mtb_decode(int argc, char **argv)
     return cli_usage_error(&help, "missing <bundle> or --raw <buf.bin>");
   if (!bundle_path && !pos_s)
     return cli_usage_error(&help, "missing --position <hex>");
-  int fmt = !strcmp(format, "text") ? OUT_TEXT : !strcmp(format, "json") ? OUT_JSON
-            : !strcmp(format, "csv") ? OUT_CSV : -1;
+  int fmt = !strcmp(format, "text") ? MTB_OUT_TEXT : !strcmp(format, "json") ? MTB_OUT_JSON
+            : !strcmp(format, "csv") ? MTB_OUT_CSV : !strcmp(format, "perfetto") ? MTB_OUT_PERFETTO : -1;
   if (fmt < 0)
-    return cli_usage_error(&help, "unknown --format '%s' (text, json or csv)", format);
+    return cli_usage_error(&help, "unknown --format '%s' (text, json, csv or perfetto)", format);
+  if (fmt == MTB_OUT_PERFETTO && !output && isatty(STDOUT_FILENO))
+    return cli_usage_error(&help, "--format perfetto writes binary: give -o <file>");
   struct sonde_mtb_raw raw = {0};
   uint32_t end_pc = 0, vectors = 0;
   if (pos_s && mtb_parse_hex(pos_s, &raw.position))
@@ -360,6 +149,30 @@ static int mtb_decode(int argc, char **argv)
     cli_error("%s", d.msg);
     goto done;
   }
+  int id_state = SONDE_MTB_ID_MATCH;
+  if (bundle_path) {
+    uint8_t id[64];
+    size_t idn = sonde_sym_build_id(sym, id, sizeof id, NULL);
+    id_state = sonde_mtb_build_id_check(&bu, id, idn);
+    char bh[2 * SONDE_MTB_BUILD_ID_MAX + 1], eh[2 * SONDE_MTB_BUILD_ID_MAX + 1];
+    mtb_hex_id(bh, bu.build_id, bu.build_id_len);
+    mtb_hex_id(eh, id, idn < SONDE_MTB_BUILD_ID_MAX ? idn : SONDE_MTB_BUILD_ID_MAX);
+    if (id_state == SONDE_MTB_ID_MISMATCH && !force) {
+      cli_error("%s: build id %s is not %s's (%s): the bundle comes from another build of the "
+                "firmware (--force decodes it anyway)",
+                bundle_path, bh, elf, eh);
+      goto done;
+    }
+    if (id_state == SONDE_MTB_ID_MISMATCH)
+      cli_warn("%s: build id %s is not %s's (%s): decoding anyway (--force)", bundle_path, bh,
+               elf, eh);
+    else if (id_state == SONDE_MTB_ID_NONE_IN_BUNDLE)
+      cli_warn("%s: the bundle carries no build id: cannot check that it comes from %s",
+               bundle_path, elf);
+    else if (id_state == SONDE_MTB_ID_NONE_IN_ELF)
+      cli_warn("%s has no build id (link with -Wl,--build-id): cannot check that %s comes from it",
+               elf, bundle_path);
+  }
   struct sonde_mtb_options opt = {.end_pc = end_pc, .vectors = vectors};
   if (sonde_mtb_rebuild(pk, np, sym, &opt, &h, &d) < 0) {
     cli_error("%s", d.msg);
@@ -383,7 +196,7 @@ static int mtb_decode(int argc, char **argv)
              h.issues[i].why, h.issues[i].from, h.issues[i].to);
   if (h.nissues > 20)
     cli_warn("%s: %zu more inconsistent packets", raw_path, h.nissues - 20);
-  o = cli_open_output(output, false);
+  o = cli_open_output(output, fmt == MTB_OUT_PERFETTO);
   if (!o)
     goto done;
   /* --limit: the first event shown so that <n> of the listed kind follow. */
@@ -404,19 +217,39 @@ static int mtb_decode(int argc, char **argv)
     returns += h.ev[i].kind == SONDE_MTB_EXC_RETURN && !h.ev[i].tail_chain;
     chains += h.ev[i].kind == SONDE_MTB_EXC_RETURN && h.ev[i].tail_chain;
   }
-  if (fmt == OUT_TEXT)
+  if (fmt == MTB_OUT_PERFETTO) {
+    struct mtb_fault_place v;
+    char label[64];
+    struct sonde_mtb_mark mark = {0};
+    if (bundle_path) {
+      mtb_fault_view(sym, &bu, &h, &v);
+      if (bu.ipsr)
+        snprintf(label, sizeof label, "fault: exception %u %s", bu.ipsr, mtb_exc_name(bu.ipsr));
+      else
+        snprintf(label, sizeof label, "halted");
+      mark = (struct sonde_mtb_mark){label, v.pc, v.words};
+    }
+    if (sonde_mtb_write_perfetto(o, output ? output : "<stdout>", &h, first, sym, &mark, &d) < 0) {
+      cli_error("%s", d.msg);
+      cli_close_output(o, output);
+      goto done;
+    }
+    rc = cli_close_output(o, output);
+    goto done;
+  }
+  if (fmt == MTB_OUT_TEXT)
     fprintf(o, "%zu packets%s, %zu instructions, %zu exception entries, %zu returns, %zu "
                "tail-chains, %zu inconsistent; oldest first\n",
             np, (raw.position & 4) ? " (buffer wrapped)" : "", h.instructions, entries, returns,
             chains, h.nissues);
-  else if (fmt == OUT_CSV)
+  else if (fmt == MTB_OUT_CSV)
     fputs("kind,event,packet,pc,function,file,line,dst,dst_function,dst_file,dst_line,"
           "exc_return\n", o);
   for (size_t i = first; i < h.n; i++)
     if (insns || h.ev[i].kind != SONDE_MTB_INSN)
-      print_event(o, fmt, sym, &h.ev[i], insns);
+      mtb_print_event(o, fmt, sym, &h.ev[i], insns);
   if (bundle_path)
-    print_fault(o, fmt, sym, &bu, &h);
+    mtb_print_fault(o, fmt, sym, &bu, &h, id_state);
   rc = cli_close_output(o, output);
 done:
   sonde_mtb_history_free(&h);

@@ -4,6 +4,7 @@
  * bundle the firmware stored in its RAM. docs/mtb.md. */
 #include "cli.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +32,7 @@ static int fetch_stored(struct sonde_mon_link *l, uint32_t addr, const char *out
   if (memcmp(hdr, "SMTB", 4))
     return cli_error("0x%08x: no MTB bundle stored there (no \"SMTB\" magic)", addr);
   uint32_t total = hdr[2];
-  if (total < SONDE_MTB_BUNDLE_HEADER + 4 || total > (64u << 20) || total % 4)
+  if (total < SONDE_MTB_BUNDLE_HEADER_V1 + 4 || total > (64u << 20) || total % 4)
     return cli_error("0x%08x: stored bundle claims %u bytes", addr, total);
   uint32_t *w = malloc(total);
   if (!w)
@@ -49,9 +50,85 @@ static int fetch_stored(struct sonde_mon_link *l, uint32_t addr, const char *out
   return rc;
 }
 
-/* The live MTB: registers, buffer, PC and (ARMv8-M) fault status. */
+/* A core register of the halted core through DCRSR/DCRDR (ARMv7-M/ARMv8-M ARM
+ * C1.6.3; ARMv6-M C1.6.3 too): select, wait for DHCSR.S_REGRDY, read. */
+static int read_core_reg(struct sonde_mon_link *l, uint32_t sel, uint32_t *v)
+{
+  if (sonde_mon_write32(l, 0xE000EDF4u, sel) < 0)
+    return -1;
+  for (int i = 0; i < 100; i++) {
+    uint32_t dhcsr;
+    if (sonde_mon_read32(l, 0xE000EDF0u, &dhcsr) < 0)
+      return -1;
+    if (dhcsr & (1u << 16))
+      return sonde_mon_read32(l, 0xE000EDF8u, v);
+  }
+  return -1;
+}
+
+/* The halted core's registers into the bundle: the "frame" holds the live
+ * r0-r3, r12, lr, xpsr (no exception frame: IPSR 0 means halted), and the
+ * version-2 fields r4-r11, MSP, PSP, CONTROL and, with the FPU on, S0-S31
+ * and FPSCR. A register the link cannot read leaves its flag clear. */
+static void read_core(struct sonde_mon_link *l, unsigned arch, struct sonde_mtb_bundle *b)
+{
+  static const uint32_t frame_sel[8] = {0, 1, 2, 3, 12, 14, 15, 16};
+  uint32_t v[8];
+  for (int i = 0; i < 8; i++)
+    if (read_core_reg(l, frame_sel[i], &v[i]) < 0)
+      return;
+  uint32_t pc = b->frame[6];
+  memcpy(b->frame, v, sizeof v);
+  b->frame[6] = pc; /* as sonde_mon_read_pc() gave it */
+  for (int i = 0; i < 8; i++)
+    if (read_core_reg(l, 4 + (uint32_t)i, &b->r4_r11[i]) < 0)
+      return;
+  uint32_t special;
+  if (read_core_reg(l, 17, &b->msp) < 0 || read_core_reg(l, 18, &b->psp) < 0 ||
+      read_core_reg(l, 20, &special) < 0)
+    return;
+  b->control = special >> 24;
+  b->flags |= SONDE_MTB_REGS_CORE;
+  uint32_t cpacr;
+  if (arch != 8 || sonde_mon_read32(l, 0xE000ED88u, &cpacr) < 0 || ((cpacr >> 20) & 0xF) != 0xF)
+    return;
+  for (int i = 0; i < 32; i++)
+    if (read_core_reg(l, 64 + (uint32_t)i, &b->s[i]) < 0)
+      return;
+  if (read_core_reg(l, 33, &b->fpscr) == 0)
+    b->flags |= SONDE_MTB_REGS_FPU;
+}
+
+/* The build id the running firmware carries: the ELF says where its note
+ * is loaded; the bytes are read from the target, so a bundle from another
+ * build than the ELF's is caught by the decoder. */
+static int read_build_id(struct sonde_mon_link *l, const char *elf, struct sonde_mtb_bundle *b)
+{
+  struct sonde_sym *sym = NULL;
+  struct sonde_diag d;
+  if (sonde_sym_open(elf, &sym, &d) < 0)
+    return cli_error("%s", d.msg);
+  uint32_t at;
+  size_t n = sonde_sym_build_id(sym, NULL, 0, &at);
+  sonde_sym_free(sym);
+  if (!n || !at || at % 4) {
+    cli_warn("%s: no loaded build id (link with -Wl,--build-id): the bundle has none", elf);
+    return CLI_OK;
+  }
+  if (n > SONDE_MTB_BUILD_ID_MAX)
+    n = SONDE_MTB_BUILD_ID_MAX;
+  uint32_t w[SONDE_MTB_BUILD_ID_MAX / 4];
+  if (sonde_mon_read_words(l, at, w, (unsigned)((n + 3) / 4)) < 0)
+    return cli_error("%s", sonde_mon_link_error(l));
+  memcpy(b->build_id, w, n);
+  b->build_id_len = (unsigned)n;
+  return CLI_OK;
+}
+
+/* The live MTB: registers, buffer, PC, core registers and (ARMv8-M) fault
+ * status. */
 static int fetch_live(struct sonde_mon_link *l, uint32_t regs, unsigned arch, bool stop,
-                      const char *out)
+                      const char *elf, const char *out)
 {
   uint32_t r[4];
   if (sonde_mon_read_words(l, regs, r, 4) < 0)
@@ -89,6 +166,9 @@ static int fetch_live(struct sonde_mon_link *l, uint32_t regs, unsigned arch, bo
     b.mmfar = fs[4];
     b.bfar = fs[5];
   }
+  read_core(l, arch, &b);
+  if (elf && read_build_id(l, elf, &b) != CLI_OK)
+    goto done;
   long n = sonde_mtb_bundle_write(&b, NULL, 0);
   void *o = n > 0 ? malloc((size_t)n) : NULL;
   if (!o) {
@@ -106,22 +186,26 @@ done:
 int cmd_mtb_fetch(int argc, char **argv)
 {
   static const struct cli_command_help help = {
-      "sonde mtb fetch --link gdb:HOST:PORT|openocd:HOST:PORT [--core m33|m0plus] [--regs <hex>] "
+      "sonde mtb fetch --link gdb:HOST:PORT|openocd:HOST:PORT | --gdb HOST:PORT [--core m33|m0plus] "
+      "[--regs <hex>] [-e <elf>] "
       "[--no-stop] [--run-ms <ms>] -o <bundle>\n"
       "sonde mtb fetch --link ... --stored <hex>|<symbol> [-e <elf>] -o <bundle>",
       "Read the Micro Trace Buffer of a live target through a debug link and write a\n"
       "post-mortem bundle (docs/formats.md) for 'sonde mtb decode -e ELF BUNDLE': the MTB\n"
-      "registers, the whole buffer, the PC (as the frame's pc; IPSR 0: not in a fault\n"
-      "handler) and on the M33 the fault status registers. The MTB is stopped first\n"
+      "registers, the whole buffer, the core registers (r0-r12, lr, pc, xPSR, MSP, PSP,\n"
+      "CONTROL; S0-S31 and FPSCR when the FPU is on; IPSR 0: decoded as halted) and on the\n"
+      "M33 the fault status registers; with -e, the build id the running firmware carries\n"
+      "(read from the target where the ELF loads its .note.gnu.build-id). The MTB is stopped first\n"
       "(MASTER.EN cleared) unless --no-stop. --run-ms lets the target run that long\n"
       "before the capture (a GDB server halts it on attach). With --stored, copy the bundle\n"
       "the firmware's fault handler stored at that address (or ELF symbol) instead."};
-  const char *link = NULL, *core = "m33", *regs_s = NULL, *stored = NULL, *elf = NULL,
+  const char *link = NULL, *gdb = NULL, *core = "m33", *regs_s = NULL, *stored = NULL, *elf = NULL,
              *output = NULL;
   bool no_stop = false;
   uint64_t run_ms = 0, timeout = 5000;
   const struct cli_opt options[] = {
       OPT_STRING(0, "link", "<spec>", &link, "gdb:HOST:PORT or openocd:HOST:PORT"),
+      OPT_STRING(0, "gdb", "<host:port>", &gdb, "the same as --link gdb:HOST:PORT"),
       OPT_STRING(0, "core", "<core>", &core, "m33 (default; MTB registers at 0xE0043000) or m0plus"),
       OPT_STRING(0, "regs", "<hex>", &regs_s,
                  "the MTB register block (M0+: chip-specific, default 0xF0000000)"),
@@ -142,8 +226,15 @@ int cmd_mtb_fetch(int argc, char **argv)
     return rc;
   if (nargs)
     return cli_usage_error(&help, "unexpected argument '%s'", argv[0]);
+  char gdb_link[300];
+  if (gdb && link)
+    return cli_usage_error(&help, "--gdb and --link: give one");
+  if (gdb) {
+    snprintf(gdb_link, sizeof gdb_link, "gdb:%s", gdb);
+    link = gdb_link;
+  }
   if (!link)
-    return cli_usage_error(&help, "missing --link");
+    return cli_usage_error(&help, "missing --link (or --gdb HOST:PORT)");
   if (!output)
     return cli_usage_error(&help, "missing -o <bundle>");
   if (strncmp(link, "gdb:", 4) && strncmp(link, "openocd:", 8))
@@ -189,7 +280,8 @@ int cmd_mtb_fetch(int argc, char **argv)
     }
   }
   if (rc == CLI_OK)
-    rc = stored ? fetch_stored(l, stored_at, output) : fetch_live(l, regs, arch, !no_stop, output);
+    rc = stored ? fetch_stored(l, stored_at, output)
+                : fetch_live(l, regs, arch, !no_stop, elf, output);
   sonde_mon_link_free(l);
   return rc;
 }

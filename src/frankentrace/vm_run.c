@@ -6,9 +6,12 @@
 #include "sonde/frankentrace_vm.h"
 
 #include <pthread.h>
+#include "sonde/sym.h"
 #include <stdlib.h>
 #include <string.h>
 
+#include "ft_vm.h"
+#include "ft_wire.h"
 #include "sonde/itm.h"
 #include "sonde/vm.h"
 
@@ -70,11 +73,15 @@ struct iter {
   uint64_t k0;          /* sample index of samples[0] */
   uint32_t *samples;    /* k0, k0+1, ...: PC, SLEEP or LOST */
   size_t n, cap;
-  bool bad;             /* timestamps off the plan: discarded */
-  uint64_t swo_bytes, pc_packets, sleep_packets, overflow_packets, skipped, lost;
+  bool bad;             /* timestamps off the plan */
+  bool corrupt;         /* the wire corrupted it: run again, or discarded */
+  unsigned attempts;    /* runs made */
+  uint64_t outside;     /* PC samples outside the ELF's code */
+  uint64_t swo_bytes, pc_packets, sleep_packets, overflow_packets, skipped, lost, flipped;
+  uint64_t framing;     /* frames the line decoder dropped */
   /* capture */
   uint8_t *swo;
-  size_t swo_n, swo_cap;
+  size_t swo_n;
 };
 
 struct plan {
@@ -86,21 +93,6 @@ struct plan {
 static int quiet(void *ctx, int stream, const void *buf, size_t len)
 {
   (void)ctx, (void)stream, (void)buf, (void)len;
-  return 0;
-}
-
-static int on_swo(void *ctx, const struct sonde_vm_swo_byte *b)
-{
-  struct iter *it = ctx;
-  if (it->swo_n == it->swo_cap) {
-    size_t nc = it->swo_cap ? 2 * it->swo_cap : 1 << 16;
-    uint8_t *nb = realloc(it->swo, nc);
-    if (!nb)
-      return SONDE_E_NOMEM;
-    it->swo = nb;
-    it->swo_cap = nc;
-  }
-  it->swo[it->swo_n++] = b->byte;
   return 0;
 }
 
@@ -229,9 +221,19 @@ static void decode_iteration(struct iter *it, const struct plan *pl, uint64_t c0
   sonde_itm_free(dec);
 }
 
+/* One run of phase it->phase (attempt it->attempts): its own bit errors,
+ * its own run index (the environment of run it->id). */
 static void run_iteration(struct iter *it, const struct plan *pl)
 {
   const struct sonde_ft_vm_config *cfg = pl->cfg;
+  it->n = 0;
+  it->bad = it->corrupt = false;
+  it->outside = it->swo_bytes = it->pc_packets = it->sleep_packets = 0;
+  it->overflow_packets = it->skipped = it->lost = it->framing = 0;
+  struct ft_wire w;
+  ft_wire_init(&w, pl->clock_hz, cfg->bit_errors,
+               ft_wire_mix(cfg->seed ^ ft_wire_mix(((uint64_t)it->id << 8) | it->attempts)));
+  it->attempts++;
   struct sonde_vm *vm = NULL;
   int rc = sonde_vm_new(cfg->machine, &vm);
   if (!rc)
@@ -241,13 +243,15 @@ static void run_iteration(struct iter *it, const struct plan *pl)
              vm ? sonde_vm_error_detail(vm) : sonde_strerror(rc));
     it->rc = rc;
     sonde_vm_free(vm);
+    ft_wire_free(&w);
     return;
   }
   if (cfg->no_jit)
     sonde_vm_set_jit(vm, false);
   sonde_vm_set_output(vm, quiet, NULL);
-  sonde_vm_set_swo(vm, on_swo, it);
+  sonde_vm_set_swo(vm, ft_wire_byte, &w);
   sonde_vm_reset(vm);
+  sonde_vm_set_run_index(vm, it->id);
   struct sonde_vm_stats st;
   sonde_vm_get_stats(vm, &st);
   uint64_t c0 = st.cycles;
@@ -272,6 +276,7 @@ static void run_iteration(struct iter *it, const struct plan *pl)
     snprintf(it->msg, sizeof it->msg, "debug port write failed: %s", sonde_strerror(rc));
     it->rc = rc;
     sonde_vm_free(vm);
+    ft_wire_free(&w);
     return;
   }
   struct sonde_vm_stop stop;
@@ -287,13 +292,40 @@ static void run_iteration(struct iter *it, const struct plan *pl)
              "FrankenTrace needs a program that ends",
              it->phase, (int)stop.reason, stop.pc, (unsigned long long)st.cycles);
     it->rc = rc < 0 ? rc : SONDE_E_STATE;
+    ft_wire_free(&w);
     return;
   }
-  it->swo_bytes = it->swo_n;
+  if ((rc = ft_wire_finish(&w))) {
+    snprintf(it->msg, sizeof it->msg, "phase %u: SWO wire: %s", it->phase, sonde_strerror(rc));
+    it->rc = rc;
+    ft_wire_free(&w);
+    return;
+  }
+  it->swo_bytes = w.sent;
+  it->flipped += w.flipped;
+  it->framing = w.framing;
+  it->swo = w.buf;
+  it->swo_n = w.n;
   decode_iteration(it, pl, c0, d);
-  free(it->swo);
+  ft_wire_free(&w); /* frees it->swo */
   it->swo = NULL;
-  it->swo_n = it->swo_cap = 0;
+  it->swo_n = 0;
+  /* What the wire checks see: dates off the plan, decoder losses, samples
+   * lost without an overflow packet, PCs outside the code. */
+  for (size_t i = 0; cfg->sym && i < it->n; i++)
+    if (!(it->samples[i] & 1) && sonde_sym_lookup(cfg->sym, it->samples[i], NULL, NULL) < 0)
+      it->outside++;
+  it->corrupt = it->bad || it->skipped || (it->lost && !it->overflow_packets) || it->outside ||
+                it->framing;
+}
+
+/* Run it until the wire leaves it sound or the attempts are used up. */
+static void run_until_sound(struct iter *it, const struct plan *pl)
+{
+  unsigned attempts = pl->cfg->attempts ? pl->cfg->attempts : 4;
+  do
+    run_iteration(it, pl);
+  while (!it->rc && it->corrupt && it->attempts < attempts);
 }
 
 /* ---- ground truth: the DWT-visible trace of a hooked run ------------------- */
@@ -343,19 +375,18 @@ static void truth_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles
   t->prev_pc = pc;
 }
 
-static int ground_truth(const struct plan *pl, struct sonde_ft_trace **out, uint64_t *len,
-                        struct sonde_diag *diag)
+int ft_vm_truth(const struct ft_vm_truth_args *a, struct sonde_ft_trace **out, uint64_t *len,
+                struct sonde_diag *diag)
 {
-  const struct sonde_ft_vm_config *cfg = pl->cfg;
   struct truth t = {0};
   int rc = sonde_ft_trace_new(0, &t.t);
   if (rc)
     return sonde_diag_set(diag, rc, "out of memory");
-  rc = sonde_vm_new(cfg->machine, &t.vm);
+  rc = sonde_vm_new(a->machine, &t.vm);
   if (!rc)
-    rc = sonde_vm_load_elf(t.vm, cfg->elf, cfg->elf_len, cfg->elf_name);
+    rc = sonde_vm_load_elf(t.vm, a->elf, a->elf_len, a->elf_name);
   if (rc) {
-    sonde_diag_set(diag, rc, "%s: %s", cfg->elf_name,
+    sonde_diag_set(diag, rc, "%s: %s", a->elf_name,
                    t.vm ? sonde_vm_error_detail(t.vm) : sonde_strerror(rc));
     sonde_vm_free(t.vm);
     sonde_ft_trace_free(t.t);
@@ -365,23 +396,137 @@ static int ground_truth(const struct plan *pl, struct sonde_ft_trace **out, uint
   struct sonde_vm_hooks h = {.ctx = &t, .retire = truth_retire};
   sonde_vm_set_hooks(t.vm, &h);
   sonde_vm_reset(t.vm);
-  struct sonde_vm_stop stop;
-  rc = sonde_vm_run(t.vm, cfg->max_cycles ? cfg->max_cycles : DEFAULT_MAX_CYCLES, &stop);
+  if (a->stop_at_reset) /* one runner iteration: halt where the next one would start */
+    rc = ft_vm_catch_reset(t.vm);
+  struct sonde_vm_stop stop = {0};
+  if (!rc)
+    rc = sonde_vm_run(t.vm, a->max_cycles ? a->max_cycles : DEFAULT_MAX_CYCLES, &stop);
   struct sonde_vm_stats st;
   sonde_vm_get_stats(t.vm, &st);
   truth_gap(&t, st.cycles);
   sonde_vm_free(t.vm);
   if (rc >= 0 && t.rc)
     rc = t.rc;
-  if (rc < 0 || stop.reason != SONDE_VM_STOP_EXIT) {
+  bool ended = stop.reason == SONDE_VM_STOP_EXIT ||
+               (a->stop_at_reset && stop.reason == SONDE_VM_STOP_BREAKPOINT);
+  if (rc < 0 || !ended) {
     sonde_ft_trace_free(t.t);
     return sonde_diag_set(diag, rc < 0 ? rc : SONDE_E_STATE,
-                          "%s: the ground-truth run did not end by exiting", cfg->elf_name);
+                          "%s: the ground-truth run did not end by %s", a->elf_name,
+                          a->stop_at_reset ? "resetting" : "exiting");
   }
-  sonde_ft_trace_set_clock_hz(t.t, pl->clock_hz);
+  sonde_ft_trace_set_clock_hz(t.t, sonde_machine_clock_hz(a->machine));
   *out = t.t;
   *len = st.cycles;
   return 0;
+}
+
+int ft_vm_catch_reset(struct sonde_vm *vm)
+{
+  uint32_t dhcsr = 0xA05F0001u, demcr = 1u; /* C_DEBUGEN; VC_CORERESET */
+  int rc = sonde_vm_write_mem(vm, 0xE000EDF0u, &dhcsr, 4);
+  return rc ? rc : sonde_vm_write_mem(vm, DEMCR, &demcr, 4);
+}
+
+static int ground_truth(const struct plan *pl, struct sonde_ft_trace **out, uint64_t *len,
+                        struct sonde_diag *diag)
+{
+  const struct sonde_ft_vm_config *cfg = pl->cfg;
+  struct ft_vm_truth_args a = {cfg->machine, cfg->elf, cfg->elf_len, cfg->elf_name,
+                               cfg->max_cycles, false};
+  return ft_vm_truth(&a, out, len, diag);
+}
+
+/* ---- stitching, and what the code check says ----------------------------- */
+
+/* Every run in plan order; a run the wire left corrupt is discarded (its
+ * phase unsampled unless a repeat has it); each run's own length goes in, so
+ * runs of different lengths are a LENGTH conflict (nondeterminism). */
+static int stitch_all(const struct plan *pl, struct iter *its, uint32_t total,
+                      struct sonde_ft_stitch **st, struct sonde_ft_trace **trace,
+                      struct sonde_ft_report *rep, struct sonde_diag *diag)
+{
+  struct sonde_ft_stitch_config sc = {.n = pl->cfg->n, .origin = 0, .length = 0};
+  int rc = sonde_ft_stitch_new(&sc, st, diag);
+  for (uint32_t i = 0; i < total && !rc; i++) {
+    struct iter *it = &its[i];
+    struct sonde_ft_iter *fi;
+    rc = sonde_ft_iter_begin(*st, it->phase, it->id, &fi);
+    if (rc) {
+      sonde_diag_set(diag, rc, "%s", sonde_ft_stitch_error_detail(*st));
+      break;
+    }
+    if (it->corrupt) { /* its dates or PCs do not fit: trust none of it */
+      sonde_ft_iter_discard(fi);
+      continue;
+    }
+    if (it->n)
+      rc = sonde_ft_iter_feed(fi, it->k0, it->samples, it->n);
+    struct sonde_ft_iter_end_info ei = {.complete = true, .length = it->run_cycles};
+    if (!rc)
+      rc = sonde_ft_iter_end(fi, &ei, NULL);
+    else
+      sonde_ft_iter_discard(fi);
+    if (rc)
+      sonde_diag_set(diag, rc, "phase %u: %s", it->phase, sonde_ft_stitch_error_detail(*st));
+  }
+  if (!rc && (rc = sonde_ft_stitch_finish(*st, trace, rep)))
+    sonde_diag_set(diag, rc, "%s", sonde_ft_stitch_error_detail(*st));
+  return rc;
+}
+
+/* The cycle before the first impossible transition in the code (UINT64_MAX:
+ * none, or no ELF to check against). */
+static uint64_t first_impossible(const struct plan *pl, const struct sonde_ft_trace *t)
+{
+  struct sonde_ft_check_result chk;
+  struct sonde_diag d;
+  if (!pl->cfg->sym || sonde_ft_check(t, pl->cfg->sym, 1, &chk, &d) < 0)
+    return UINT64_MAX;
+  uint64_t c = chk.impossible && chk.bad_count ? chk.bad[0].cycle : UINT64_MAX;
+  sonde_ft_check_result_free(&chk);
+  return c == UINT64_MAX ? c : c ? c - 1 : 0;
+}
+
+/* A bit error inside a PC payload passes the wire checks; the code check
+ * finds the impossible transition it makes. Run the phases on either side of
+ * it again and keep what changed: 1 (stitch again), 0 (nothing changed: not
+ * the wire), or an error. */
+static int rerun_suspects(const struct plan *pl, struct iter *its, uint32_t total,
+                          const struct sonde_ft_trace *t, const struct sonde_ft_report *rep,
+                          struct sonde_ft_vm_stats *stats)
+{
+  (void)stats;
+  if (pl->cfg->bit_errors <= 0 || rep->conflict_count)
+    return 0;
+  uint64_t c = first_impossible(pl, t);
+  if (c == UINT64_MAX)
+    return 0;
+  uint32_t n = pl->cfg->n, p[2] = {(uint32_t)(c % n), (uint32_t)((c + 1) % n)};
+  unsigned limit = 2 * (pl->cfg->attempts ? pl->cfg->attempts : 4);
+  int changed = 0;
+  for (uint32_t i = 0; i < total; i++) {
+    struct iter *it = &its[i];
+    if ((it->phase != p[0] && it->phase != p[1]) || it->attempts >= limit)
+      continue;
+    uint32_t *old = it->samples;
+    size_t old_n = it->n;
+    uint64_t old_k0 = it->k0;
+    it->samples = NULL;
+    it->n = it->cap = 0;
+    do
+      run_iteration(it, pl);
+    while (!it->rc && it->corrupt && it->attempts < limit);
+    if (it->rc) {
+      free(old);
+      return it->rc;
+    }
+    if (it->corrupt || old_n != it->n || old_k0 != it->k0 ||
+        memcmp(old, it->samples, old_n * sizeof *old))
+      changed = 1;
+    free(old);
+  }
+  return changed;
 }
 
 /* ---- the plan, on threads ---------------------------------------------------- */
@@ -403,7 +548,7 @@ static void *worker(void *arg)
     pthread_mutex_unlock(&p->mu);
     if (i == UINT32_MAX)
       return NULL;
-    run_iteration(&p->its[i], p->pl);
+    run_until_sound(&p->its[i], p->pl);
     pthread_mutex_lock(&p->mu);
     p->done++;
     pthread_cond_signal(&p->cv);
@@ -441,6 +586,12 @@ int sonde_ft_vm_run(const struct sonde_ft_vm_config *cfg, struct sonde_ft_trace 
     stats = &zs;
   memset(stats, 0, sizeof *stats);
   struct plan pl = {cfg, sonde_machine_clock_hz(cfg->machine), 0};
+  stats->distrusted_from = UINT64_MAX;
+  if (cfg->sym) { /* build the symbol index before the threads look things up */
+    uint32_t a;
+    sonde_sym_lookup(cfg->sym, 0, NULL, NULL);
+    sonde_sym_address(cfg->sym, "main", &a, NULL);
+  }
   if (!sonde_ft_dwt_ctrl_for(cfg->n))
     return sonde_diag_set(diag, SONDE_E_ARG,
                           "N = %u: the DWT samples every (POSTPRESET+1) x 64 cycles up to 1024, "
@@ -520,77 +671,66 @@ int sonde_ft_vm_run(const struct sonde_ft_vm_config *cfg, struct sonde_ft_trace 
   /* Stitch in plan order: the result never depends on the threads. */
   int rc = 0;
   struct sonde_ft_stitch *st = NULL;
-  for (uint32_t i = 0; i < total && !rc; i++) {
-    if (its[i].rc) {
+  for (uint32_t i = 0; i < total && !rc; i++)
+    if (its[i].rc)
       rc = sonde_diag_set(diag, its[i].rc, "%s", its[i].msg);
-      break;
-    }
-    if (i && its[i].run_cycles != its[0].run_cycles) {
-      rc = sonde_diag_set(diag, SONDE_E_STATE,
-                          "phase %u ran %llu cycles, phase %u %llu: the runs are not identical "
-                          "(nondeterministic firmware or machine)",
-                          its[0].phase, (unsigned long long)its[0].run_cycles, its[i].phase,
-                          (unsigned long long)its[i].run_cycles);
-      break;
-    }
-  }
   if (!rc && gt && truth_len != its[0].run_cycles)
     rc = sonde_diag_set(diag, SONDE_E_STATE,
                         "the ground-truth run took %llu cycles, the traced runs %llu: the trace "
                         "blocks changed the timing",
                         (unsigned long long)truth_len, (unsigned long long)its[0].run_cycles);
-  if (!rc) {
-    struct sonde_ft_stitch_config sc = {.n = cfg->n, .origin = 0, .length = its[0].run_cycles};
-    rc = sonde_ft_stitch_new(&sc, &st, diag);
-  }
-  for (uint32_t i = 0; i < total && !rc; i++) {
-    struct iter *it = &its[i];
-    stats->swo_bytes += it->swo_bytes;
-    stats->pc_packets += it->pc_packets;
-    stats->sleep_packets += it->sleep_packets;
-    stats->overflow_packets += it->overflow_packets;
-    stats->skipped_bytes += it->skipped;
-    stats->lost_samples += it->lost;
-    struct sonde_ft_iter *fi;
-    rc = sonde_ft_iter_begin(st, it->phase, it->id, &fi);
-    if (rc) {
-      sonde_diag_set(diag, rc, "%s", sonde_ft_stitch_error_detail(st));
+  struct sonde_ft_report rep;
+  for (unsigned round = 0; !rc; round++) {
+    rc = stitch_all(&pl, its, total, &st, trace, &rep, diag);
+    if (rc || round >= 16)
+      break;
+    int changed = rerun_suspects(&pl, its, total, *trace, &rep, stats);
+    if (changed <= 0) {
+      rc = changed < 0 ? sonde_diag_set(diag, changed, "re-run: %s", sonde_strerror(changed)) : 0;
       break;
     }
-    if (it->bad) { /* its dates do not fit the plan: trust none of it */
-      stats->bad_iterations++;
-      sonde_ft_iter_discard(fi);
-      continue;
-    }
-    if (it->n)
-      rc = sonde_ft_iter_feed(fi, it->k0, it->samples, it->n);
-    struct sonde_ft_iter_end_info ei = {.complete = true, .length = it->run_cycles};
-    if (!rc)
-      rc = sonde_ft_iter_end(fi, &ei, NULL);
-    else
-      sonde_ft_iter_discard(fi);
-    if (rc)
-      sonde_diag_set(diag, rc, "phase %u: %s", it->phase, sonde_ft_stitch_error_detail(st));
+    sonde_ft_trace_free(*trace);
+    *trace = NULL;
+    sonde_ft_stitch_free(st);
+    st = NULL;
   }
   if (!rc) {
+    for (uint32_t i = 0; i < total; i++) {
+      struct iter *it = &its[i];
+      stats->swo_bytes += it->swo_bytes;
+      stats->pc_packets += it->pc_packets;
+      stats->sleep_packets += it->sleep_packets;
+      stats->overflow_packets += it->overflow_packets;
+      stats->skipped_bytes += it->skipped;
+      stats->flipped_bits += it->flipped;
+      stats->reruns += it->attempts - 1;
+      if (it->corrupt)
+        stats->bad_iterations++;
+      else
+        stats->lost_samples += it->lost;
+    }
     stats->iterations = total;
     stats->run_cycles = its[0].run_cycles;
     stats->exit_code = (uint64_t)(int64_t)its[0].exit_code;
-    struct sonde_ft_report rep;
-    rc = sonde_ft_stitch_finish(st, trace, &rep);
-    if (rc)
-      sonde_diag_set(diag, rc, "%s", sonde_ft_stitch_error_detail(st));
-    else if (report)
+    if (report)
       *report = rep;
-    if (!rc)
-      sonde_ft_trace_set_clock_hz(*trace, pl.clock_hz);
+    sonde_ft_trace_set_clock_hz(*trace, pl.clock_hz);
+    /* From the first disagreement (or impossible transition, the earlier sign
+     * of runs that went apart) no cycle can be trusted. */
+    uint64_t from = sonde_ft_first_conflict(&rep);
+    uint64_t bad = first_impossible(&pl, *trace);
+    if (bad < from)
+      from = bad;
+    stats->distrusted_from = from;
+    if (from != UINT64_MAX && (rc = sonde_ft_distrust_from(trace, from)) < 0)
+      sonde_diag_set(diag, rc, "out of memory");
   }
-  for (uint32_t i = 0; i < total; i++) {
+  for (uint32_t i = 0; i < total; i++)
     free(its[i].samples);
-    free(its[i].swo);
-  }
   free(its);
   if (rc) {
+    sonde_ft_trace_free(*trace);
+    *trace = NULL;
     sonde_ft_stitch_free(st);
     sonde_ft_trace_free(gt);
     return rc;

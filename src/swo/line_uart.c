@@ -44,6 +44,29 @@ void swo_uart_setup(struct sonde_swo_line *l)
   l->acc = 0;
 }
 
+/* The line level at sample p, 1 = HIGH (after inversion). */
+static inline unsigned uart_level(const uint8_t *s, uint64_t p, unsigned ch, unsigned inv)
+{
+  return (((unsigned)s[p] >> ch) & 1u) ^ inv;
+}
+
+/* A start bit that did not last to its centre. */
+static inline void uart_glitch(struct sonde_swo_line *l, uint64_t fstart, size_t o)
+{
+  l->st.glitches++;
+  swo_line_report(l, SONDE_SWO_LINE_ERR_GLITCH, fstart, o);
+}
+
+/* Keep the frame in progress for the next buffer. */
+static inline void uart_save(struct sonde_swo_line *l, enum uart_state st, unsigned bit,
+                             unsigned acc, uint64_t fstart)
+{
+  l->ust = st;
+  l->bit = bit;
+  l->acc = acc;
+  l->fstart = fstart;
+}
+
 /* U_WAIT_HIGH / U_IDLE: advance *i to the next start edge; false when the
  * buffer ends first or the output is full (resume at that edge next time). */
 static inline bool uart_find_start(const uint8_t *s, size_t n, unsigned ch, unsigned inv,
@@ -105,11 +128,10 @@ static size_t uart_run_fixed(struct sonde_swo_line *l, const uint8_t *s, size_t 
       const uint64_t p = rel + l->off[bit];
       if (p >= n)
         goto out;
-      const unsigned v = (((unsigned)s[p] >> ch) & 1u) ^ inv;
+      const unsigned v = uart_level(s, p, ch, inv);
       if (bit == 0) {
-        if (SWO_UNLIKELY(v)) { /* start bit did not last to its centre */
-          l->st.glitches++;
-          swo_line_report(l, SONDE_SWO_LINE_ERR_GLITCH, fstart, o);
+        if (SWO_UNLIKELY(v)) {
+          uart_glitch(l, fstart, o);
           i = (size_t)p;
           st = U_IDLE;
           goto next;
@@ -129,10 +151,7 @@ static size_t uart_run_fixed(struct sonde_swo_line *l, const uint8_t *s, size_t 
 out:
   if (st == U_FRAME)
     i = n;
-  l->ust = st;
-  l->bit = bit;
-  l->acc = acc;
-  l->fstart = fstart;
+  uart_save(l, st, bit, acc, fstart);
   *consumed = i;
   return o;
 }
@@ -167,7 +186,7 @@ static size_t uart_run_retimed(struct sonde_swo_line *l, const uint8_t *s, size_
         if (q >= n)
           goto out;
         l->early_seen = true;
-        if (((((unsigned)s[q] >> ch) & 1u) ^ inv) != 0) {
+        if (uart_level(s, q, ch, inv) != 0) {
           l->st.packets++; /* the stop bit: the next start edge may come before 9.5 bits */
           out[o++] = (uint8_t)acc;
           i = (size_t)q;
@@ -179,11 +198,10 @@ static size_t uart_run_retimed(struct sonde_swo_line *l, const uint8_t *s, size_
       uint64_t p = rel + l->off[bit];
       if (p >= n)
         goto out;
-      unsigned v = (((unsigned)s[p] >> ch) & 1u) ^ inv;
+      unsigned v = uart_level(s, p, ch, inv);
       if (bit == 0) {
-        if (SWO_UNLIKELY(v)) { /* start bit did not last to its centre */
-          l->st.glitches++;
-          swo_line_report(l, SONDE_SWO_LINE_ERR_GLITCH, fstart, o);
+        if (SWO_UNLIKELY(v)) {
+          uart_glitch(l, fstart, o);
           i = (size_t)p;
           st = U_IDLE;
           goto next;
@@ -195,13 +213,13 @@ static size_t uart_run_retimed(struct sonde_swo_line *l, const uint8_t *s, size_
         const uint64_t prev = rel + l->off[bit - 1]; /* wraps when in an earlier buffer */
         const uint64_t lo = (int64_t)prev >= 0 ? prev + 1 : 0;
         uint64_t e = p;
-        while (e > lo && ((((unsigned)s[e - 1] >> ch) & 1u) ^ inv) == v)
+        while (e > lo && uart_level(s, e - 1, ch, inv) == v)
           e--;
         uint64_t at = UINT64_MAX; /* absolute sample of the edge */
         if (e > lo) /* s[e - 1] differs */
           at = base + e;
         else if ((int64_t)prev >= 0) /* the edge is at lo if the sample before it differs */
-          at = ((((unsigned)s[lo - 1] >> ch) & 1u) ^ inv) != v ? base + lo : UINT64_MAX;
+          at = uart_level(s, lo - 1, ch, inv) != v ? base + lo : UINT64_MAX;
         else if (l->ulast != v)
           at = base; /* right at this buffer's start */
         else if (l->uedge != UINT64_MAX && l->uedge > fstart + l->off[bit - 1])
@@ -229,25 +247,22 @@ out:
     if (n > 0 && bit > 0) {
       const uint64_t prev = fstart - base + l->off[bit - 1];
       const uint64_t lo = (int64_t)prev >= 0 ? prev + 1 : 0;
-      const unsigned last = (((unsigned)s[n - 1] >> ch) & 1u) ^ inv;
+      const unsigned last = uart_level(s, n - 1, ch, inv);
       uint64_t e = n - 1;
-      while (e > lo && ((((unsigned)s[e - 1] >> ch) & 1u) ^ inv) == last)
+      while (e > lo && uart_level(s, e - 1, ch, inv) == last)
         e--;
       if (e > lo) /* s[e - 1] differs */
         l->uedge = base + e;
       else if (lo > 0 && lo <= n - 1) /* the centre sample s[lo - 1] is in this buffer */
-        l->uedge = ((((unsigned)s[lo - 1] >> ch) & 1u) ^ inv) != last ? base + lo : UINT64_MAX;
+        l->uedge = uart_level(s, lo - 1, ch, inv) != last ? base + lo : UINT64_MAX;
       else if (lo == 0 && l->ulast != last)
         l->uedge = base;
     }
     i = n;
   }
   if (i > 0) /* the level before the next call's first sample */
-    l->ulast = (((unsigned)s[i - 1] >> ch) & 1u) ^ inv;
-  l->ust = st;
-  l->bit = bit;
-  l->acc = acc;
-  l->fstart = fstart;
+    l->ulast = uart_level(s, i - 1, ch, inv);
+  uart_save(l, st, bit, acc, fstart);
   *consumed = i;
   return o;
 }

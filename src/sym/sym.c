@@ -378,6 +378,35 @@ const char *sonde_sym_path(const struct sonde_sym *s) { return s ? s->path : "";
 unsigned sonde_sym_machine(const struct sonde_sym *s) { return s ? s->machine : 0; }
 uint32_t sonde_sym_entry(const struct sonde_sym *s) { return s ? s->entry : 0; }
 
+size_t sonde_sym_build_id(const struct sonde_sym *s, uint8_t *out, size_t cap, uint32_t *addr)
+{
+  if (addr)
+    *addr = 0;
+  if (!s)
+    return 0;
+  for (Elf_Scn *scn = elf_nextscn(s->elf, NULL); scn; scn = elf_nextscn(s->elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+      continue;
+    Elf_Data *d = elf_getdata(scn, NULL);
+    GElf_Nhdr nh;
+    size_t off = 0, name_off, desc_off, next;
+    while (d && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+          !memcmp((const char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz) {
+        size_t n = nh.n_descsz < cap ? nh.n_descsz : cap;
+        if (out && n)
+          memcpy(out, (const uint8_t *)d->d_buf + desc_off, n);
+        if (addr && (sh.sh_flags & SHF_ALLOC))
+          *addr = (uint32_t)(sh.sh_addr + desc_off);
+        return nh.n_descsz;
+      }
+      off = next;
+    }
+  }
+  return 0;
+}
+
 /* ---- functions ---------------------------------------------------------- */
 
 static uint32_t code_addr(const struct sonde_sym *s, uint32_t addr)

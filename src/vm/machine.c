@@ -287,6 +287,14 @@ static int parse_periph(struct parser *p, int n, char **t)
       if (!unescape(v, pe->rx, sizeof pe->rx, &pe->rx_len))
         return perr(p, "peripheral uart: bad rx text (at most %u bytes; escapes \\n \\r \\t "
                        "\\s \\\\ \\xHH)", (unsigned)sizeof pe->rx);
+    } else if (strcmp(k, "jitter") == 0 && pe->type == VM_PERIPH_DELAY) {
+      if (!parse_num(v, 0, &x) || x > 1000000u)
+        return perr(p, "peripheral delay: bad jitter '%s' (0 to 1000000 cycles)", v);
+      pe->jitter = (uint32_t)x;
+    } else if (strcmp(k, "seed") == 0 && pe->type == VM_PERIPH_DELAY) {
+      if (!parse_num(v, 0, &x))
+        return perr(p, "peripheral delay: bad seed '%s'", v);
+      pe->seed = x;
     } else {
       return perr(p, "peripheral %s: unknown key '%s'", t[1], k);
     }

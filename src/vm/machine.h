@@ -33,6 +33,8 @@ struct vm_machine_periph {
   uint32_t baud;    /* uart: 0 = transmit instantly */
   char rx[128];     /* uart: bytes the RX register returns, then nothing */
   unsigned rx_len;
+  uint32_t jitter;  /* delay: each operation takes up to this many cycles more */
+  uint64_t seed;    /* delay: seed of the jitter (with the run index, periph_delay.c) */
 };
 
 struct sonde_machine {

@@ -15,6 +15,8 @@ struct vm_machine_periph;
 struct vm_periph {
   int type; /* enum vm_periph_type */
   void (*reset)(struct sonde_vm *vm, struct vm_periph *p);
+  /* Optional: the host says which run of a series this is (sonde_vm_set_run_index). */
+  void (*set_run)(struct vm_periph *p, uint32_t run);
 };
 
 /* Create the peripheral `cfg` describes, map it on the bus, register it in

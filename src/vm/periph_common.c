@@ -27,6 +27,15 @@ int vm_periph_create(struct sonde_vm *vm, const struct vm_machine_periph *cfg)
   return 0;
 }
 
+void sonde_vm_set_run_index(struct sonde_vm *vm, uint32_t run)
+{
+  for (unsigned i = 0; i < vm->nperiph; i++) {
+    struct vm_periph *p = vm->periph[i];
+    if (p && p->set_run)
+      p->set_run(p, run);
+  }
+}
+
 void vm_periph_reset_all(struct sonde_vm *vm)
 {
   for (unsigned i = 0; i < vm->nperiph; i++) {

@@ -54,8 +54,26 @@ static uint32_t crc32_word(uint32_t crc, uint32_t w)
   return crc;
 }
 
+mtb_fault_regs_t mtb_fault_regs;
+volatile uint32_t *const mtb_master_reg = &MTB->MASTER;
+
+/* The linker script's symbol at the start of `.note.gnu.build-id`; weak, so
+ * an image linked without it still links (the address is then 0). */
+extern const uint32_t __build_id_note[] __attribute__((weak));
+
+const uint8_t *mtb_build_id(unsigned *len)
+{
+  const uint32_t *n = __build_id_note;
+  /* Elf32_Nhdr: namesz 4, descsz, type NT_GNU_BUILD_ID (3), "GNU\0", desc. */
+  if (!n || n[0] != 4u || n[1] == 0u || n[1] > 64u || n[2] != 3u || n[3] != 0x00554E47u)
+    return 0;
+  if (len)
+    *len = n[1];
+  return (const uint8_t *)&n[4];
+}
+
 size_t mtb_bundle_write(void *out, size_t cap, const uint32_t *frame, uint32_t exc_return,
-                        size_t stack_bytes, const uint8_t *build_id)
+                        const mtb_fault_regs_t *regs, size_t stack_bytes)
 {
   mtb_disable();
   uint32_t *o = (uint32_t *)out;
@@ -66,12 +84,13 @@ size_t mtb_bundle_write(void *out, size_t cap, const uint32_t *frame, uint32_t e
   if (MTB_BUNDLE_SIZE(size, stack_bytes) > cap)
     stack_bytes = (cap - MTB_BUNDLE_SIZE(size, 0)) & ~(size_t)3;
   uint32_t total = MTB_BUNDLE_SIZE(size, stack_bytes);
-  uint32_t ipsr;
+  uint32_t ipsr, control;
   __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
+  __asm__ volatile("mrs %0, control" : "=r"(control));
   for (unsigned i = 0; i < MTB_BUNDLE_HEADER / 4; i++)
     o[i] = 0;
   o[0] = 0x42544D53u; /* "SMTB" */
-  o[1] = 1u | (MTB_BUNDLE_HEADER << 16);
+  o[1] = MTB_BUNDLE_VERSION | (MTB_BUNDLE_HEADER << 16);
   o[2] = total;
 #if defined(__ARM_ARCH_8M_MAIN__)
   o[3] = 8;
@@ -96,10 +115,32 @@ size_t mtb_bundle_write(void *out, size_t cap, const uint32_t *frame, uint32_t e
   o[24] = *(volatile uint32_t *)0xE000ED24u; /* SHCSR */
 #endif
   o[25] = ipsr & 0x1FFu;
-  if (build_id) {
-    uint8_t *id = (uint8_t *)&o[26];
-    for (unsigned i = 0; i < 20; i++)
-      id[i] = build_id[i];
+  unsigned id_len = 0;
+  const uint8_t *id = mtb_build_id(&id_len);
+  if (id) {
+    if (id_len > 20)
+      id_len = 20;
+    uint8_t *dst = (uint8_t *)&o[26];
+    for (unsigned i = 0; i < id_len; i++)
+      dst[i] = id[i];
+  }
+  uint32_t flags = regs ? regs->flags & 7u : 0;
+  o[31] = flags | (uint32_t)(id ? id_len : 0) << 8;
+  if (flags & MTB_REGS_CORE) {
+    for (unsigned i = 0; i < 8; i++)
+      o[32 + i] = regs->r4_r11[i];
+    o[40] = regs->msp;
+    o[41] = regs->psp;
+  }
+  o[42] = control;
+  if (flags & MTB_REGS_SPLIM) {
+    o[43] = regs->msplim;
+    o[44] = regs->psplim;
+  }
+  if (flags & MTB_REGS_FPU) {
+    o[45] = regs->fpscr;
+    for (unsigned i = 0; i < 32; i++)
+      o[46 + i] = regs->s[i];
   }
   const volatile uint32_t *buf = (const volatile uint32_t *)MTB->BASE;
   for (uint32_t i = 0; i < size / 4; i++)
@@ -116,7 +157,8 @@ size_t mtb_bundle_write(void *out, size_t cap, const uint32_t *frame, uint32_t e
 size_t mtb_bundle_check(const void *buf, size_t cap)
 {
   const uint32_t *o = (const uint32_t *)buf;
-  if (cap < MTB_BUNDLE_HEADER + 4 || o[0] != 0x42544D53u || (o[1] & 0xFFFFu) != 1u)
+  if (cap < MTB_BUNDLE_HEADER + 4 || o[0] != 0x42544D53u ||
+      o[1] != (MTB_BUNDLE_VERSION | (MTB_BUNDLE_HEADER << 16)))
     return 0;
   uint32_t total = o[2];
   if (total < MTB_BUNDLE_HEADER + 4 || total > cap || (total & 3u))
@@ -125,4 +167,15 @@ size_t mtb_bundle_check(const void *buf, size_t cap)
   for (uint32_t i = 0; i < (total - 4) / 4; i++)
     crc = crc32_word(crc, o[i]);
   return ~crc == o[(total - 4) / 4] ? total : 0;
+}
+
+size_t mtb_bundle_send(void *buf, size_t cap, void (*send)(const void *data, size_t len, void *ctx),
+                       void *ctx)
+{
+  size_t n = mtb_bundle_check(buf, cap);
+  if (!n)
+    return 0;
+  send(buf, n, ctx);
+  ((volatile uint32_t *)buf)[0] = 0; /* sent: not reported again */
+  return n;
 }

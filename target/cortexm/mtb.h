@@ -51,45 +51,144 @@ size_t mtb_read(uint32_t *out, size_t max);
 
 
 /* ---- post-mortem bundle (docs/formats.md "MTB post-mortem bundle") -------
- * Layout v1, little-endian: a 128-byte header (magic "SMTB", version,
+ * Layout v2, little-endian: a 320-byte header (magic "SMTB", version 2,
  * sizes, MTB registers, EXC_RETURN, the stacked frame, CFSR/HFSR/MMFAR/BFAR/
- * SHCSR on ARMv8-M, IPSR, a 20-byte build id), the trace buffer (its whole
- * circle, 2^(MASK+4) bytes), a slice of the stack from the stacked frame
- * up, and a CRC-32 (IEEE) of everything before it. Size:
- * MTB_BUNDLE_SIZE(buffer bytes, stack bytes). */
-#define MTB_BUNDLE_HEADER 128u
+ * SHCSR on ARMv7-M/ARMv8-M, IPSR, the image's GNU build id, flags, r4-r11,
+ * MSP/PSP/CONTROL, MSPLIM/PSPLIM on ARMv8-M, FPSCR and S0-S31 when the core
+ * has an enabled FPU), the trace buffer (its whole circle, 2^(MASK+4)
+ * bytes), a slice of the stack from the stacked frame up, and a CRC-32
+ * (IEEE) of everything before it. Size: MTB_BUNDLE_SIZE(buffer bytes, stack
+ * bytes): 324 + buffer + stack. */
+#define MTB_BUNDLE_VERSION 2u
+#define MTB_BUNDLE_HEADER 320u
 #define MTB_BUNDLE_SIZE(buf, stack) (MTB_BUNDLE_HEADER + (buf) + (stack) + 4u)
 
-/* Write a bundle into out (cap bytes): stops the MTB first if it still runs.
- * frame: the stacked exception frame (r0..xpsr), exc_return: LR on handler
- * entry, stack_bytes: how much stack to keep from the frame up (clamped to
- * what fits), build_id: 20 bytes or NULL. Returns the bundle's size, or 0
- * when cap is too small for even the header and the buffer. Uses no stack
- * beyond a few words, calls nothing, so it is safe in a HardFault handler
- * after a stack overflow. */
+/* Registers the stacked frame does not hold, saved by MTB_FAULT_HANDLER's
+ * shim before any C code runs (offsets are used by its assembly). */
+typedef struct {
+  uint32_t flags;     /* 0: MTB_REGS_* below */
+  uint32_t r4_r11[8]; /* 4 */
+  uint32_t msp, psp;  /* 36, 40: on handler entry (after stacking) */
+  uint32_t fpscr;     /* 44 */
+  uint32_t s[32];     /* 48: S0..S31 */
+  uint32_t msplim;    /* 176 (ARMv8-M Mainline) */
+  uint32_t psplim;    /* 180 */
+} mtb_fault_regs_t;
+#define MTB_REGS_CORE (1u << 0)  /* r4_r11, msp, psp valid */
+#define MTB_REGS_FPU (1u << 1)   /* s[] and fpscr valid (FPU present and enabled) */
+#define MTB_REGS_SPLIM (1u << 2) /* msplim/psplim valid */
+extern mtb_fault_regs_t mtb_fault_regs;
+
+/* The image's own GNU build id, from the note the linker places at the
+ * symbol __build_id_note (link with -Wl,--build-id; firmware/ld/sections.ld
+ * keeps `.note.gnu.build-id` in flash): *len bytes (20 for the default
+ * SHA-1), or NULL when the image has none. */
+const uint8_t *mtb_build_id(unsigned *len);
+
+/* Write a bundle into out (cap bytes, word-aligned): stops the MTB first if
+ * it still runs. frame: the stacked exception frame (r0..xpsr), exc_return:
+ * LR on handler entry, regs: what the shim saved (NULL: not known),
+ * stack_bytes: how much stack to keep from the frame up (clamped to what
+ * fits). The build id comes from mtb_build_id(). Returns the bundle's size,
+ * or 0 when cap is too small for even the header and the buffer. Uses no
+ * stack beyond a few words, calls nothing but mtb_build_id(), so it is safe
+ * in a HardFault handler after a stack overflow. */
 size_t mtb_bundle_write(void *out, size_t cap, const uint32_t *frame, uint32_t exc_return,
-                        size_t stack_bytes, const uint8_t *build_id);
+                        const mtb_fault_regs_t *regs, size_t stack_bytes);
 
 /* On the next boot: the size of the valid bundle in buf (magic, version,
  * size within cap, CRC), or 0 when none is waiting. */
 size_t mtb_bundle_check(const void *buf, size_t cap);
 
-/* MTB_FAULT_HANDLER(HardFault_Handler, my_fault): a naked handler that
- * passes the stacked frame (MSP or PSP per EXC_RETURN bit 2) and EXC_RETURN
- * to void my_fault(uint32_t *frame, uint32_t exc_return), touching no stack
- * on the way (Thumb-1 instructions, so M0+ and M33 alike). */
+/* On the next boot: when a valid bundle is waiting in buf, hand it to
+ * send(data, len, ctx) (a UART, flash or radio writer; called once with the
+ * whole bundle), then mark it sent (magic cleared) so that it is reported
+ * once. Returns the size sent, 0 when none was waiting. */
+size_t mtb_bundle_send(void *buf, size_t cap, void (*send)(const void *data, size_t len, void *ctx),
+                       void *ctx);
+
+/* FPU state (ARMv7E-M / ARMv8-M Mainline built with an FPU): saved only when
+ * CPACR grants CP10/CP11, so a core whose FPU is off takes no NOCP fault. */
+#if defined(__ARM_FP) && (defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_7EM__))
+#define MTB__SAVE_FPU                                                                 \
+  "ldr r2, =0xE000ED88\n" /* CPACR */                                               \
+  "ldr r2, [r2]\n"                                                                  \
+  "lsrs r2, r2, #20\n"                                                              \
+  "movs r3, #15\n"                                                                  \
+  "ands r2, r3\n"                                                                   \
+  "cmp r2, #15\n"                                                                   \
+  "bne 3f\n"                                                                        \
+  "add r2, r0, #48\n"                                                               \
+  "vstmia r2, {s0-s31}\n"                                                           \
+  "vmrs r3, fpscr\n"                                                                \
+  "str r3, [r0, #44]\n"                                                             \
+  "adds r1, #2\n"                                                                   \
+  "3:\n"
+#else
+#define MTB__SAVE_FPU ""
+#endif
+/* ARMv8-M Mainline: keep MSPLIM/PSPLIM, then lift MSPLIM so that the handler
+ * can run after a stack-limit fault (STKOF) left MSP at the limit. */
+#if defined(__ARM_ARCH_8M_MAIN__)
+#define MTB__SAVE_SPLIM                                                               \
+  "mrs r2, msplim\n"                                                                \
+  "str r2, [r0, #176]\n"                                                            \
+  "mrs r2, psplim\n"                                                                \
+  "str r2, [r0, #180]\n"                                                            \
+  "movs r2, #0\n"                                                                   \
+  "msr msplim, r2\n"                                                                \
+  "adds r1, #4\n"
+#else
+#define MTB__SAVE_SPLIM ""
+#endif
+
+/* The address of MASTER, for MTB_FAULT_HANDLER's assembly. */
+extern volatile uint32_t *const mtb_master_reg;
+
+/* MTB_FAULT_HANDLER(HardFault_Handler, my_fault): a naked handler that first
+ * stops the MTB (MASTER.EN cleared: the buffer ends at the fault), saves
+ * r4-r11 (and the FPU registers, the stack limits) into mtb_fault_regs, then
+ * passes the stacked frame (MSP or PSP per EXC_RETURN bit 2), EXC_RETURN and
+ * &mtb_fault_regs to void my_fault(uint32_t *frame, uint32_t exc_return,
+ * const mtb_fault_regs_t *regs), touching no stack on the way (Thumb-1
+ * instructions, so M0+ and M33 alike; r4-r11 keep their values). */
 #define MTB_FAULT_HANDLER(name, fn)                                                   \
   __attribute__((naked)) void name(void)                                            \
   {                                                                                 \
-    __asm__ volatile("movs r0, #4\n"                                                \
+    __asm__ volatile(".syntax unified\n"                                          \
+                     "ldr r0, =mtb_master_reg\n" /* stop the MTB first */           \
+                     "ldr r0, [r0]\n"                                               \
+                     "ldr r1, [r0]\n"                                               \
+                     "lsls r1, r1, #1\n"                                            \
+                     "lsrs r1, r1, #1\n"                                            \
+                     "str r1, [r0]\n"                                               \
+                     "ldr r0, =mtb_fault_regs\n"                                    \
+                     "adds r0, #4\n"                                                \
+                     "stmia r0!, {r4-r7}\n"                                         \
+                     "mov r4, r8\n"                                                 \
+                     "mov r5, r9\n"                                                 \
+                     "mov r6, r10\n"                                                \
+                     "mov r7, r11\n"                                                \
+                     "stmia r0!, {r4-r7}\n"                                         \
+                     "subs r0, #32\n"                                               \
+                     "ldmia r0!, {r4-r7}\n"                                         \
+                     "subs r0, #20\n"                                               \
+                     "mrs r2, msp\n"                                               \
+                     "str r2, [r0, #36]\n"                                          \
+                     "mrs r2, psp\n"                                               \
+                     "str r2, [r0, #40]\n"                                          \
+                     "movs r1, #1\n" MTB__SAVE_FPU MTB__SAVE_SPLIM                  \
+                     "str r1, [r0]\n"                                               \
+                     "movs r0, #4\n"                                                \
                      "mov r1, lr\n"                                                 \
                      "tst r0, r1\n"                                                 \
                      "beq 1f\n"                                                     \
                      "mrs r0, psp\n"                                                \
                      "b 2f\n"                                                       \
                      "1: mrs r0, msp\n"                                             \
-                     "2: ldr r2, =" #fn "\n"                                        \
-                     "bx r2\n"                                                      \
+                     "2: ldr r2, =mtb_fault_regs\n"                                 \
+                     "ldr r3, =" #fn "\n"                                           \
+                     "bx r3\n"                                                      \
                      ".ltorg\n");                                                   \
   }
 

@@ -26,10 +26,16 @@ grep -q 'SysTick  *18 ' "$t/out" && ok || bad "exception trace: 18 SysTick entri
 grep -q 'tband conv: .* 0 errors, 0 dropped' "$t/out" && ok || bad "tband conversion"
 [ -s "$SONDE_BUILD/demo.perfetto-trace" ] && ok || bad "no demo.perfetto-trace"
 # FrankenTrace: the stitched trace equals the ground truth on every cycle but cycle 0
-grep -q "frankentrace run: .*: 513 runs of 361994 cycles" "$t/out" && ok || bad "frankentrace runs"
+grep -q "frankentrace run: .*: 514 runs of 361994 cycles" "$t/out" && ok || bad "frankentrace runs"
+grep -q "ft_prog.elf: runner plan of 514 iterations" "$t/out" && ok || bad "frankentrace runner"
+grep -q "verify: trace cycle 0 = ground-truth cycle 3888; 7185 compared, 7185 equal, 0 different" "$t/out" && ok || bad "frankentrace runner verify"
 grep -q "verify: equal to the VM's ground truth on all 361993 compared cycles" "$t/out" && ok || bad "frankentrace verify"
 # MTB post-mortem: the fault and its culprit
-grep -q "^fault: exception 3 (HardFault) at 0x[0-9a-f]* culprit (.*mtb_fault.c:[0-9]*)" "$t/out" && ok || bad "MTB post-mortem"
+# (a wild function pointer: the branch that went there, in dispatch(), on the line of the call)
+ln=$(grep -n -F 'callbacks[i]();' "$SONDE_SRC/firmware/mtb/mtb_fault.c" | cut -d: -f1)
+grep -q "^fault: exception 3 (HardFault) at 0x1fff0000 (not in the firmware)" "$t/out" \
+  && grep -q "^  jumped there from 0x[0-9a-f]* dispatch+0x[0-9a-f]* (.*mtb_fault.c:$ln) (packet #[0-9]*)" "$t/out" \
+  && ok || bad "MTB post-mortem"
 grep -q "Every cycle of the run is in the trace" "$t/out" && ok || bad "the demo did not run to its end"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -84,5 +84,12 @@ check_eq "$err" "sonde: $T/back.csv: line 3 (offset 32): cycle goes backwards" "
 "$SONDE" energy -e "$FW" --vm-current 2>/dev/null; check_eq $? 2 "no intervals"
 "$SONDE" energy --events "$T/w.csv" --state nope -e "$FW" --vm-current 2>/dev/null; check_eq $? 1 "unknown state trigger"
 
+# a machine description file instead of a built-in: its clock and supply are used
+printf 'machine mym3\ncore m3\nclock 12MHz\npower voltage=1800\nnvic irqs=64 prio-bits=3\nmemory flash 0x00000000 512K access=rx\nmemory sram 0x20000000 128K access=rwx retain\n' >"$T/m.txt"
+hz=$("$SONDE" energy --changes "$T/pc.csv" -e "$FW" --vm-current --machine "$T/m.txt" --json 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["clock_hz"], d["supply_mv"])')
+check_eq "$hz" "12000000 1800" "machine file clock and supply"
+"$SONDE" energy --changes "$T/pc.csv" -e "$FW" --vm-current --machine nosuch 2>"$T/err"; check_eq $? 1 "unknown machine"
+grep -q "unknown machine 'nosuch' (not a built-in, not a file)" "$T/err" && ok || bad "unknown machine message"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

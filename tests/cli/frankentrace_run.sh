@@ -33,7 +33,7 @@ trace() {
 import json, sys
 d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 n = int(sys.argv[2])
-assert d["ok"] and d["n"] == n and d["runs"] == n + 1, d
+assert d["ok"] and d["n"] == n and d["runs"] == n + 2, d
 assert d["lost"] == 0 and d["overflows"] == 0 and d["bad_runs"] == 0 and d["conflicts"] == 0, d
 assert d["verify"]["different"] == 0 and d["verify"]["equal"] == d["cycles"] - 1, d
 assert d["pc"] + d["sleep"] == d["cycles"] - 1, d
@@ -50,6 +50,11 @@ trace exc_systick_m3.elf cm3 256 24000000    # SysTick; the paper's 24 Mbaud lin
 trace exc_nesting_m3.elf cm3 3072 2000000    # N 3072 (CYCTAP = 1) on a 2 Mbaud line
 trace exc_wfi_m3.elf cm3 5120 1000000        # the paper's 1 Mbaud row, N 5120
 
+# compiled (--jit) and interpreted (the default) give the same bytes
+"$SONDE" frankentrace run -e "$fw/exc_nesting_m3.elf" --probe -N 192 --jit -o "$tmp/jit.pct" 2>/dev/null \
+  && cmp -s "$tmp/jit.pct" "$tmp/exc_nesting_m3-192.j1.pct" && ok || bad "--jit: another trace"
+"$SONDE" frankentrace run -e "$fw/demo.elf" --probe --jit --no-jit -o "$tmp/x" 2>/dev/null; [ $? -eq 2 ] && ok || bad "--jit --no-jit"
+
 # Plans that cannot work: say why, name what would
 "$SONDE" frankentrace run -e "$fw/demo.elf" --probe -N 64 -o "$tmp/x" 2>"$tmp/e"; rc=$?
 [ $rc -eq 1 ] && grep -q "N = 64 is too small for SWO at 48000000 baud.*the smallest N that works is 128" "$tmp/e" \
@@ -65,7 +70,7 @@ trace exc_wfi_m3.elf cm3 5120 1000000        # the paper's 1 Mbaud row, N 5120
 "$SONDE" frankentrace run -e /dev/null --probe -o "$tmp/x" 2>"$tmp/e"; rc=$?
 [ $rc -eq 1 ] && grep -q "is not an ELF file" "$tmp/e" && ok || bad "not an ELF: exit $rc: $(cat "$tmp/e")"
 "$SONDE" frankentrace run -e "$fw/demo.elf" -o "$tmp/x" 2>"$tmp/e"; rc=$?
-[ $rc -eq 2 ] && grep -q "give --probe.*sonde frankentrace stitch" "$tmp/e" && ok || bad "no --probe: exit $rc: $(cat "$tmp/e")"
+[ $rc -eq 2 ] && grep -q "is not a FrankenTrace runner image (no ft_preamble): give --probe" "$tmp/e" && ok || bad "no --probe: exit $rc: $(cat "$tmp/e")"
 "$SONDE" frankentrace run -e "$fw/demo.elf" --probe 2>"$tmp/e"; [ $? -eq 2 ] && ok || bad "no -o"
 # other formats from the same run
 "$SONDE" frankentrace run -e "$fw/exc_nesting_m3.elf" --probe -N 192 --format csv -o "$tmp/n.csv" 2>/dev/null \

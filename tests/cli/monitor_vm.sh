@@ -141,5 +141,12 @@ check_eq "$err" "sonde: openocd:127.0.0.1:$port: connect: Connection refused" "r
 check_eq $? 2 "five triggers"
 "$SONDE" monitor pc --help | grep -q -- "--every <C>" && ok || bad "help"
 
+# --machine takes a machine description file too (docs/vm.md)
+printf 'machine mym3\ncore m3\nclock 48MHz\nnvic irqs=64 prio-bits=3\nmemory flash 0x00000000 512K access=rx\nmemory sram 0x20000000 128K access=rwx retain\n' >"$T/m.txt"
+"$SONDE" monitor pc -e "$FW" --machine "$T/m.txt" --format csv -o "$T/mf.csv"; check_eq $? 0 "machine file"
+check_eq "$(tail -1 "$T/mf.csv" | cut -d, -f3)" "$(tail -1 "$T/pc.csv" | cut -d, -f3)" "machine file: same last function"
+"$SONDE" monitor pc -e "$FW" --machine "$T" 2>"$T/err"; check_eq $? 1 "machine is a directory"
+grep -q "is a directory" "$T/err" && ok || bad "directory message"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -24,15 +24,22 @@ for core in m33 m0plus; do
     for i in $(seq 50); do grep -q listening "$T/run.err" 2>/dev/null && break; sleep 0.1; done
   }
   serve
-  "$SONDE" mtb fetch --link "gdb:127.0.0.1:$port" --core $core --run-ms 300 -o "$T/live.smtb" 2>"$T/e"; rc=$?
+  "$SONDE" mtb fetch --link "gdb:127.0.0.1:$port" --core $core --run-ms 300 -e "$FW" -o "$T/live.smtb" 2>"$T/e"; rc=$?
   [ $rc -eq 0 ] && ok || bad "$core live fetch: exit $rc: $(cat "$T/e")"
   serve
-  "$SONDE" mtb fetch --link "gdb:127.0.0.1:$port" --core $core --run-ms 300 --stored mtb_bundle -e "$FW" -o "$T/stored.smtb" 2>"$T/e"; rc=$?
+  "$SONDE" mtb fetch --gdb "127.0.0.1:$port" --core $core --run-ms 300 --stored mtb_bundle -e "$FW" -o "$T/stored.smtb" 2>"$T/e"; rc=$?
   [ $rc -eq 0 ] && ok || bad "$core stored fetch: exit $rc: $(cat "$T/e")"
   "$SONDE" mtb decode -e "$FW" "$T/live.smtb" --format json >"$T/live.json" 2>"$T/e"; rc=$?
-  [ $rc -eq 0 ] && ok || bad "$core decode live: exit $rc: $(cat "$T/e")"
+  [ $rc -eq 0 ] && [ ! -s "$T/e" ] && ok || bad "$core decode live: exit $rc: $(cat "$T/e")"
   "$SONDE" mtb decode -e "$FW" "$T/stored.smtb" --format json >"$T/stored.json" 2>"$T/e"; rc=$?
-  [ $rc -eq 0 ] && ok || bad "$core decode stored: exit $rc: $(cat "$T/e")"
+  [ $rc -eq 0 ] && [ ! -s "$T/e" ] && ok || bad "$core decode stored: exit $rc: $(cat "$T/e")"
+  # both carry the running firmware's build id (live: read from the target)
+  tail -1 "$T/live.json" | grep -q '"build_id_match":true' && tail -1 "$T/stored.json" | grep -q '"build_id_match":true' \
+    && ok || bad "$core: build ids"
+  # the text of both ends with the history, then the halt (live) / the fault (stored)
+  "$SONDE" mtb decode -e "$FW" "$T/live.smtb" >"$T/live.txt"
+  grep -q "^halted at 0x[0-9a-f]* on_fault+0x[0-9a-f]* (.*mtb_fault.c:[0-9]*)" "$T/live.txt" && grep -q "^  r0 0x.* xpsr 0x" "$T/live.txt" \
+    && grep -q "^  r4 0x" "$T/live.txt" && ok || bad "$core live text: $(tail -4 "$T/live.txt")"
   n=$(grep -c '"kind":"branch"' "$T/live.json")
   [ "$n" -gt 50 ] && ok || bad "$core live: only $n branches"
   cmp -s <(grep -v '"kind":"\(fault\|halt\)"' "$T/live.json") <(grep -v '"kind":"\(fault\|halt\)"' "$T/stored.json") \
@@ -42,5 +49,7 @@ for core in m33 m0plus; do
 done
 "$SONDE" mtb fetch --link "gdb:127.0.0.1:1" --timeout-ms 500 -o "$T/x.smtb" 2>"$T/e"; rc=$?
 [ $rc -eq 1 ] && grep -q "gdb:127.0.0.1:1" "$T/e" && ok || bad "refused link: exit $rc: $(cat "$T/e")"
+"$SONDE" mtb fetch --gdb 127.0.0.1:1 --link gdb:127.0.0.1:1 -o "$T/x.smtb" 2>"$T/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "give one" "$T/e" && ok || bad "--gdb with --link: exit $rc"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

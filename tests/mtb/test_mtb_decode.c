@@ -25,6 +25,7 @@ struct gt {
   struct ev *ev;
   size_t n, cap;
   uint32_t master;
+  bool enabled; /* MASTER.EN as the program last wrote it */
 };
 
 static void push(struct gt *g, uint8_t kind, uint32_t pc)
@@ -47,8 +48,11 @@ static void on_transfer(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, u
 {
   (void)cycle, (void)size;
   struct gt *g = ctx;
-  if (write && addr == g->master && !(value >> 31))
+  if (!write || addr != g->master)
+    return;
+  if (!(value >> 31) && g->enabled) /* the store that stopped the MTB (not a later one) */
     push(g, EV_DIS, pc);
+  g->enabled = value >> 31;
 }
 
 static void on_exc(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc)
@@ -216,9 +220,10 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
   }
   CHECK_EQ_U(res->entries + res->chains, gt_entries); /* a tail-chain enters the next handler */
   CHECK_EQ_U(res->returns, gt_returns);
-  /* The oldest instruction is the source of the oldest packet. */
+  /* The oldest instruction is the source of the oldest packet (its
+   * destination when the window starts with the second half of a return). */
   if (np && ni)
-    CHECK_EQ_U(pcs[0], p[0].src);
+    CHECK_EQ_U(pcs[0], sonde_mtb_is_exc_return(p[0].src) ? p[0].dst : p[0].src);
   printf("%s on %s: %zu packets%s, %zu instructions, %zu exception entries, %zu returns, %zu "
          "tail-chains, %zu nested: equal to the ground truth\n",
          fw, machine, np, res->wrapped ? " (wrapped)" : "", ni, res->entries, res->returns,
@@ -354,8 +359,25 @@ struct fault_run {
   uint32_t size;
 };
 
+/* What the firmware printed (semihosting) in the last fault_run. */
+static char run_out[16384];
+static size_t run_out_len;
+
+static int capture(void *ctx, int stream, const void *data, size_t len)
+{
+  (void)ctx, (void)stream;
+  if (run_out_len + len < sizeof run_out) {
+    memcpy(run_out + run_out_len, data, len);
+    run_out_len += len;
+    run_out[run_out_len] = 0;
+  }
+  return 0;
+}
+
 static bool fault_run(const char *fw, const char *machine, struct fault_run *r)
 {
+  run_out_len = 0;
+  run_out[0] = 0;
   memset(r, 0, sizeof *r);
   char path[512];
   snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
@@ -375,7 +397,7 @@ static bool fault_run(const char *fw, const char *machine, struct fault_run *r)
     CHECK_FAIL_("cannot set up %s", fw);
     return false;
   }
-  sonde_vm_set_output(r->vm, quiet, NULL);
+  sonde_vm_set_output(r->vm, capture, NULL);
   sonde_vm_reset(r->vm);
   CHECK_EQ_I(sonde_vm_run(r->vm, 20000000, &r->stop), 0);
   CHECK_EQ_I(r->stop.reason, SONDE_VM_STOP_EXIT);
@@ -473,19 +495,36 @@ static void fault(const char *fw, const char *machine, bool v8)
   fault_run_free(&fr);
 }
 
-/* The bundle survives a SYSRESETREQ in .noinit: the next boot finds it
- * (mtb_bundle_check) and exits with 4; it still names the fault. */
+/* The bundle survives a SYSRESETREQ in .noinit: the next boot finds it,
+ * sends it (mtb_bundle_send: hex lines "MTB ..." over semihosting, as over a
+ * UART), marks it sent and exits with 4; what was sent still names the
+ * fault, and the copy in RAM no longer counts as waiting. */
 static void fault_reset(const char *fw, const char *machine)
 {
   struct fault_run fr;
   struct sonde_diag d = {{0}};
   if (fault_run(fw, machine, &fr)) {
     CHECK_EQ_I(fr.stop.exit_code, 4);
+    static uint8_t sent[8192];
+    size_t n = 0;
+    for (const char *l = strstr(run_out, "MTB "); l; l = strstr(l, "MTB ")) {
+      l += 4;
+      unsigned v;
+      while (n < sizeof sent && sscanf(l, "%2x", &v) == 1 && l[0] != '\n') {
+        sent[n++] = (uint8_t)v;
+        l += 2;
+      }
+    }
     struct sonde_mtb_bundle bu;
-    CHECK_EQ_I(sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d), 0);
+    CHECK_EQ_U(n, fr.size);
+    CHECK_EQ_I(sonde_mtb_bundle_parse(sent, n, &bu, &d), 0);
     CHECK_EQ_STR(sonde_sym_name(fr.sym, bu.frame[6], NULL), "culprit");
     CHECK_EQ_U(bu.ipsr, 3);
-    printf("%s: bundle survived the reset, fault at 0x%08x\n", fw, bu.frame[6]);
+    uint32_t fault_pc = bu.frame[6];
+    CHECK(memcmp(sent + 4, fr.bundle + 4, n - 4) == 0); /* the RAM copy, magic cleared */
+    CHECK_EQ_I(sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d), SONDE_E_FORMAT);
+    printf("%s: bundle survived the reset and was sent (%zu bytes), fault at 0x%08x\n", fw, n,
+           fault_pc);
   }
   fault_run_free(&fr);
 }
@@ -496,7 +535,7 @@ static void test_fault_reset_m0p(void) { fault_reset("mtb_fault_reset_m0plus", "
  * source of the last branch before the HardFault entry: dispatch()'s call
  * through the wild pointer, smash()'s return through the overwritten LR.
  * The history up to the handler's MTB stop also equals the ground truth. */
-static void demo(const char *fw, const char *machine, const char *culprit)
+static void demo(const char *fw, const char *machine, const char *culprit, uint32_t wild)
 {
   struct result r;
   outside_addresses = 1; /* the wild destination */
@@ -510,30 +549,223 @@ static void demo(const char *fw, const char *machine, const char *culprit)
   if (fault_run(fw, machine, &fr) && sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d) == 0 &&
       sonde_mtb_packets(&bu.raw, &p, &np, &d) == 0) {
     CHECK_EQ_I(fr.stop.exit_code, 3);
-    CHECK_EQ_U(bu.frame[6] & ~1u, 0x1FFF0000u);
+    CHECK_EQ_U(bu.frame[6] & ~1u, wild);
     size_t e = np;
     for (size_t i = 0; i < np; i++)
       if (p[i].a && !sonde_mtb_is_exc_return(p[i].src))
         e = i;
     if (e < np && e > 0) {
       CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e].dst, NULL), "HardFault_Handler");
-      CHECK_EQ_U(p[e - 1].dst, 0x1FFF0000u);
+      CHECK_EQ_U(p[e - 1].dst, wild);
       CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e - 1].src, NULL), culprit);
     } else {
       CHECK_FAIL_("no exception entry in %zu packets", np);
     }
     save_bundle(fw, &fr);
-    printf("%s: jumped to 0x1fff0000 from %s\n", fw, culprit);
+    printf("%s: jumped to 0x%08x from %s\n", fw, wild, culprit);
   } else {
     CHECK_FAIL_("%s: no bundle: %s", fw, d.msg);
   }
   free(p);
   fault_run_free(&fr);
 }
-static void test_demo_wild_m33(void) { demo("mtb_wild_m33", "cm33", "dispatch"); }
-static void test_demo_wild_m0p(void) { demo("mtb_wild_m0plus", "cm0plus", "dispatch"); }
-static void test_demo_smash_m33(void) { demo("mtb_smash_m33", "cm33", "smash"); }
-static void test_demo_smash_m0p(void) { demo("mtb_smash_m0plus", "cm0plus", "smash"); }
+/* Ground truth at the HardFault entry: the registers the stacked frame does
+ * not hold (r4-r11, S0-S31), read from the VM at the entry, and the last
+ * instruction that retired before it. */
+struct entry_truth {
+  struct sonde_vm *vm;
+  bool seen;
+  uint32_t r4_r11[8], s[32], msp, psp, last_retired, retired;
+};
+
+static void truth_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
+{
+  (void)cycle, (void)cycles;
+  ((struct entry_truth *)ctx)->retired = pc;
+}
+
+static void truth_exc(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc)
+{
+  (void)cycle;
+  struct entry_truth *t = ctx;
+  if (ev != SONDE_VM_EXC_ENTER || exc != 3 || t->seen)
+    return;
+  t->seen = true;
+  t->last_retired = t->retired;
+  for (unsigned i = 0; i < 8; i++)
+    sonde_vm_read_reg(t->vm, 4 + i, &t->r4_r11[i]);
+  for (unsigned i = 0; i < 32; i++)
+    sonde_vm_read_reg(t->vm, SONDE_VM_REG_S0 + i, &t->s[i]);
+  sonde_vm_read_reg(t->vm, SONDE_VM_REG_MSP, &t->msp);
+  sonde_vm_read_reg(t->vm, SONDE_VM_REG_PSP, &t->psp);
+}
+
+static bool entry_truth(const char *fw, const char *machine, struct entry_truth *t)
+{
+  memset(t, 0, sizeof *t);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return false;
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  struct sonde_machine *m = NULL;
+  if (sonde_machine_builtin(machine, &m) != 0 || sonde_vm_new(m, &t->vm) != 0 ||
+      sonde_vm_load_elf(t->vm, img, n, fw) != 0)
+    return false;
+  sonde_vm_set_output(t->vm, quiet, NULL);
+  struct sonde_vm_hooks h = {.ctx = t, .retire = truth_retire, .exception = truth_exc};
+  sonde_vm_set_hooks(t->vm, &h);
+  sonde_vm_reset(t->vm);
+  struct sonde_vm_stop stop;
+  sonde_vm_run(t->vm, 20000000, &stop);
+  sonde_vm_free(t->vm);
+  sonde_machine_free(m);
+  t->vm = NULL;
+  return t->seen;
+}
+
+/* Version 2: r4-r11 (and MSP, PSP) in the bundle are the core's at the
+ * HardFault entry; with the FPU (mtb_fault_fpu_m33) S0-S31 too, with the
+ * values main() put there; the build id is the ELF's. */
+static void regs_check(const char *fw, const char *machine, bool fpu)
+{
+  struct entry_truth t;
+  struct fault_run fr;
+  struct sonde_diag d = {{0}};
+  struct sonde_mtb_bundle bu;
+  if (!entry_truth(fw, machine, &t)) {
+    CHECK_FAIL_("%s: no HardFault entry seen", fw);
+    return;
+  }
+  if (fault_run(fw, machine, &fr) && sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d) == 0) {
+    CHECK_EQ_U(bu.version, 2);
+    CHECK(bu.flags & SONDE_MTB_REGS_CORE);
+    for (unsigned i = 0; i < 8; i++)
+      CHECK_EQ_U(bu.r4_r11[i], t.r4_r11[i]);
+    CHECK_EQ_U(bu.msp, t.msp);
+    CHECK_EQ_U(bu.psp, t.psp);
+    CHECK_EQ_U(!!(bu.flags & SONDE_MTB_REGS_FPU), fpu);
+    CHECK_EQ_U(!!(bu.flags & SONDE_MTB_REGS_SPLIM), !strcmp(machine, "cm33"));
+    if (fpu) {
+      for (unsigned i = 0; i < 32; i++)
+        CHECK_EQ_U(bu.s[i], t.s[i]);
+      CHECK_EQ_U(bu.s[0], 0x3FC00000u);  /* 1.5 */
+      CHECK_EQ_U(bu.s[17], 0xC0000000u); /* -2.0 */
+      CHECK_EQ_U(bu.s[31], 0x3E800000u); /* 0.25 */
+    }
+    uint8_t id[20];
+    size_t idn = sonde_sym_build_id(fr.sym, id, sizeof id, NULL);
+    CHECK_EQ_U(idn, 20);
+    CHECK_EQ_U(bu.build_id_len, 20);
+    CHECK(memcmp(bu.build_id, id, 20) == 0);
+    CHECK_EQ_I(sonde_mtb_build_id_check(&bu, id, idn), SONDE_MTB_ID_MATCH);
+    id[3] ^= 1;
+    CHECK_EQ_I(sonde_mtb_build_id_check(&bu, id, idn), SONDE_MTB_ID_MISMATCH);
+    CHECK_EQ_I(sonde_mtb_build_id_check(&bu, id, 0), SONDE_MTB_ID_NONE_IN_ELF);
+    bu.build_id_len = 0;
+    CHECK_EQ_I(sonde_mtb_build_id_check(&bu, id, idn), SONDE_MTB_ID_NONE_IN_BUNDLE);
+    save_bundle(fw, &fr);
+    printf("%s: r4-r11%s and the build id as at the fault\n", fw, fpu ? ", S0-S31" : "");
+  } else {
+    CHECK_FAIL_("%s: no bundle: %s", fw, d.msg);
+  }
+  fault_run_free(&fr);
+}
+static void test_regs_m33(void) { regs_check("mtb_fault_m33", "cm33", false); }
+static void test_regs_m0p(void) { regs_check("mtb_fault_m0plus", "cm0plus", false); }
+static void test_regs_fpu_m33(void) { regs_check("mtb_fault_fpu_m33", "cm33", true); }
+
+/* Linked without --build-id: the bundle says it has no build id; the same
+ * code with another build id (mtb_fault_other_m33) has a different one. */
+static void test_no_build_id(void)
+{
+  struct fault_run fr;
+  struct sonde_diag d = {{0}};
+  struct sonde_mtb_bundle bu;
+  if (fault_run("mtb_fault_noid_m33", "cm33", &fr) &&
+      sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d) == 0) {
+    CHECK_EQ_U(bu.build_id_len, 0);
+    CHECK_EQ_U(sonde_sym_build_id(fr.sym, NULL, 0, NULL), 0);
+    save_bundle("mtb_fault_noid_m33", &fr);
+  } else {
+    CHECK_FAIL_("mtb_fault_noid_m33: %s", d.msg);
+  }
+  fault_run_free(&fr);
+  uint8_t a[20], b[20];
+  struct sonde_sym *s1 = NULL, *s2 = NULL;
+  CHECK(sonde_sym_open(SONDE_FIRMWARE_DIR "/mtb_fault_m33.elf", &s1, &d) == 0);
+  CHECK(sonde_sym_open(SONDE_FIRMWARE_DIR "/mtb_fault_other_m33.elf", &s2, &d) == 0);
+  uint32_t at1 = 0, at2 = 0;
+  CHECK_EQ_U(sonde_sym_build_id(s1, a, sizeof a, &at1), 20);
+  CHECK_EQ_U(sonde_sym_build_id(s2, b, sizeof b, &at2), 20);
+  CHECK(memcmp(a, b, 20) != 0);
+  /* The note is loaded (in flash) and its descriptor follows the 16-byte header. */
+  uint32_t note = 0;
+  CHECK(sonde_sym_address(s1, "__build_id_note", &note, NULL) == 0);
+  CHECK_EQ_U(at1, note + 16);
+  sonde_sym_free(s1);
+  sonde_sym_free(s2);
+}
+
+/* Stack overflow, M33: recurse() crosses MSPLIM; STKOF escalates to
+ * HardFault. The trace's entry site is in recurse(), right after the last
+ * instruction that retired (the ground truth's); the bundle keeps MSPLIM. */
+static void test_demo_stack_m33(void)
+{
+  struct result r;
+  decode_and_compare("mtb_stack_m33", "cm33", &r, NULL);
+  struct entry_truth t;
+  struct fault_run fr;
+  struct sonde_diag d = {{0}};
+  struct sonde_mtb_bundle bu;
+  struct sonde_mtb_packet *p = NULL;
+  size_t np = 0;
+  struct sonde_mtb_history h = {0};
+  if (!entry_truth("mtb_stack_m33", "cm33", &t)) {
+    CHECK_FAIL_("no HardFault entry");
+    return;
+  }
+  if (fault_run("mtb_stack_m33", "cm33", &fr) &&
+      sonde_mtb_bundle_parse(fr.bundle, fr.size, &bu, &d) == 0 &&
+      sonde_mtb_packets(&bu.raw, &p, &np, &d) == 0 &&
+      sonde_mtb_rebuild(p, np, fr.sym, NULL, &h, &d) == 0) {
+    CHECK_EQ_I(fr.stop.exit_code, 3);
+    CHECK_EQ_U(bu.cfsr, 1u << 20); /* STKOF */
+    CHECK_EQ_U(bu.hfsr, 1u << 30); /* FORCED */
+    uint32_t limit = 0;
+    CHECK(sonde_sym_address(fr.sym, "__HeapLimit", &limit, NULL) == 0);
+    CHECK_EQ_U(bu.msplim, limit);
+    struct sonde_mtb_site site;
+    CHECK_EQ_I(sonde_mtb_entry_site(&h, fr.sym, &site), 0);
+    CHECK_EQ_U(site.last, t.last_retired);
+    CHECK_EQ_STR(sonde_sym_name(fr.sym, site.pc, NULL), "recurse");
+    CHECK_EQ_STR(sonde_sym_name(fr.sym, site.handler, NULL), "HardFault_Handler");
+    /* Here the limit is crossed by a SysTick's exception frame: the M33
+     * pushes nothing below the limit (SP = MSPLIM), so the "frame" the
+     * handler sees is not the program's; the trace still says where it was. */
+    CHECK_EQ_U(bu.stack_addr, limit);
+    CHECK(bu.frame[6] != site.pc);
+    save_bundle("mtb_stack_m33", &fr);
+    printf("mtb_stack_m33: STKOF while at 0x%08x in recurse (stacked pc 0x%08x)\n", site.pc,
+           bu.frame[6]);
+  } else {
+    CHECK_FAIL_("mtb_stack_m33: %s", d.msg);
+  }
+  sonde_mtb_history_free(&h);
+  free(p);
+  fault_run_free(&fr);
+}
+
+static void test_demo_wild_m33(void) { demo("mtb_wild_m33", "cm33", "dispatch", 0x1FFF0000u); }
+static void test_demo_wild_m0p(void) { demo("mtb_wild_m0plus", "cm0plus", "dispatch", 0x1FFF0000u); }
+static void test_demo_smash_m33(void) { demo("mtb_smash_m33", "cm33", "smash", 0x1FFF0000u); }
+static void test_demo_smash_m0p(void) { demo("mtb_smash_m0plus", "cm0plus", "smash", 0x1FFF0000u); }
+/* M0+ stack overflow: the task stack ran over its callback (0xA5 bytes of
+ * recurse()'s buffer); run_task's call through it is the culprit. */
+static void test_demo_stack_m0p(void) { demo("mtb_stack_m0plus", "cm0plus", "run_task", 0xA5A5A5A4u); }
 static void test_fault_m33(void) { fault("mtb_fault_m33", "cm33", true); }
 static void test_fault_m0p(void) { fault("mtb_fault_m0plus", "cm0plus", false); }
 
@@ -544,6 +776,12 @@ int main(void)
   RUN(test_demo_wild_m0p);
   RUN(test_demo_smash_m33);
   RUN(test_demo_smash_m0p);
+  RUN(test_demo_stack_m33);
+  RUN(test_demo_stack_m0p);
+  RUN(test_regs_m33);
+  RUN(test_regs_m0p);
+  RUN(test_regs_fpu_m33);
+  RUN(test_no_build_id);
   RUN(test_fault_reset_m33);
   RUN(test_fault_reset_m0p);
   RUN(test_fault_m0p);

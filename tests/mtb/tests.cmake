@@ -17,7 +17,8 @@ if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_MTB)
   add_dependencies(test_mtb_decode fw_mtb_m33 fw_mtb_m0p fw_mtb_wrap fw_mtb_wrap_long fw_mtb_wrap_m0p fw_mtb_tstart
     fw_mtb_nest_m33 fw_mtb_nest_m0plus fw_mtb_chain_m33 fw_mtb_chain_m0plus
     fw_mtb_fault_m33 fw_mtb_fault_m0plus fw_mtb_fault_reset_m33 fw_mtb_fault_reset_m0plus
-    fw_mtb_wild_m33 fw_mtb_wild_m0plus fw_mtb_smash_m33 fw_mtb_smash_m0plus)
+    fw_mtb_wild_m33 fw_mtb_wild_m0plus fw_mtb_smash_m33 fw_mtb_smash_m0plus
+    fw_mtb_stack_m33 fw_mtb_stack_m0plus fw_mtb_fault_fpu_m33 fw_mtb_fault_other_m33 fw_mtb_fault_noid_m33)
   set_tests_properties(test_mtb_decode PROPERTIES FIXTURES_SETUP mtb_dumps)
 endif()
 sonde_unit_test(test_mtb_packets mtb/test_mtb_packets.c LIBS sonde_mtb sonde_sym)
@@ -28,4 +29,9 @@ endif()
 # sonde mtb fetch through the VM's GDB server.
 if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_MTB)
   sonde_cli_test(mtb_fetch LABELS firmware)
+endif()
+# sonde mtb fetch through real OpenOCD attached to the VM's JTAG port (cm33,
+# cm0plus); OpenOCD is a test dependency (the script fails without it).
+if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_MTB)
+  sonde_cli_test(mtb_fetch_openocd LABELS firmware openocd)
 endif()
