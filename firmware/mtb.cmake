@@ -19,6 +19,19 @@ sonde_firmware(mtb_halt SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
 # Trace window from DWT comparators 0/1 (MTB TSTART/TSTOP, M33).
 sonde_firmware(mtb_tstart SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES TSTART_TEST=1 INCLUDES ${_mtb_inc})
+# The same on the M0+, from the MTBDWT's comparators (cm0plus: mtbdwt=0xF0001000);
+# and three sessions with SysTick inside and outside them, on both cores.
+sonde_firmware(mtb_tstart_m0plus SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
+               DEFINES TSTART_TEST=1 INCLUDES ${_mtb_inc})
+foreach(_core m33 m0plus)
+  if(_core STREQUAL m33)
+    set(_mach cm33)
+  else()
+    set(_mach cm0plus)
+  endif()
+  sonde_firmware(mtb_sessions_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach} OPT -O1
+                 DEFINES TSTART_TEST=1 WINDOWS=3 TSTART_IRQ=1 INCLUDES ${_mtb_inc})
+endforeach()
 # Benchmark images (docs/benchmarks.md): the same long workload with the MTB on and off.
 sonde_firmware(mtb_bench_on SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES LOOPS=3000000 INCLUDES ${_mtb_inc})

@@ -87,8 +87,12 @@ static void emit(struct sonde_vm *vm, uint32_t src, bool abit, uint32_t dst)
   }
 }
 
-/* Bit mask of the DWT instruction-address comparators matching `pc` (the
- * same match rule as dbg_dwt.c: FUNCTION 4 or 8 without CYCMATCH). */
+/* Bit mask of the DWT instruction-address comparators matching `pc`: the
+ * ARMv8-M encoding of the M33's DWT (ARMv8-M ARM C1.3 DWT_FUNCTIONn.MATCH
+ * 0b0010, instruction address: an exact compare, CMPMATCH whatever the
+ * ACTION), and the ARMv7-M encodings the VM's DWT (dbg_dwt.c) implements
+ * (FUNCTION 4 or 8 without CYCMATCH, under DWT_MASKn) that earlier images
+ * use. */
 static unsigned dwt_pc_matches(const struct sonde_vm *vm, uint32_t pc)
 {
   const struct vm_dbg *d = vm->dbg;
@@ -97,6 +101,8 @@ static unsigned dwt_pc_matches(const struct sonde_vm *vm, uint32_t pc)
   unsigned hit = 0;
   for (unsigned c = 0; c < VM_DWT_NUMCOMP; c++) {
     uint32_t f = d->function[c] & 0xF;
+    if (f == 2 && pc == (d->comp[c] & ~1u))
+      hit |= 1u << c;
     if ((f == 4 || f == 8) && !(d->function[c] & (1u << 7))) {
       uint32_t msk = ~((uint32_t)((1ull << (d->mask[c] & 0x1F)) - 1));
       if ((pc & msk) == (d->comp[c] & msk))

@@ -22,7 +22,47 @@ int mtb_enable(size_t size, uint32_t watermark, uint32_t flow_bits)
 
 void mtb_disable(void)
 {
-  MTB->MASTER &= ~MTB_MASTER_EN;
+  MTB->MASTER &= ~(MTB_MASTER_EN | MTB_MASTER_TSTARTEN);
+}
+
+/* TSTART/TSTOP sources: ARMv8-M core DWT (ARMv8-M ARM C1.3 DWT_COMPn,
+ * DWT_FUNCTIONn MATCH = 0b0010 instruction address, ACTION 0b00 trigger
+ * only; the MTB's TSTART/TSTOP registers select the comparators), ARMv6-M
+ * the chip's MTBDWT (FCTn FUNCTION 4 instruction fetch, TBCTRL.ACOMPn). */
+int mtb_enable_window(size_t size, uint32_t start_pc, uint32_t stop_pc)
+{
+  if (size < 16 || (size & (size - 1)))
+    return -1;
+  unsigned mask = 0;
+  while ((16u << mask) < size)
+    mask++;
+  mtb_disable();
+  volatile uint32_t *buf = (volatile uint32_t *)MTB->BASE;
+  for (size_t i = 0; i < size / 4; i++)
+    buf[i] = 0;
+  MTB->POSITION = 0;
+  MTB->FLOW = 0;
+#if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8M_BASE__)
+  volatile uint32_t *const demcr = (volatile uint32_t *)0xE000EDFCu;
+  volatile uint32_t *const dwt = (volatile uint32_t *)0xE0001000u;
+  *demcr |= 1u << 24; /* TRCENA: the DWT runs */
+  dwt[0x20 / 4] = start_pc & ~1u; /* COMP0 */
+  dwt[0x28 / 4] = 2u;             /* FUNCTION0: instruction address, trigger only */
+  dwt[0x30 / 4] = stop_pc & ~1u;  /* COMP1 */
+  dwt[0x38 / 4] = stop_pc ? 2u : 0u;
+  MTB->TSTART = 1u << 0;
+  MTB->TSTOP = stop_pc ? 1u << 1 : 0u;
+#else
+  MTBDWT->CMP[0].COMP = start_pc & ~1u;
+  MTBDWT->CMP[0].MASK = 0;
+  MTBDWT->CMP[0].FCT = MTBDWT_FCT_IFETCH;
+  MTBDWT->CMP[1].COMP = stop_pc & ~1u;
+  MTBDWT->CMP[1].MASK = 0;
+  MTBDWT->CMP[1].FCT = stop_pc ? MTBDWT_FCT_IFETCH : 0u;
+  MTBDWT->TBCTRL = 1u << 0; /* ACOMP0: comparator 0 pulses TSTART, 1 TSTOP */
+#endif
+  MTB->MASTER = MTB_MASTER_TSTARTEN | (stop_pc ? MTB_MASTER_TSTOPEN : 0u) | mask; /* EN clear */
+  return 0;
 }
 
 size_t mtb_read(uint32_t *out, size_t max)
