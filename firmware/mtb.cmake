@@ -32,6 +32,11 @@ foreach(_core m33 m0plus)
   sonde_firmware(mtb_sessions_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach} OPT -O1
                  DEFINES TSTART_TEST=1 WINDOWS=3 TSTART_IRQ=1 INCLUDES ${_mtb_inc})
 endforeach()
+# Sessions forever, for `sonde mtb fetch` (tests/cli/mtb_fetch.sh): the fetch
+# must leave TSTARTEN clear so that the next start cannot overwrite the buffer.
+sonde_firmware(mtb_sessions_hang_m0plus SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
+               DEFINES TSTART_TEST=1 TSTART_FOREVER=1 TSTART_IRQ=1 INCLUDES ${_mtb_inc}
+               CFLAGS -Wl,--build-id)
 # Benchmark images (docs/benchmarks.md): the same long workload with the MTB on and off.
 sonde_firmware(mtb_bench_on SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES LOOPS=3000000 INCLUDES ${_mtb_inc})

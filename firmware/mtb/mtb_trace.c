@@ -63,6 +63,9 @@ __attribute__((noinline)) static uint32_t step(uint32_t acc, uint32_t i)
 #ifndef TSTART_IRQ
 #define TSTART_IRQ 0
 #endif
+#ifndef TSTART_FOREVER
+#define TSTART_FOREVER 0 /* 1: sessions forever (tests/cli/mtb_fetch.sh halts it) */
+#endif
 __attribute__((noinline)) void traced_start(void)
 {
   sink++;
@@ -83,11 +86,11 @@ int main(void)
   if (mtb_enable_window(MTB_SIZE, (uint32_t)traced_start, (uint32_t)traced_stop) != 0)
     return 2;
   uint32_t acc = 1;
-  for (uint32_t w = 0; w < WINDOWS; w++) {
+  for (uint32_t w = 0; TSTART_FOREVER || w < WINDOWS; w++) {
     for (uint32_t i = 0; i < 6; i++)
       acc = step(acc, i); /* not traced */
     traced_start();
-    for (uint32_t i = 0; i < 6 + w; i++)
+    for (uint32_t i = 0; i < 6 + w % 8; i++)
       acc = step(acc, i); /* traced */
     traced_stop();
   }
