@@ -3,11 +3,13 @@
  * which case the oldest packet is at POINTER, else at offset 0. */
 #include "mtb.h"
 
-int mtb_enable(size_t size, uint32_t watermark, uint32_t flow_bits)
+/* Stop the MTB, clear a buffer of `size` bytes and rewind POSITION; MASK
+ * for that size, or -1 when it is not a power of two >= 16. */
+static int mtb_prepare(size_t size)
 {
   if (size < 16 || (size & (size - 1)))
     return -1;
-  unsigned mask = 0;
+  int mask = 0;
   while ((16u << mask) < size)
     mask++;
   mtb_disable(); /* reconfigure while stopped */
@@ -15,8 +17,16 @@ int mtb_enable(size_t size, uint32_t watermark, uint32_t flow_bits)
   for (size_t i = 0; i < size / 4; i++)
     buf[i] = 0;
   MTB->POSITION = 0;
+  return mask;
+}
+
+int mtb_enable(size_t size, uint32_t watermark, uint32_t flow_bits)
+{
+  int mask = mtb_prepare(size);
+  if (mask < 0)
+    return -1;
   MTB->FLOW = watermark ? ((watermark & ~7u) | (flow_bits & 3u)) : 0;
-  MTB->MASTER = MTB_MASTER_EN | mask;
+  MTB->MASTER = MTB_MASTER_EN | (uint32_t)mask;
   return 0;
 }
 
@@ -31,16 +41,9 @@ void mtb_disable(void)
  * the chip's MTBDWT (FCTn FUNCTION 4 instruction fetch, TBCTRL.ACOMPn). */
 int mtb_enable_window(size_t size, uint32_t start_pc, uint32_t stop_pc)
 {
-  if (size < 16 || (size & (size - 1)))
+  int mask = mtb_prepare(size);
+  if (mask < 0)
     return -1;
-  unsigned mask = 0;
-  while ((16u << mask) < size)
-    mask++;
-  mtb_disable();
-  volatile uint32_t *buf = (volatile uint32_t *)MTB->BASE;
-  for (size_t i = 0; i < size / 4; i++)
-    buf[i] = 0;
-  MTB->POSITION = 0;
   MTB->FLOW = 0;
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8M_BASE__)
   volatile uint32_t *const demcr = (volatile uint32_t *)0xE000EDFCu;
@@ -61,7 +64,8 @@ int mtb_enable_window(size_t size, uint32_t start_pc, uint32_t stop_pc)
   MTBDWT->CMP[1].FCT = stop_pc ? MTBDWT_FCT_IFETCH : 0u;
   MTBDWT->TBCTRL = 1u << 0; /* ACOMP0: comparator 0 pulses TSTART, 1 TSTOP */
 #endif
-  MTB->MASTER = MTB_MASTER_TSTARTEN | (stop_pc ? MTB_MASTER_TSTOPEN : 0u) | mask; /* EN clear */
+  MTB->MASTER = MTB_MASTER_TSTARTEN | (stop_pc ? MTB_MASTER_TSTOPEN : 0u) | (uint32_t)mask;
+  /* EN stays clear until the start */
   return 0;
 }
 

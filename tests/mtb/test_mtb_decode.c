@@ -131,44 +131,82 @@ static void other_core_elf(const char *fw, char *out, size_t cap)
     snprintf(out, cap, "%s/%s.elf", SONDE_FIRMWARE_DIR, strstr(fw, "m0p") ? "mtb_m33" : "mtb_m0p");
 }
 
+/* fw run to its end on a built-in machine with the ground-truth hooks, and
+ * what a debugger reads after the run: the MTB registers and the buffer. */
+struct capture {
+  char path[512]; /* the ELF */
+  struct sonde_machine *m;
+  struct sonde_vm *vm;
+  struct gt g;
+  uint32_t regs[4]; /* POSITION, MASTER, FLOW, BASE */
+  uint32_t size;    /* the whole circle, 2^(MASK+4) bytes */
+  unsigned char *buf;
+};
+
+static void capture_free(struct capture *c)
+{
+  free(c->buf);
+  free(c->g.ev);
+  sonde_vm_free(c->vm);
+  sonde_machine_free(c->m);
+}
+
+static bool capture_run(const char *fw, const char *machine, struct capture *c)
+{
+  memset(c, 0, sizeof *c);
+  snprintf(c->path, sizeof c->path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
+  FILE *f = fopen(c->path, "rb");
+  if (!f) {
+    CHECK_FAIL_("missing firmware %s", c->path);
+    return false;
+  }
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  if (sonde_machine_builtin(machine, &c->m) != 0) {
+    CHECK_FAIL_("no machine %s", machine);
+    return false;
+  }
+  uint32_t sfr = sonde_machine_core(c->m) == SONDE_VM_CORE_M33 ? 0xE0043000u : 0xF0000000u;
+  c->g.master = sfr + 4;
+  if (sonde_vm_new(c->m, &c->vm) != 0 || sonde_vm_load_elf(c->vm, img, n, fw) != 0) {
+    CHECK_FAIL_("cannot load %s on %s", fw, machine);
+    capture_free(c);
+    return false;
+  }
+  sonde_vm_set_output(c->vm, quiet, NULL);
+  struct sonde_vm_hooks h = {.ctx = &c->g, .retire = on_retire, .transfer = on_transfer,
+                             .exception = on_exc};
+  sonde_vm_set_hooks(c->vm, &h);
+  sonde_vm_reset(c->vm);
+  struct sonde_vm_stop stop;
+  CHECK_EQ_I(sonde_vm_run(c->vm, 20000000, &stop), 0);
+  CHECK_EQ_I(stop.reason, SONDE_VM_STOP_EXIT);
+  if (sonde_vm_read_mem(c->vm, sfr, c->regs, sizeof c->regs) == 0) {
+    c->size = 16u << (c->regs[1] & 0x1F);
+    c->buf = malloc(c->size);
+  }
+  if (!c->buf || sonde_vm_read_mem(c->vm, c->regs[3], c->buf, c->size) != 0) {
+    CHECK_FAIL_("%s: cannot read the MTB", fw);
+    capture_free(c);
+    return false;
+  }
+  return true;
+}
+
 /* end_sym: the function whose first instruction stopped the MTB (a TSTOP
  * comparator); NULL: the last store that cleared MASTER.EN. */
 static void decode_and_compare(const char *fw, const char *machine, struct result *res,
                                const char *end_sym)
 {
   memset(res, 0, sizeof *res);
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    CHECK_FAIL_("missing firmware %s", path);
+  struct capture c;
+  if (!capture_run(fw, machine, &c))
     return;
-  }
-  static unsigned char img[1 << 20];
-  size_t n = fread(img, 1, sizeof img, f);
-  fclose(f);
-  struct sonde_machine *m = NULL;
-  struct sonde_vm *vm = NULL;
-  REQUIRE(sonde_machine_builtin(machine, &m) == 0);
-  uint32_t sfr = sonde_machine_core(m) == SONDE_VM_CORE_M33 ? 0xE0043000u : 0xF0000000u;
-  struct gt g = {.master = sfr + 4};
-  REQUIRE(sonde_vm_new(m, &vm) == 0 && sonde_vm_load_elf(vm, img, n, fw) == 0);
-  sonde_vm_set_output(vm, quiet, NULL);
-  struct sonde_vm_hooks h = {.ctx = &g, .retire = on_retire, .transfer = on_transfer,
-                             .exception = on_exc};
-  sonde_vm_set_hooks(vm, &h);
-  sonde_vm_reset(vm);
-  struct sonde_vm_stop stop;
-  CHECK_EQ_I(sonde_vm_run(vm, 20000000, &stop), 0);
-  CHECK_EQ_I(stop.reason, SONDE_VM_STOP_EXIT);
-
-  /* What a debugger reads after the run. */
-  uint32_t regs[4];
-  REQUIRE(sonde_vm_read_mem(vm, sfr, regs, sizeof regs) == 0);
-  uint32_t position = regs[0], master = regs[1], base = regs[3];
-  uint32_t size = 16u << (master & 0x1F);
-  unsigned char *buf = malloc(size);
-  REQUIRE(buf && sonde_vm_read_mem(vm, base, buf, size) == 0);
+  const char *path = c.path;
+  const struct gt g = c.g;
+  uint32_t position = c.regs[0], master = c.regs[1], base = c.regs[3], size = c.size;
+  unsigned char *buf = c.buf;
 
   struct sonde_diag d;
   struct sonde_sym *sym = NULL;
@@ -315,10 +353,7 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
   }
   free(p);
   sonde_sym_free(sym);
-  free(buf);
-  free(g.ev);
-  sonde_vm_free(vm);
-  sonde_machine_free(m);
+  capture_free(&c);
 }
 
 static void test_m33(void)
@@ -415,34 +450,14 @@ static void test_tstart_tstop_m0p(void)
  * the ground truth in that run. */
 static void decode_sessions(const char *fw, const char *machine, unsigned windows)
 {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    CHECK_FAIL_("missing firmware %s", path);
+  struct capture c;
+  if (!capture_run(fw, machine, &c))
     return;
-  }
-  static unsigned char img[1 << 20];
-  size_t n = fread(img, 1, sizeof img, f);
-  fclose(f);
-  struct sonde_machine *m = NULL;
-  struct sonde_vm *vm = NULL;
-  REQUIRE(sonde_machine_builtin(machine, &m) == 0);
-  uint32_t sfr = sonde_machine_core(m) == SONDE_VM_CORE_M33 ? 0xE0043000u : 0xF0000000u;
-  struct gt g = {.master = sfr + 4};
-  REQUIRE(sonde_vm_new(m, &vm) == 0 && sonde_vm_load_elf(vm, img, n, fw) == 0);
-  sonde_vm_set_output(vm, quiet, NULL);
-  struct sonde_vm_hooks h = {.ctx = &g, .retire = on_retire, .exception = on_exc};
-  sonde_vm_set_hooks(vm, &h);
-  sonde_vm_reset(vm);
-  struct sonde_vm_stop stop;
-  CHECK_EQ_I(sonde_vm_run(vm, 20000000, &stop), 0);
-  CHECK_EQ_I(stop.reason, SONDE_VM_STOP_EXIT);
-  uint32_t regs[4];
-  REQUIRE(sonde_vm_read_mem(vm, sfr, regs, sizeof regs) == 0);
-  uint32_t size = 16u << (regs[1] & 0x1F);
-  unsigned char *buf = malloc(size);
-  REQUIRE(buf && sonde_vm_read_mem(vm, regs[3], buf, size) == 0);
+  const struct gt g = c.g;
+  const uint32_t *regs = c.regs;
+  uint32_t size = c.size;
+  unsigned char *buf = c.buf;
+  const char *path = c.path;
   struct sonde_diag d;
   struct sonde_sym *sym = NULL;
   REQUIRE(sonde_sym_open(path, &sym, &d) == 0);
@@ -525,10 +540,7 @@ static void decode_sessions(const char *fw, const char *machine, unsigned window
   sonde_mtb_history_free(&hist);
   free(p);
   sonde_sym_free(sym);
-  free(buf);
-  free(g.ev);
-  sonde_vm_free(vm);
-  sonde_machine_free(m);
+  capture_free(&c);
 }
 static void test_sessions_m33(void) { decode_sessions("mtb_sessions_m33", "cm33", 3); }
 static void test_sessions_m0p(void) { decode_sessions("mtb_sessions_m0plus", "cm0plus", 3); }

@@ -200,6 +200,20 @@ static struct sonde_vm *loop_vm(struct sonde_machine **m)
   return vm;
 }
 
+/* MTBDWT comparator 0 starts at 0x40 (instruction fetch), comparator 1 stops
+ * at `stop` (0: off); POSITION 0 and FLOW `flow` on the MTB. */
+static void arm(struct sonde_vm *vm, uint32_t stop, uint32_t flow)
+{
+  const uint32_t W = 0xF0001000u, S = 0xF0000000u;
+  wr(vm, W + 0x020, 0x40);
+  wr(vm, W + 0x028, 4);
+  wr(vm, W + 0x030, stop);
+  wr(vm, W + 0x038, stop ? 4 : 0);
+  wr(vm, W + 0x200, 1); /* comparator 0 starts, 1 stops */
+  wr(vm, S + 0x0, 0);
+  wr(vm, S + 0x8, flow);
+}
+
 static uint32_t pkt(struct sonde_vm *vm, uint32_t off, unsigned word)
 {
   return rd(vm, 0x20008000u + off + 4 * word);
@@ -217,12 +231,7 @@ static void test_mtbdwt_sessions(void)
     return;
   }
   const uint32_t W = 0xF0001000u, S = 0xF0000000u;
-  wr(vm, W + 0x020, 0x40);
-  wr(vm, W + 0x028, 4); /* instruction fetch */
-  wr(vm, W + 0x030, 0x48);
-  wr(vm, W + 0x038, 4);
-  wr(vm, W + 0x200, 1); /* comparator 0 starts, 1 stops */
-  wr(vm, S + 0x0, 0);
+  arm(vm, 0x48, 0);
   wr(vm, S + 0x4, (1u << 5) | (1u << 6) | 2u); /* TSTARTEN, TSTOPEN, 64 bytes, EN clear */
   struct sonde_vm_stop st;
   sonde_vm_run(vm, 200, &st);
@@ -252,12 +261,8 @@ static void test_mtbdwt_autostop(void)
     sonde_machine_free(m);
     return;
   }
-  const uint32_t W = 0xF0001000u, S = 0xF0000000u;
-  wr(vm, W + 0x020, 0x40);
-  wr(vm, W + 0x028, 4);
-  wr(vm, W + 0x200, 1);
-  wr(vm, S + 0x0, 0);
-  wr(vm, S + 0x8, 0x10 | 1u); /* WATERMARK 0x10, AUTOSTOP */
+  const uint32_t S = 0xF0000000u;
+  arm(vm, 0, 0x10 | 1u); /* WATERMARK 0x10, AUTOSTOP */
   wr(vm, S + 0x4, (1u << 5) | 2u); /* TSTARTEN, 64 bytes */
   struct sonde_vm_stop st;
   sonde_vm_run(vm, 300, &st);
