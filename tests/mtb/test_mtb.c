@@ -184,10 +184,11 @@ struct run {
 
 /* The hooks above make the VM run its hooked executor, which observes every
  * instruction. Without hooks the MTB is fed by the MTB executor (branch
- * reports from the fast handlers, exec.c): run the image again that way and
- * require the same buffer, registers, stop and cycle count. */
+ * reports from the fast handlers, exec.c): run the image again that way, and
+ * once more with the JIT allowed, and require the same buffer, registers,
+ * stop and cycle count. */
 static void same_without_hooks(const struct run *r, const unsigned char *img, size_t n,
-                               const char *name, uint32_t size)
+                               const char *name, uint32_t size, bool jit)
 {
   struct sonde_vm *vm;
   if (sonde_vm_new(r->m, &vm) != 0 || sonde_vm_load_elf(vm, img, n, name) != 0) {
@@ -195,6 +196,7 @@ static void same_without_hooks(const struct run *r, const unsigned char *img, si
     return;
   }
   sonde_vm_set_output(vm, quiet, NULL);
+  sonde_vm_set_jit(vm, jit);
   sonde_vm_reset(vm);
   struct sonde_vm_stop stop;
   CHECK_EQ_I(sonde_vm_run(vm, 2000000, &stop), 0);
@@ -279,7 +281,8 @@ static bool run_fw(struct run *r, const char *name, const char *machine)
     sonde_vm_read_mem(r->vm, r->base + ((first + off) & (size - 1)), w, 8);
     r->buf[r->nbuf++] = (struct pkt){w[0], w[1], false};
   }
-  same_without_hooks(r, img, n, name, size);
+  same_without_hooks(r, img, n, name, size, false);
+  same_without_hooks(r, img, n, name, size, true); /* and with the compiled blocks */
   return true;
 }
 
