@@ -45,6 +45,10 @@ void vm_mtb_update_observe(struct sonde_vm *vm)
   vm->mtb_observe = m && ((m->master & MTB_MASTER_EN) || dwt_armed ||
                           (m->m33 && (m->master & MTB_MASTER_TSTARTEN) && (m->tstart & 0xFu)));
   vm->mtb_hooked = vm->mtb_observe && m->watch;
+  /* An MTBDWT data comparator needs the data transfers: on ARMv6-M (no DWT)
+   * dbg_observe is free and routes them here (vm_dbg_transfer). */
+  if (!vm->dbg)
+    vm->dbg_observe = m && m->dwt && vm_mtbdwt_data_armed(m->dwt);
   vm_update_hooked(vm, mtb_was);
 }
 
@@ -84,6 +88,21 @@ static void emit(struct sonde_vm *vm, uint32_t src, bool abit, uint32_t dst)
       m->master |= MTB_MASTER_HALTREQ;
       vm_request_stop(vm, SONDE_VM_STOP_BREAKPOINT);
     }
+  }
+}
+
+void vm_mtb_trigger(struct sonde_vm *vm, unsigned sig)
+{
+  struct vm_mtb *m = vm->mtb;
+  if ((sig & VM_MTB_TSTART) && (m->master & MTB_MASTER_TSTARTEN) &&
+      !(m->master & MTB_MASTER_EN) && !m->autostopped) {
+    m->master |= MTB_MASTER_EN;
+    m->start_pending = true;
+    vm_mtb_update_observe(vm);
+  }
+  if ((sig & VM_MTB_TSTOP) && (m->master & MTB_MASTER_TSTOPEN) && (m->master & MTB_MASTER_EN)) {
+    m->master &= ~MTB_MASTER_EN;
+    vm_mtb_update_observe(vm);
   }
 }
 
@@ -134,17 +153,8 @@ static __attribute__((noinline)) void mtb_retire_slow(struct sonde_vm *vm, uint3
       sig = ((hit & m->tstart & 0xFu) ? VM_MTB_TSTART : 0) |
             ((hit & m->tstop & 0xFu) ? VM_MTB_TSTOP : 0);
     }
-    if ((sig & VM_MTB_TSTART) && (m->master & MTB_MASTER_TSTARTEN) &&
-        !(m->master & MTB_MASTER_EN) && !m->autostopped) {
-      m->master |= MTB_MASTER_EN;
-      m->start_pending = true;
-      vm_mtb_update_observe(vm);
-    }
-    if ((sig & VM_MTB_TSTOP) && (m->master & MTB_MASTER_TSTOPEN) &&
-        (m->master & MTB_MASTER_EN)) {
-      m->master &= ~MTB_MASTER_EN;
-      vm_mtb_update_observe(vm);
-    }
+    if (sig)
+      vm_mtb_trigger(vm, sig);
   }
   uint32_t next = vm->cpu.r[15]; /* `size`: the decoded instruction's length */
   if (next >= 0xF0000000u) { /* EXC_RETURN: the first of the two return packets */

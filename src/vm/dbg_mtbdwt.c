@@ -33,8 +33,16 @@
  * checked as the instruction retires (dbg_mtb.c, mtb_retire_slow). On
  * silicon the block watches bus fetches (word-aligned, and ahead of a taken
  * branch); the VM's reading is the architectural one (docs/vm.md "MTB").
- * FUNCTION 5-7 (data read/write) and DATAVMATCH are stored but never match:
- * the MTB's observer sees instructions, not data transfers. */
+ * FUNCTION 5 (read), 6 (write), 7 (either) match a data transfer of an
+ * instruction that touches a byte of [COMP, COMP + 2^MASK) (COMP & ~mask);
+ * comparator 0 with DATAVMATCH compares the data instead: an access of the
+ * FUNCTION's kind that covers the address of the linked comparator
+ * (DATAVADDR0, i.e. comparator 1, its COMP and MASK), whose DATAVSIZE bytes
+ * there equal COMP0's low bytes. Transfers come from the hooked executor's
+ * log (vm_dbg_transfer: ARMv6-M has no DWT, so vm->dbg_observe carries
+ * them), before the instruction retires: a start there traces the
+ * instruction's own branch (a POP {pc}), a stop does not. Exception stacking
+ * is not a transfer of an instruction and is not seen. */
 #include <stdlib.h>
 
 #include "vm_internal.h"
@@ -65,6 +73,60 @@ unsigned vm_mtbdwt_match(struct vm_mtbdwt *w, uint32_t pc)
     out |= (w->tbctrl >> c) & 1u ? VM_MTB_TSTART : VM_MTB_TSTOP;
   }
   return out;
+}
+
+static bool data_fn(uint32_t fct, bool write)
+{
+  uint32_t f = fct & 0xFu;
+  return f == 7 || (f == 6 && write) || (f == 5 && !write);
+}
+
+bool vm_mtbdwt_data_armed(const struct vm_mtbdwt *w)
+{
+  for (unsigned c = 0; c < VM_MTBDWT_NUMCOMP; c++) {
+    uint32_t f = w->fct[c] & 0xFu;
+    if (f >= 5 && f <= 7)
+      return true;
+  }
+  return false;
+}
+
+/* Does the access [addr, addr+size) touch comparator c's range? */
+static bool addr_hits(const struct vm_mtbdwt *w, unsigned c, uint32_t addr, unsigned size)
+{
+  unsigned mk = w->mask[c] & 0x1Fu;
+  uint64_t lo = w->comp[c] & ~(uint32_t)((1ull << mk) - 1), hi = lo + (1ull << mk);
+  return addr < hi && (uint64_t)addr + size > lo;
+}
+
+void vm_mtbdwt_transfer(struct sonde_vm *vm, uint32_t addr, unsigned size, uint32_t value,
+                        bool write)
+{
+  struct vm_mtbdwt *w = vm->mtb->dwt;
+  unsigned sig = 0;
+  for (unsigned c = 0; c < VM_MTBDWT_NUMCOMP; c++) {
+    uint32_t fct = w->fct[c];
+    if (!data_fn(fct, write))
+      continue;
+    if (c == 0 && (fct & MTBDWT_FCT_DATAVMATCH)) {
+      unsigned link = (fct >> 12) & 0xFu, vsize = 1u << ((fct >> 10) & 3u);
+      if (link != 1 || vsize > 4 || !addr_hits(w, 1, addr, size))
+        continue;
+      uint32_t at = w->comp[1] & ~(vsize - 1); /* the value's lane inside the access */
+      if (at < addr || at + vsize > addr + size)
+        continue;
+      uint32_t lane = value >> (8 * (at - addr));
+      uint32_t vmask = vsize == 4 ? 0xFFFFFFFFu : (1u << (8 * vsize)) - 1;
+      if ((lane & vmask) != (w->comp[0] & vmask))
+        continue;
+    } else if (!addr_hits(w, c, addr, size)) {
+      continue;
+    }
+    w->fct[c] |= MTBDWT_FCT_MATCHED;
+    sig |= (w->tbctrl >> c) & 1u ? VM_MTB_TSTART : VM_MTB_TSTOP;
+  }
+  if (sig)
+    vm_mtb_trigger(vm, sig);
 }
 
 /* Peripheral and component ID registers (ADIv5.2 D1). */

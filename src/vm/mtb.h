@@ -78,5 +78,13 @@ void vm_mtb_update_observe(struct sonde_vm *vm);
 int vm_mtbdwt_create(struct sonde_vm *vm, uint32_t base);
 bool vm_mtbdwt_armed(const struct vm_mtbdwt *w);
 unsigned vm_mtbdwt_match(struct vm_mtbdwt *w, uint32_t pc);
+/* Data comparators (FUNCTION 5-7, DATAVMATCH): whether one is armed (the VM
+ * then feeds every data transfer through vm->dbg_observe, which is free on
+ * ARMv6-M), and one transfer of an instruction (vm_dbg_transfer). */
+bool vm_mtbdwt_data_armed(const struct vm_mtbdwt *w);
+void vm_mtbdwt_transfer(struct sonde_vm *vm, uint32_t addr, unsigned size, uint32_t value,
+                        bool write);
+/* A TSTART/TSTOP pulse (VM_MTB_*) reaches the MTB (dbg_mtb.c). */
+void vm_mtb_trigger(struct sonde_vm *vm, unsigned sig);
 
 #endif

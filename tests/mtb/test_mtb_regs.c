@@ -284,6 +284,84 @@ static void test_mtbdwt_autostop(void)
   sonde_machine_free(m);
 }
 
+/* Data comparators: a loop in flash that stores r0 = 1 to 0x20000100 (at
+ * 0x44), branches (0x46 -> 0x4a), loads 0x20000104 (0x4a) and branches back
+ * (0x4c -> 0x40):
+ *   0x40 movs r0, #1; 0x42 ldr r1, =0x20000100; 0x44 str r0, [r1];
+ *   0x46 b 0x4a; 0x48 nop; 0x4a ldr r2, [r1, #4]; 0x4c b 0x40; 0x50 literal.
+ * A write match at 0x20000100 starts, a read match at 0x20000104 stops:
+ * every pass writes one packet, (0x46 -> 0x4a | S). */
+static struct sonde_vm *data_vm(struct sonde_machine **m)
+{
+  static const uint16_t code[] = {0x2001, 0x4903, 0x6008, 0xE000, 0xBF00,
+                                  0x684A, 0xE7F8, 0xBF00, 0x0100, 0x2000};
+  uint32_t vec[2] = {0x20004000u, 0x41u};
+  struct sonde_vm *vm = NULL;
+  *m = NULL;
+  if (sonde_machine_builtin("cm0plus", m) != 0 || sonde_vm_new(*m, &vm) != 0 ||
+      sonde_vm_load_binary(vm, vec, sizeof vec, 0) != 0 ||
+      sonde_vm_load_binary(vm, code, sizeof code, 0x40) != 0) {
+    CHECK_FAIL_("cannot set up the data loop on cm0plus");
+    sonde_vm_free(vm);
+    return NULL;
+  }
+  sonde_vm_reset(vm);
+  return vm;
+}
+
+static void test_mtbdwt_data(void)
+{
+  const uint32_t W = 0xF0001000u, S = 0xF0000000u;
+  struct sonde_machine *m;
+  struct sonde_vm *vm = data_vm(&m);
+  if (!vm) {
+    sonde_machine_free(m);
+    return;
+  }
+  wr(vm, W + 0x020, 0x20000100u);
+  wr(vm, W + 0x028, 6); /* data write */
+  wr(vm, W + 0x030, 0x20000104u);
+  wr(vm, W + 0x038, 5); /* data read */
+  wr(vm, W + 0x200, 1); /* comparator 0 starts, 1 stops */
+  wr(vm, S + 0x0, 0);
+  wr(vm, S + 0x4, (1u << 5) | (1u << 6) | 2u); /* TSTARTEN, TSTOPEN, 64 bytes */
+  struct sonde_vm_stop st;
+  sonde_vm_run(vm, 300, &st);
+  uint32_t pos = rd(vm, S + 0x0);
+  CHECK(pos & 4); /* wrapped: one packet per pass, many passes */
+  for (uint32_t off = 0; off < 64; off += 8) {
+    CHECK_EQ_U(pkt(vm, off, 0), 0x46u);
+    CHECK_EQ_U(pkt(vm, off, 1), 0x4Bu); /* 0x4a with the S-bit: each pass a session */
+  }
+  CHECK(rd(vm, W + 0x028) & (1u << 24));
+  CHECK(rd(vm, W + 0x038) & (1u << 24));
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+
+  /* Data value: comparator 0 matches a word write of COMP0 at comparator 1's
+   * address (DATAVMATCH, DATAVSIZE word, DATAVADDR0 = 1); r0 is 1. */
+  for (uint32_t want = 1; want <= 2; want++) {
+    vm = data_vm(&m);
+    if (!vm) {
+      sonde_machine_free(m);
+      return;
+    }
+    wr(vm, W + 0x020, want);
+    wr(vm, W + 0x028, 6 | (1u << 8) | (2u << 10) | (1u << 12));
+    wr(vm, W + 0x030, 0x20000100u);
+    wr(vm, W + 0x038, 0);
+    wr(vm, W + 0x200, 1);
+    wr(vm, S + 0x0, 0);
+    wr(vm, S + 0x4, (1u << 5) | 8u); /* TSTARTEN only, 4 KiB: runs on once started */
+    sonde_vm_run(vm, 300, &st);
+    CHECK_EQ_U(rd(vm, S + 0x4) >> 31, want == 1); /* started only by the value 1 */
+    CHECK_EQ_U(pkt(vm, 0, 0), want == 1 ? 0x46u : 0u);
+    CHECK_EQ_U(pkt(vm, 0, 1), want == 1 ? 0x4Bu : 0u);
+    sonde_vm_free(vm);
+    sonde_machine_free(m);
+  }
+}
+
 int main(void)
 {
   RUN(test_m33);
@@ -294,5 +372,6 @@ int main(void)
   RUN(test_mtbdwt_regs);
   RUN(test_mtbdwt_sessions);
   RUN(test_mtbdwt_autostop);
+  RUN(test_mtbdwt_data);
   return check_summary();
 }
