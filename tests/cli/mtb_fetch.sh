@@ -19,9 +19,10 @@ for core in m33 m0plus; do
   mach=cm33; [ $core = m0plus ] && mach=cm0plus
   serve() { # one client per server: the firmware spins forever after it
     port=$(free_port)
-    "$SONDE" run -m $mach --gdb "$port" "$FW" > "$T/run.out" 2> "$T/run.err" &
+    # a log per server: the previous server's "listening" must not count
+    "$SONDE" run -m $mach --gdb "$port" "$FW" > "$T/run.out" 2> "$T/run.$port.err" &
     pids+=($!)
-    for i in $(seq 50); do grep -q listening "$T/run.err" 2>/dev/null && break; sleep 0.1; done
+    for i in $(seq 100); do grep -q listening "$T/run.$port.err" 2>/dev/null && break; sleep 0.1; done
   }
   serve
   "$SONDE" mtb fetch --link "gdb:127.0.0.1:$port" --core $core --run-ms 300 -e "$FW" -o "$T/live.smtb" 2>"$T/e"; rc=$?

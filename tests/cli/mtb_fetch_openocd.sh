@@ -21,9 +21,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start_ocd() {
   JP=$(free_port)
   TP=$(free_port)
-  "$SONDE" run -m "$1" --jtag "$JP" "$2" >"$T/run.log" 2>&1 &
+  "$SONDE" run -m "$1" --jtag "$JP" "$2" >"$T/run.$JP.log" 2>&1 &
   pids+=($!)
-  for i in $(seq 50); do grep -q listening "$T/run.log" && break; sleep 0.1; done
+  for i in $(seq 100); do grep -q listening "$T/run.$JP.log" && break; sleep 0.1; done
   SONDE_JTAG_PORT=$JP openocd -c "gdb_port disabled; telnet_port disabled; tcl_port $TP" \
     -f "$SONDE_SRC/scripts/openocd/sonde-vm.cfg" >"$T/ocd.log" 2>&1 &
   pids+=($!)
