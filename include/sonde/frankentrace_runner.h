@@ -98,9 +98,16 @@ struct sonde_ft_runner_summary {
   bool checked;                     /* the code check ran (an ELF was given) */
   uint64_t transitions, impossible; /* code check */
   struct sonde_ft_bad_transition first_impossible;
+  /* Nondeterminism (iterations that disagree) or an impossible transition:
+   * every cycle from here on is CONFLICT in the trace (UINT64_MAX: none).
+   * The earlier of the first disagreement and the cycle before the first
+   * impossible transition; no sample after it is known to belong to one
+   * execution, so none is kept as if it were. */
+  uint64_t untrusted_from;
   bool ok; /* no conflict, no missing phase, preamble intact, nothing impossible */
 };
-/* Finish: the trace (caller frees) and what was found. SONDE_E_FORMAT when
+/* Finish: the trace (caller frees) and what was found, with the untrusted
+ * cycles marked (sum->untrusted_from). SONDE_E_FORMAT when
  * there was no PC iteration at all, or most PC samples lie outside the ELF's
  * code (the wrong ELF). */
 int sonde_ft_runner_finish(struct sonde_ft_runner *r, struct sonde_ft_trace **trace,

@@ -48,6 +48,10 @@ void ft_cli_print_runner_findings(FILE *out, const struct sonde_ft_runner_summar
       fprintf(out, "check: all %" PRIu64 " transitions possible in the ELF's code\n", s->transitions);
     }
   }
+  if (s->untrusted_from != UINT64_MAX)
+    fprintf(out, "untrusted: cycles %" PRIu64 ".. marked conflict (from N cycles before the "
+            "first disagreement between iterations or impossible transition: runs go apart before "
+            "it shows)\n", s->untrusted_from);
   if (s->preamble_bad)
     fprintf(out, "preamble: broken (%" PRIu64 " of %u cycles differ%s)\n", s->preamble_bad,
             SONDE_FT_PREAMBLE_CYCLES, s->preamble_seen ? "" : "; never seen");

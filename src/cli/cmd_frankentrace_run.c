@@ -134,11 +134,7 @@ static int run_runner(const struct run_opts *o)
   if (o->bit_errors > 0)
     fprintf(e, "  wire: %" PRIu64 " bit errors injected; %u re-runs; %u iterations still corrupt "
                "(their phases unsampled)\n", st.flipped_bits, st.reruns, st.corrupt_left);
-  ft_cli_print_runner_findings(e, &s, o->sym);
-  if (st.distrusted_from != UINT64_MAX)
-    fprintf(e, "  untrusted: cycles %" PRIu64 ".. marked conflict (from the first disagreement "
-               "between runs or impossible transition, no sample can be trusted)\n",
-            st.distrusted_from);
+  ft_cli_print_runner_findings(e, &s, o->sym); /* with the untrusted cycles */
   if (o->verify) {
     uint32_t pre;
     uint64_t off;
@@ -260,9 +256,9 @@ static int run_probe(const struct run_opts *o)
               k->phase, k->first_cycle, k->cycles);
     }
     if (st.distrusted_from != UINT64_MAX)
-      fprintf(stderr, "  untrusted: cycles %" PRIu64 ".. marked conflict (from the first "
-                      "disagreement between runs or impossible transition, no sample can be "
-                      "trusted)\n", st.distrusted_from);
+      fprintf(stderr, "  untrusted: cycles %" PRIu64 ".. marked conflict (from N cycles "
+                      "before the first disagreement between runs or impossible transition: runs "
+                      "go apart before it shows)\n", st.distrusted_from);
     if (o->verify) {
       if (v.has_difference) {
         char got[256], want[256];

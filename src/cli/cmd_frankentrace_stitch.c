@@ -62,13 +62,17 @@ static int stitch_input(struct stitch_ctx *c, struct sonde_ftw_splitter *sp, str
   size_t len = 0, acap = 0;
   const uint8_t *bytes;
   ptrdiff_t got;
+  struct cli_progress prog; /* a capture from a serial port or tcp: a terminal sees it come */
+  cli_progress_start(&prog, "capture bytes", 0);
   while ((got = itm_input_read(&in, &bytes)) > 0) {
+    cli_progress_update(&prog, len + (size_t)got);
     if (len + (size_t)got > acap) {
       size_t ncap = acap ? acap : 1 << 20;
       while (ncap < len + (size_t)got)
         ncap *= 2;
       uint8_t *nb = realloc(all, ncap);
       if (!nb) {
+        cli_progress_end(&prog);
         free(all);
         itm_input_close(&in);
         cli_error("frankentrace stitch: %s: out of memory", name);
@@ -80,6 +84,7 @@ static int stitch_input(struct stitch_ctx *c, struct sonde_ftw_splitter *sp, str
     memcpy(all + len, bytes, (size_t)got);
     len += (size_t)got;
   }
+  cli_progress_end(&prog);
   itm_input_close(&in);
   if (got < 0) {
     free(all);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sonde/frankentrace_vm.h"
 #include "sonde/sym.h"
 
 int sonde_ft_runner_preamble(const struct sonde_sym *sym, const char *elf_name, uint32_t *addr,
@@ -266,6 +267,18 @@ int sonde_ft_runner_finish(struct sonde_ft_runner *r, struct sonde_ft_trace **tr
     if (chk.impossible)
       s->ok = false;
     sonde_ft_check_result_free(&chk);
+  }
+  /* From one interval before the first disagreement or impossible transition
+   * (the first signs of runs that went apart) nothing is trusted. */
+  s->untrusted_from = sonde_ft_untrusted_from(
+      &s->report, s->impossible ? s->first_impossible.cycle : UINT64_MAX, s->n, s->report.origin);
+  if (s->untrusted_from != UINT64_MAX) {
+    if ((rc = sonde_ft_distrust_from(trace, s->untrusted_from)) < 0) {
+      sonde_ft_trace_free(*trace);
+      *trace = NULL;
+      return sonde_diag_set(diag, rc, "out of memory");
+    }
+    sonde_ft_trace_count(*trace, &s->report.counts); /* the counts of what is emitted */
   }
   return 0;
 }

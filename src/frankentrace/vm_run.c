@@ -717,13 +717,14 @@ int sonde_ft_vm_run(const struct sonde_ft_vm_config *cfg, struct sonde_ft_trace 
     sonde_ft_trace_set_clock_hz(*trace, pl.clock_hz);
     /* From the first disagreement (or impossible transition, the earlier sign
      * of runs that went apart) no cycle can be trusted. */
-    uint64_t from = sonde_ft_first_conflict(&rep);
-    uint64_t bad = first_impossible(&pl, *trace);
-    if (bad < from)
-      from = bad;
+    uint64_t bad = first_impossible(&pl, *trace); /* the cycle before it */
+    uint64_t from = sonde_ft_untrusted_from(&rep, bad == UINT64_MAX ? bad : bad + 1, cfg->n,
+                                            rep.origin);
     stats->distrusted_from = from;
     if (from != UINT64_MAX && (rc = sonde_ft_distrust_from(trace, from)) < 0)
       sonde_diag_set(diag, rc, "out of memory");
+    else if (from != UINT64_MAX && report) /* the counts of what is emitted */
+      sonde_ft_trace_count(*trace, &report->counts);
   }
   for (uint32_t i = 0; i < total; i++)
     free(its[i].samples);
