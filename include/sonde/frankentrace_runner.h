@@ -92,6 +92,11 @@ struct sonde_ft_runner_summary {
   struct sonde_ft_report report;    /* conflicts live until sonde_ft_runner_free */
   size_t missing;                   /* phases with no usable iteration */
   uint32_t missing_first[SONDE_FT_RUNNER_MISSING_MAX];
+  /* Iterations numbered below the last one in the capture that are not in
+   * it (a gap in the capture: bytes lost between records); the first gap is
+   * iterations first_gap .. gap_end-1. A capture cut at its end is not a gap
+   * (the plan's length is not in the records): the missing phases say it. */
+  uint32_t gap_iterations, first_gap, gap_end;
   bool preamble_seen;               /* ft_preamble's first PC found in the trace */
   uint64_t preamble_at;             /* its first cycle */
   uint64_t preamble_bad;            /* of its 64 cycles, how many differ (0: intact) */
@@ -108,8 +113,9 @@ struct sonde_ft_runner_summary {
 };
 /* Finish: the trace (caller frees) and what was found, with the untrusted
  * cycles marked (sum->untrusted_from). SONDE_E_FORMAT when
- * there was no PC iteration at all, or most PC samples lie outside the ELF's
- * code (the wrong ELF). */
+ * there was no PC iteration at all, or the capture is another image's: most
+ * PC samples lie outside the ELF's code, or the preamble never shows and most
+ * transitions are impossible in the ELF's code. */
 int sonde_ft_runner_finish(struct sonde_ft_runner *r, struct sonde_ft_trace **trace,
                            struct sonde_ft_runner_summary *sum, struct sonde_diag *diag);
 

@@ -13,6 +13,7 @@
 
 #include "sonde/frankentrace_runner.h"
 #include "sonde/itm.h"
+#include "sonde/swo.h"
 
 struct stitch_ctx {
   struct sonde_ft_runner *r;
@@ -20,7 +21,17 @@ struct stitch_ctx {
   const char *input;
   unsigned warned;
   int err;
+  uint64_t line_frames, line_errors; /* --line: frames decoded and dropped, all inputs */
 };
+
+/* Why a line capture may hold nothing usable: the decoder dropped many frames. */
+static void line_hint(const struct stitch_ctx *c, const char *line)
+{
+  if (line && c->line_errors * 20 > c->line_frames)
+    cli_error("frankentrace stitch: the line decoder dropped %" PRIu64 " of %" PRIu64 " frames "
+              "(framing errors): is '%s' the runner's SWO baud (its ft_config) and the sample "
+              "rate right?", c->line_errors, c->line_frames, line);
+}
 
 /* One iteration from the splitter: judged, the problems said, stitched. */
 static int on_iteration(void *vctx, const struct sonde_ftw_iteration *it)
@@ -85,6 +96,12 @@ static int stitch_input(struct stitch_ctx *c, struct sonde_ftw_splitter *sp, str
     len += (size_t)got;
   }
   cli_progress_end(&prog);
+  if (in.line) {
+    struct sonde_swo_line_stats ls;
+    sonde_swo_line_get_stats(in.line, &ls);
+    c->line_frames += ls.packets;
+    c->line_errors += ls.framing_errors;
+  }
   itm_input_close(&in);
   if (got < 0) {
     free(all);
@@ -202,12 +219,15 @@ int cmd_frankentrace_stitch(int argc, char **argv)
   struct sonde_ft_runner_summary s;
   if (sonde_ft_runner_finish(c.r, &t, &s, &d) < 0) {
     cli_error("frankentrace stitch: %s", d.msg);
+    line_hint(&c, line);
     goto done;
   }
   if (ft_cli_write_trace(out ? out : "-", format, t, c.cfg.sym) != CLI_OK)
     goto done;
   FILE *sum = out ? stdout : stderr;
   status = print_summary(sum, &s, sp, c.cfg.sym);
+  if (s.corrupt)
+    line_hint(&c, line);
   if (verify) {
     uint64_t off;
     struct sonde_ft_verify_result v;

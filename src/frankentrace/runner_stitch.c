@@ -123,7 +123,29 @@ struct sonde_ft_runner {
   struct sonde_ftw_record first;
   uint32_t iterations, lsu, cut, corrupt;
   uint64_t samples, lost, overflows, outside_elf;
+  uint8_t *seen;      /* seen[j]: iteration j of the plan was in the capture */
+  uint32_t seen_cap;  /* entries of seen[] */
 };
+
+/* Iteration j is in the capture (a gap in the numbers is a gap in the capture). */
+static int mark_seen(struct sonde_ft_runner *r, uint32_t j)
+{
+  if (j >= (1u << 24)) /* more than any plan: a corrupt record that passed its check */
+    return 0;
+  if (j >= r->seen_cap) {
+    uint32_t nc = r->seen_cap ? r->seen_cap : 1024;
+    while (nc <= j)
+      nc *= 2;
+    uint8_t *ns = realloc(r->seen, nc);
+    if (!ns)
+      return SONDE_E_NOMEM;
+    memset(ns + r->seen_cap, 0, nc - r->seen_cap);
+    r->seen = ns;
+    r->seen_cap = nc;
+  }
+  r->seen[j] = 1;
+  return 0;
+}
 
 int sonde_ft_runner_new(const struct sonde_ft_runner_config *cfg, struct sonde_ft_runner **out)
 {
@@ -139,6 +161,7 @@ void sonde_ft_runner_free(struct sonde_ft_runner *r)
   if (!r)
     return;
   sonde_ft_stitch_free(r->st);
+  free(r->seen);
   free(r);
 }
 
@@ -158,6 +181,8 @@ int sonde_ft_runner_add(struct sonde_ft_runner *r, const struct sonde_ft_runner_
                           "the first had 0x%x, 0x%x, %u: captures of different runs",
                           (unsigned long long)it->offset, b->iteration, b->run_id, b->fw_id, b->n,
                           r->first.run_id, r->first.fw_id, r->first.n);
+  if (mark_seen(r, b->iteration) < 0)
+    return sonde_diag_set(diag, SONDE_E_NOMEM, "out of memory");
   if (!r->iterations++) {
     r->first = *b;
     struct sonde_ft_stitch_config sc = {.n = b->n, .origin = 0};
@@ -246,6 +271,18 @@ int sonde_ft_runner_finish(struct sonde_ft_runner *r, struct sonde_ft_trace **tr
   s->overflows = r->overflows;
   s->outside_elf = r->outside_elf;
   s->missing = sonde_ft_stitch_missing_phases(r->st, s->missing_first, SONDE_FT_RUNNER_MISSING_MAX);
+  /* iterations numbered below the last one seen but not in the capture */
+  uint32_t last = 0;
+  for (uint32_t j = 0; j < r->seen_cap; j++)
+    if (r->seen[j])
+      last = j;
+  for (uint32_t j = 0; j < last; j++)
+    if (!r->seen[j]) {
+      if (!s->gap_iterations++)
+        s->first_gap = j;
+      if (s->gap_iterations == 1 || s->gap_end == j)
+        s->gap_end = j + 1; /* the first gap's end (exclusive) */
+    }
   s->ok = !s->report.conflict_count && !s->missing;
   uint32_t pre;
   if (r->cfg.sym && sonde_sym_address(r->cfg.sym, "ft_preamble", &pre, NULL) == 0) {
@@ -267,6 +304,20 @@ int sonde_ft_runner_finish(struct sonde_ft_runner *r, struct sonde_ft_trace **tr
     if (chk.impossible)
       s->ok = false;
     sonde_ft_check_result_free(&chk);
+  }
+  /* Another image's capture: the preamble never shows and the samples make
+   * no sense as this code (nondeterminism leaves the preamble intact and
+   * most transitions possible; the real CC2650 trace has 16 % impossible). */
+  if (s->checked && !s->preamble_seen && s->impossible * 2 > s->transitions) {
+    uint64_t imp = s->impossible, tr = s->transitions;
+    sonde_ft_trace_free(*trace);
+    *trace = NULL;
+    return sonde_diag_set(diag, SONDE_E_FORMAT,
+                          "the capture does not fit the ELF's code: its preamble (ft_preamble) "
+                          "is never in the trace and %llu of %llu transitions are impossible in "
+                          "the code: wrong ELF? (another image with the runner linked; --fw-id "
+                          "checks the firmware id)",
+                          (unsigned long long)imp, (unsigned long long)tr);
   }
   /* From one interval before the first disagreement or impossible transition
    * (the first signs of runs that went apart) nothing is trusted. */

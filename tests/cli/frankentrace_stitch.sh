@@ -84,6 +84,30 @@ check "cut missing" "$(grep '^missing' "$tmp/out")" \
 check "cut: last iteration has no end" "$(grep -c 'has no end record: the capture is cut' "$tmp/err")" 1
 [ -s "$tmp/cut.pct" ]; check "cut: trace written" $? 0
 
+# iterations missing from the middle (30 kB of the capture lost): the gap and the phases it
+# leaves unsampled are said, the iteration the loss cut into is corrupt, exit 1
+{ head -c 30000 "$tmp/ft_prog.swo"; tail -c +60001 "$tmp/ft_prog.swo"; } >"$tmp/gap.swo"
+"$S" frankentrace stitch -e "$B/ft_prog.elf" "$tmp/gap.swo" -o "$tmp/gap.pct" >"$tmp/out" 2>"$tmp/err"
+check "gap rc" $? 1
+check "gap said" "$(grep '^gap' "$tmp/out")" \
+  "gap: 158 iterations are not in the capture (first: 155..312): bytes were lost between records; capture again"
+check "gap missing phases" "$(grep -c '^missing: 158 phases have no usable iteration' "$tmp/out")" 1
+check "gap: the cut iteration is corrupt" "$(grep -c 'iteration 154 (phase 154) is corrupt on the wire' "$tmp/err")" 1
+"$S" frankentrace verify --raw "$tmp/gap.pct" "$tmp/ft_prog.pct" >"$tmp/v" 2>&1
+check "gap: what is there is right" "$(grep -c ' 0 different;' "$tmp/v")" 1
+
+# logic-analyzer samples decoded at the wrong baud: nothing usable, and the likely reason
+for b in 4000000 6000000; do
+  "$S" frankentrace stitch -e "$B/ft_prog.elf" --line uart:$b --sample-rate 24M "$tmp/la.bin" -o "$tmp/x" 2>"$tmp/err"
+  check "wrong baud $b rc" $? 1
+  check "wrong baud $b why" "$(grep -c "the line decoder dropped [0-9]* of [0-9]* frames (framing errors): is 'uart:$b' the runner's SWO baud" "$tmp/err")" 1
+done
+
+# the capture of one runner image stitched with another runner image's ELF
+"$S" frankentrace stitch -e "$B/ft_irq.elf" "$tmp/ft_prog.swo" -o "$tmp/x" 2>"$tmp/err"
+check "other runner ELF rc" $? 1
+check "other runner ELF why" "$(grep -c "the capture does not fit the ELF's code: its preamble (ft_preamble) is never in the trace and [0-9]* of [0-9]* transitions are impossible in the code: wrong ELF?" "$tmp/err")" 1
+
 # wrong ELF, wrong firmware id, no iterations, garbage
 "$S" frankentrace stitch -e "$B/demo.elf" "$tmp/ft_prog.swo" -o "$tmp/x" 2>"$tmp/err"
 check "wrong ELF rc" $? 1
