@@ -25,8 +25,9 @@ struct run_opts {
 
 static void on_progress(void *ctx, uint32_t done, uint32_t total)
 {
-  (void)total;
-  cli_progress_update(ctx, done);
+  struct cli_progress *p = ctx;
+  p->total = total; /* a runner image tells its plan's length once it runs */
+  cli_progress_update(p, done);
 }
 
 /* --truth: a ground-truth file (`sonde run --trace-pc`) against the trace;

@@ -333,10 +333,27 @@ static int run_chained(struct ctx *x, struct sonde_ft_vm_runner_stats *stats,
     return sonde_diag_set(diag, rc, "%s", msg);
   }
   struct sonde_vm_stop stop = {0};
-  rc = sonde_vm_run(vm, cfg->max_cycles ? cfg->max_cycles : DEFAULT_MAX_CYCLES, &stop);
+  uint64_t limit = cfg->max_cycles ? cfg->max_cycles : DEFAULT_MAX_CYCLES;
   struct sonde_vm_stats vs;
-  sonde_vm_get_stats(vm, &vs);
   uint32_t st[STATE_WORDS] = {0};
+  if (!cfg->progress) {
+    rc = sonde_vm_run(vm, limit, &stop);
+  } else {
+    /* in slices, telling the iteration the runner's state (ft_st) is at,
+     * read as a debugger would; the run is the same cycle for cycle */
+    enum { SLICE = 1u << 22 };
+    for (;;) {
+      sonde_vm_get_stats(vm, &vs);
+      uint64_t to = limit - vs.cycles > SLICE ? vs.cycles + SLICE : limit;
+      rc = sonde_vm_run(vm, to, &stop);
+      if (rc < 0 || stop.reason != SONDE_VM_STOP_CYCLE_LIMIT || to == limit)
+        break;
+      if (sonde_vm_read_mem(vm, x->st_addr, st, sizeof st) == 0 && st[0] == STATE_MAGIC &&
+          st[2] <= st[3])
+        cfg->progress(cfg->progress_ctx, st[2], st[3]);
+    }
+  }
+  sonde_vm_get_stats(vm, &vs);
   if (!rc)
     rc = sonde_vm_read_mem(vm, x->st_addr, st, sizeof st);
   if (!rc && (st[0] != STATE_MAGIC || st[2] != st[3]))

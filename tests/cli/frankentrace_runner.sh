@@ -139,6 +139,15 @@ check "jitter on a timer why" "$(cat "$tmp/e")" "sonde: run: $tmp/bj.machine:12:
 sed 's/seed=7/seed=8/' "$M" >"$tmp/s8.machine"
 "$S" frankentrace run -e "$F/ft_prog.elf" -m "$tmp/s8.machine" --jobs 2 -o "$tmp/x.pct" 2>"$tmp/e"; check "seed 8 rc" $? 1
 [ "$(grep -c '^nondeterminism\|^check: [1-9]' "$tmp/e")" -ge 1 ]; check "seed 8 reported" $? 0
+# a progress bar on a terminal (script(1) gives the command one), none otherwise
+if command -v script >/dev/null 2>&1; then
+  for mode in "$F/ft_prog.elf" "$F/ft_prog.elf --jobs 2" "$F/exc_nesting_m3.elf --probe -N 192"; do
+    script -qec "'$S' frankentrace run -e $mode -o '$tmp/tty.pct'" /dev/null >"$tmp/tty" 2>&1
+    check "progress bar on a terminal: $mode" "$(grep -c '\(iterations\|runs\) \[[# ]*\] *[0-9]*%' "$tmp/tty")" 1
+  done
+  "$S" frankentrace run -e "$F/ft_prog.elf" -o "$tmp/tty.pct" 2>"$tmp/notty"
+  check "no bar off a terminal" "$(grep -c '%' "$tmp/notty")" 0
+fi
 "$S" frankentrace run --help >/dev/null; check "help" $? 0
 
 echo "frankentrace_runner: $pass passed, $fail failed"
