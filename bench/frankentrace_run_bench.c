@@ -240,10 +240,10 @@ int main(int argc, char **argv)
       tj1 = sec;
       tj1_cpu = csec;
     }
-    printf("  frankentrace --jobs %u, %s%s %7.3f s  (%.2fx the faster floor; %.2f M samples/s end "
-           "to end%s)\n",
+    printf("  frankentrace --jobs %u, %s%s %7.3f s, %.3f s CPU  (%.2fx the faster floor; %.2f M "
+           "samples/s end to end%s)\n",
            jobs, modes[i].interp ? "interpreted" : "compiled:  ",
-           verify ? ", --verify:" : ":          ", sec, sec / plain,
+           verify ? ", --verify:" : ":          ", sec, csec, sec / plain,
            (double)(st.pc_packets + st.sleep_packets) / sec / 1e6,
            verify ? (v.different ? ", NOT VERIFIED" : ", verified") : "");
     sonde_ft_trace_free(t);
