@@ -29,6 +29,19 @@ done
 check "ft_prog summary" "$(head -1 "$tmp/out" | sed 's/^frankentrace stitch: //')" \
   "N 128, 130 iterations (0 LSU, 0 cut, 0 corrupt), 128 of 128 phases, 2 redundant; 7185 cycles, 7298 samples, 0 lost, 0 overflows, 0 outside the ELF, 0 conflicts"
 
+# `frankentrace verify` aligns a runner trace on the preamble (or a given offset) by itself
+"$S" frankentrace verify -e "$B/ft_prog.elf" --preamble "$tmp/ft_prog.pct" "$tmp/ft_prog-gt.pct" >"$tmp/v"
+check "verify --preamble rc" $? 0
+check "verify --preamble" "$(head -1 "$tmp/v" | sed 's/; [0-9]* ground-truth cycles outside.*//')" \
+  "compared 7185 cycles: 7185 equal, 0 different; 0 unrecoverable in the trace"
+off=$(sed -n 's/^verify: trace cycle 0 = ground-truth cycle \([0-9]*\);.*/\1/p' "$tmp/out") # ft_prog128's
+"$S" frankentrace verify --offset "$off" "$tmp/ft_prog128.pct" "$tmp/ft_prog128-gt.pct" >/dev/null
+check "verify --offset $off rc" $? 0
+"$S" frankentrace verify "$tmp/ft_prog.pct" "$tmp/ft_prog-gt.pct" >/dev/null
+check "verify unaligned fails" $? 1
+"$S" frankentrace verify --preamble "$tmp/ft_prog.pct" "$tmp/ft_prog-gt.pct" 2>/dev/null
+check "verify --preamble without -e" $? 2
+
 # the same capture as 8 Mbaud UART samples at 24 MS/s (3 per bit, as the paper's FX2 analyzer)
 "$S" run --swo-samples "$tmp/la.bin" --sample-rate 24M "$B/ft_prog.elf" >/dev/null 2>&1
 "$S" frankentrace stitch -e "$B/ft_prog.elf" --line uart:8000000 --sample-rate 24M "$tmp/la.bin" \
