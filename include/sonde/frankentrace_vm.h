@@ -73,6 +73,12 @@ struct sonde_ft_vm_stats {
   uint32_t reruns;           /* runs repeated because the wire corrupted them */
   uint64_t flipped_bits;     /* bit errors injected */
   uint64_t distrusted_from;  /* nondeterminism: cycles from here are CONFLICT (UINT64_MAX: none) */
+  /* Runs of different lengths say they went apart, not where: the first such
+   * pair (length_runs) was compared at one phase by running the second's
+   * environment (run index) again at the first's phase; the first sample
+   * that differs is here (UINT64_MAX: no LENGTH conflict, or not located). */
+  uint64_t length_first_difference;
+  uint32_t length_runs[2];
 };
 
 /* Run the plan. On success *trace is the stitched trace (cycles 0 .. run

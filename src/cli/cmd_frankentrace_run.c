@@ -256,6 +256,10 @@ static int run_probe(const struct run_opts *o)
               k->kind == SONDE_FT_CONFLICT_LENGTH ? "length" : "samples", k->iter_a, k->iter_b,
               k->phase, k->first_cycle, k->cycles);
     }
+    if (st.length_first_difference != UINT64_MAX)
+      fprintf(stderr, "  nondeterminism: length: run %u's environment run again at run %u's "
+                      "phase: their samples first differ at cycle %" PRIu64 "\n",
+              st.length_runs[1], st.length_runs[0], st.length_first_difference);
     if (st.distrusted_from != UINT64_MAX)
       fprintf(stderr, "  untrusted: cycles %" PRIu64 ".. marked conflict (from N cycles "
                       "before the first disagreement between runs or impossible transition: runs "

@@ -78,6 +78,8 @@ for j in 1 2; do
   check "probe nondeterminism J=$j rc" $? 1
   check "probe nondeterminism J=$j first" "$(grep -m1 'nondeterminism: length' "$tmp/pn.$j.err")" \
     "  nondeterminism: length: runs 0 and 2 (phase 2) differ from cycle 40856 (14 cycles)"
+  check "probe nondeterminism J=$j located" "$(grep 'environment run again' "$tmp/pn.$j.err")" \
+    "  nondeterminism: length: run 2's environment run again at run 0's phase: their samples first differ at cycle 40832"
   check "probe nondeterminism J=$j untrusted" "$(grep -c '^  untrusted: cycles 40585.. marked conflict' "$tmp/pn.$j.err")" 1
   check "probe nondeterminism J=$j nothing wrong" "$(grep -c 'verify: equal to the VM.s ground truth on all 40584 compared cycles' "$tmp/pn.$j.err")" 1
 done
