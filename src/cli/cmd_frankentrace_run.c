@@ -223,11 +223,16 @@ static int run_probe(const struct run_opts *o)
             ",\"exit_code\":%" PRId64 ",\"swo_bytes\":%" PRIu64 ",\"pc_samples\":%" PRIu64
             ",\"sleep_samples\":%" PRIu64 ",\"overflows\":%" PRIu64 ",\"lost\":%" PRIu64
             ",\"bad_runs\":%u,\"reruns\":%u,\"pc\":%" PRIu64 ",\"sleep\":%" PRIu64
-            ",\"unsampled\":%" PRIu64 ",\"conflicts\":%zu,\"seconds\":%.3f",
+            ",\"unsampled\":%" PRIu64 ",\"conflicts\":%zu,\"untrusted_from\":%" PRId64
+            ",\"length_first_difference\":%" PRId64 ",\"seconds\":%.3f",
             n, baud, st.iterations, st.run_cycles, (int64_t)st.exit_code, st.swo_bytes,
             st.pc_packets, st.sleep_packets, st.overflow_packets, st.lost_samples,
             st.bad_iterations, st.reruns, rep.counts.pc, rep.counts.sleep, rep.counts.unsampled,
-            rep.conflict_count, secs);
+            rep.conflict_count,
+            st.distrusted_from == UINT64_MAX ? (int64_t)-1 : (int64_t)st.distrusted_from,
+            st.length_first_difference == UINT64_MAX ? (int64_t)-1
+                                                     : (int64_t)st.length_first_difference,
+            secs);
     if (o->verify)
       fprintf(stderr, ",\"verify\":{\"compared\":%" PRIu64 ",\"equal\":%" PRIu64
                       ",\"different\":%" PRIu64 ",\"first_difference\":%" PRId64 "}",

@@ -84,6 +84,8 @@ for j in 1 2; do
   check "probe nondeterminism J=$j nothing wrong" "$(grep -c 'verify: equal to the VM.s ground truth on all 40584 compared cycles' "$tmp/pn.$j.err")" 1
 done
 cmp -s "$tmp/pn.1.pct" "$tmp/pn.2.pct"; check "probe nondeterminism J=1 and J=2 same bytes" $? 0
+"$S" frankentrace run -e "$F/exc_wfi_m3.elf" -m "$M" --probe -N 128 --json -o "$tmp/pn.pct" 2>"$tmp/pn.json"
+check "probe nondeterminism json" "$(field "$tmp/pn.json" untrusted_from),$(field "$tmp/pn.json" length_first_difference),$(field "$tmp/pn.json" ok)" "40585,40832,False"
 "$S" frankentrace run -e "$F/exc_wfi_m3.elf" --probe -N 128 -o "$tmp/x.pct" 2>/dev/null
 check "probe: the same image on cm3 is deterministic" $? 0
 
