@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ft_setup.h"
 #include "sonde/frankentrace_runner.h"
 #include "sonde/itm.h"
 #include "sonde/swo.h"
@@ -115,6 +116,41 @@ static int stitch_input(struct stitch_ctx *c, struct sonde_ftw_splitter *sp, str
   return rc;
 }
 
+/* With the core clock and the line's baud known: can the capture's N work on
+ * that line (the runner's own rule, ft_setup.c)? Samples lost in overflows
+ * say it could not; either way say why and the smallest N that can.
+ * Returns 1 when N cannot work. */
+static int check_line(FILE *out, const struct sonde_ft_runner_summary *s, uint64_t clock,
+                      uint64_t baud)
+{
+  if (!clock || !baud || !s->n)
+    return 0;
+  if (clock > UINT32_MAX || baud > UINT32_MAX || clock % baud || clock / baud > 65536) {
+    fprintf(out, "line: SWO %" PRIu64 " baud does not divide the %" PRIu64 " Hz core clock by an "
+            "integer 1..65536 (TPIU_ACPR + 1): the chip cannot send at that rate\n", baud, clock);
+    return 1;
+  }
+  struct ft_setup fs;
+  uint32_t min_n = ft_setup_min_n((uint32_t)clock, (uint32_t)baud);
+  int why = ft_setup_compute((uint32_t)clock, (uint32_t)baud, s->n, 0, &fs);
+  uint64_t line_cycles = (uint64_t)ft_setup_bytes_per_sample(s->n) * 10 * clock / baud;
+  if (why == FT_SETUP_N_BANDWIDTH || (s->overflows && min_n > s->n)) {
+    if (min_n)
+      fprintf(out, "line: N = %u is too small for SWO at %" PRIu64 " baud (a sample is %u bytes, %"
+              PRIu64 " cycles on the line at %" PRIu64 " Hz); the smallest N that works is %u\n",
+              s->n, baud, ft_setup_bytes_per_sample(s->n), line_cycles, clock, min_n);
+    else
+      fprintf(out, "line: SWO at %" PRIu64 " baud is too slow for PC sampling at %" PRIu64
+              " Hz even every 16384 cycles\n", baud, clock);
+    return 1;
+  }
+  if (s->overflows)
+    fprintf(out, "line: %" PRIu64 " ITM overflows although N = %u fits %" PRIu64 " baud (%" PRIu64
+            " of %u cycles per sample): the firmware's own ITM output shares the line\n",
+            s->overflows, s->n, baud, line_cycles, s->n);
+  return 0;
+}
+
 /* What the library found, in words; returns CLI_FAIL when something is wrong. */
 static int print_summary(FILE *sum, const struct sonde_ft_runner_summary *s,
                          const struct sonde_ftw_splitter *sp, struct sonde_sym *sym)
@@ -157,7 +193,8 @@ int cmd_frankentrace_stitch(int argc, char **argv)
       "On the VM, `sonde frankentrace run -e <elf>` runs a runner image and does all of this."};
   const char *elf = NULL, *out = NULL, *fmt = "pct", *verify = NULL;
   const char *tpiu = NULL, *line = NULL, *rate = NULL;
-  uint64_t la_channel = ITM_LA_CHANNEL_UNSET, prescale = 1, fw_id = UINT64_MAX;
+  uint64_t la_channel = ITM_LA_CHANNEL_UNSET, prescale = 1, fw_id = UINT64_MAX, clock = 0, baud = 0;
+  const char *clock_s = NULL;
   bool wait_sync = false;
   struct stitch_ctx c = {0};
   struct cli_opt opts[] = {
@@ -168,6 +205,9 @@ int cmd_frankentrace_stitch(int argc, char **argv)
       OPT_STRING(0, "verify", "<pct>", &verify,
                  "compare with a ground-truth PC trace, aligned on the preamble"),
       OPT_STRING(0, "format", "pct|csv|perfetto", &fmt, "output format (default pct)"),
+      OPT_STRING(0, "clock", "<hz>", &clock_s,
+                 "the chip's core clock (48M): with the line's baud, check that N fits the line"),
+      OPT_U64(0, "baud", "<rate>", &baud, "the SWO baud (default: --line's)"),
       OPT_OUTPUT(&out),
       OPT_ITM_INPUT(&tpiu, &line, &rate, &la_channel, &wait_sync, &prescale),
       OPT_END(),
@@ -183,6 +223,12 @@ int cmd_frankentrace_stitch(int argc, char **argv)
   enum sonde_ft_format format;
   if (sonde_ft_format_parse(fmt, &format) < 0)
     return cli_usage_error(&help, "--format: '%s' is not pct, csv or perfetto", fmt);
+  if (clock_s && (sonde_swo_parse_rate(clock_s, &clock) < 0 || !clock))
+    return cli_usage_error(&help, "bad --clock '%s'", clock_s);
+  if (!baud && line) { /* uart:BAUD or manchester:BAUD */
+    const char *colon = strchr(line, ':');
+    baud = colon ? strtoull(colon + 1, NULL, 10) : 0;
+  }
   c.cfg.fw_id = (uint32_t)fw_id;
   c.cfg.check_fw_id = fw_id != UINT64_MAX;
   struct sonde_ftw_splitter *sp = NULL;
@@ -226,6 +272,8 @@ int cmd_frankentrace_stitch(int argc, char **argv)
     goto done;
   FILE *sum = out ? stdout : stderr;
   status = print_summary(sum, &s, sp, c.cfg.sym);
+  if (check_line(sum, &s, clock, baud))
+    status = CLI_FAIL;
   if (s.corrupt)
     line_hint(&c, line);
   if (verify) {

@@ -116,6 +116,19 @@ for b in 4000000 6000000; do
   check "wrong baud $b why" "$(grep -c "the line decoder dropped [0-9]* of [0-9]* frames (framing errors): is 'uart:$b' the runner's SWO baud" "$tmp/err")" 1
 done
 
+# N or baud that cannot work on the line the user names (--clock with --baud or --line): why,
+# and the smallest N that works
+"$S" frankentrace stitch -e "$B/ft_prog.elf" --clock 48M --baud 4000000 "$tmp/ft_prog.swo" -o "$tmp/x" >"$tmp/out"
+check "N too small for the line rc" $? 1
+check "N too small for the line why" "$(grep '^line' "$tmp/out")" \
+  "line: N = 512 is too small for SWO at 4000000 baud (a sample is 8 bytes, 960 cycles on the line at 48000000 Hz); the smallest N that works is 960"
+"$S" frankentrace stitch -e "$B/ft_prog.elf" --clock 48M --baud 7000000 "$tmp/ft_prog.swo" -o "$tmp/x" >"$tmp/out"
+check "baud no divider rc" $? 1
+check "baud no divider why" "$(grep -c '^line: SWO 7000000 baud does not divide the 48000000 Hz core clock' "$tmp/out")" 1
+"$S" frankentrace stitch -e "$B/ft_prog.elf" --clock 48M --line uart:8000000 --sample-rate 24M "$tmp/la.bin" -o "$tmp/x" >"$tmp/out"
+check "the paper's line fits rc" $? 0
+check "the paper's line fits" "$(grep -c '^line' "$tmp/out")" 0
+
 # the capture of one runner image stitched with another runner image's ELF
 "$S" frankentrace stitch -e "$B/ft_irq.elf" "$tmp/ft_prog.swo" -o "$tmp/x" 2>"$tmp/err"
 check "other runner ELF rc" $? 1
