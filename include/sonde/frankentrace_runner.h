@@ -119,6 +119,13 @@ struct sonde_ft_runner_summary {
 int sonde_ft_runner_finish(struct sonde_ft_runner *r, struct sonde_ft_trace **trace,
                            struct sonde_ft_runner_summary *sum, struct sonde_diag *diag);
 
+/* Aligning a runner trace (cycle 0 = the first sample of phase 0) with the
+ * chained image's ground truth (cycle 0 = reset): the first cycle whose cell
+ * is the instruction at `pc` (UINT64_MAX: none), and a copy of t starting at
+ * cycle `origin` (NULL when out of memory). */
+uint64_t sonde_ft_trace_find_pc(const struct sonde_ft_trace *t, uint32_t pc);
+struct sonde_ft_trace *sonde_ft_trace_rebase(const struct sonde_ft_trace *t, uint64_t origin);
+
 /* Compare a stitched runner trace with a ground-truth PC trace of the same
  * firmware (`sonde run --trace-pc`: raw, projected here as DWT sees it),
  * aligned on the first preamble of each. *offset: the ground-truth cycle of

@@ -83,33 +83,6 @@ void ft_cli_describe(struct sonde_sym *sym, struct sonde_ft_cell c, char *buf, s
 
 /* ---- verify -------------------------------------------------------------- */
 
-/* First cycle whose cell is the instruction at `pc`, or UINT64_MAX. */
-static uint64_t first_pc(const struct sonde_ft_trace *t, uint32_t pc)
-{
-  const uint32_t *pcs = sonde_ft_trace_pcs(t);
-  const uint8_t *st = sonde_ft_trace_states(t);
-  for (uint64_t i = 0, n = sonde_ft_trace_length(t); i < n; i++)
-    if (st[i] == SONDE_FT_PC && pcs[i] == pc)
-      return sonde_ft_trace_origin(t) + i;
-  return UINT64_MAX;
-}
-
-/* A copy of t starting at cycle `origin`; NULL when out of memory. */
-static struct sonde_ft_trace *moved_trace(const struct sonde_ft_trace *t, uint64_t origin)
-{
-  struct sonde_ft_trace *z = NULL;
-  uint64_t pos = 0;
-  struct sonde_ft_span sp;
-  if (sonde_ft_trace_new(origin, &z) < 0)
-    return NULL;
-  while (sonde_ft_trace_next_span(t, &pos, &sp) > 0)
-    if (sonde_ft_trace_append(z, sp.cell, sp.cycles) < 0) {
-      sonde_ft_trace_free(z);
-      return NULL;
-    }
-  return z;
-}
-
 int cmd_frankentrace_verify(int argc, char **argv)
 {
   static const struct cli_command_help help = {
@@ -175,8 +148,8 @@ int cmd_frankentrace_verify(int argc, char **argv)
       cli_error("frankentrace verify: %s", d.msg);
       goto done;
     }
-    at = first_pc(t, pre);
-    gat = first_pc(gt, pre);
+    at = sonde_ft_trace_find_pc(t, pre);
+    gat = sonde_ft_trace_find_pc(gt, pre);
     if (at == UINT64_MAX || gat == UINT64_MAX || gat < at) {
       cli_error("frankentrace verify: cannot align on the preamble: ft_preamble (0x%08x) is not "
                 "in the %s", pre, at == UINT64_MAX ? "trace" : "ground truth");
@@ -185,7 +158,7 @@ int cmd_frankentrace_verify(int argc, char **argv)
     offset = gat - at;
   }
   if (offset != UINT64_MAX && offset) {
-    struct sonde_ft_trace *moved = moved_trace(t, sonde_ft_trace_origin(t) + offset);
+    struct sonde_ft_trace *moved = sonde_ft_trace_rebase(t, sonde_ft_trace_origin(t) + offset);
     if (!moved) {
       cli_error("frankentrace verify: out of memory");
       goto done;

@@ -31,8 +31,8 @@ void ft_cli_print_runner_findings(FILE *out, const struct sonde_ft_runner_summar
             k->iter_a, k->iter_b, k->phase, k->first_cycle, k->cycles);
   }
   if (s->gap_iterations)
-    fprintf(out, "gap: %u iterations are not in the capture (first: %u..%u): bytes were lost between "
-            "records; capture again\n", s->gap_iterations, s->first_gap, s->gap_end - 1);
+    fprintf(out, "gap: %u iterations are not in the capture (first: %u..%u): bytes were lost "
+            "between records; capture again\n", s->gap_iterations, s->first_gap, s->gap_end - 1);
   if (s->missing) {
     fprintf(out, "missing: %zu phases have no usable iteration (first:", s->missing);
     for (size_t i = 0; i < s->missing && i < SONDE_FT_RUNNER_MISSING_MAX; i++)

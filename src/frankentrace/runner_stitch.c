@@ -220,8 +220,7 @@ int sonde_ft_runner_add(struct sonde_ft_runner *r, const struct sonde_ft_runner_
   return 0;
 }
 
-/* First cycle of t whose cell is the PC `pc`, or UINT64_MAX. */
-static uint64_t find_pc(const struct sonde_ft_trace *t, uint32_t pc)
+uint64_t sonde_ft_trace_find_pc(const struct sonde_ft_trace *t, uint32_t pc)
 {
   const uint32_t *pcs = sonde_ft_trace_pcs(t);
   const uint8_t *st = sonde_ft_trace_states(t);
@@ -234,7 +233,7 @@ static uint64_t find_pc(const struct sonde_ft_trace *t, uint32_t pc)
 
 static uint64_t preamble_check(const struct sonde_ft_trace *t, uint32_t pre, uint64_t *at)
 {
-  *at = find_pc(t, pre);
+  *at = sonde_ft_trace_find_pc(t, pre);
   if (*at == UINT64_MAX)
     return SONDE_FT_PREAMBLE_CYCLES;
   uint32_t want[SONDE_FT_PREAMBLE_CYCLES];
@@ -334,8 +333,7 @@ int sonde_ft_runner_finish(struct sonde_ft_runner *r, struct sonde_ft_trace **tr
   return 0;
 }
 
-/* A copy of t with its origin moved to `origin`; NULL when out of memory. */
-static struct sonde_ft_trace *rebase(const struct sonde_ft_trace *t, uint64_t origin)
+struct sonde_ft_trace *sonde_ft_trace_rebase(const struct sonde_ft_trace *t, uint64_t origin)
 {
   struct sonde_ft_trace *z = NULL;
   uint64_t pos = 0;
@@ -360,7 +358,8 @@ int sonde_ft_runner_verify(const struct sonde_ft_trace *trace,
   int rc = sonde_ft_project_dwt(ground_truth, &proj);
   if (rc < 0)
     return sonde_diag_set(diag, rc, "out of memory");
-  uint64_t at = find_pc(trace, preamble), gat = find_pc(proj, preamble);
+  uint64_t at = sonde_ft_trace_find_pc(trace, preamble);
+  uint64_t gat = sonde_ft_trace_find_pc(proj, preamble);
   if (at == UINT64_MAX || gat == UINT64_MAX || gat < at) {
     sonde_ft_trace_free(proj);
     return sonde_diag_set(diag, SONDE_E_FORMAT,
@@ -368,7 +367,7 @@ int sonde_ft_runner_verify(const struct sonde_ft_trace *trace,
                           at == UINT64_MAX ? "is not in the trace" : "is not in the ground truth");
   }
   *offset = gat - at;
-  if (!(moved = rebase(trace, gat - at))) {
+  if (!(moved = sonde_ft_trace_rebase(trace, gat - at))) {
     sonde_ft_trace_free(proj);
     return sonde_diag_set(diag, SONDE_E_NOMEM, "out of memory");
   }
