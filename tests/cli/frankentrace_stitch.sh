@@ -42,6 +42,19 @@ check "verify unaligned fails" $? 1
 "$S" frankentrace verify --preamble "$tmp/ft_prog.pct" "$tmp/ft_prog-gt.pct" 2>/dev/null
 check "verify --preamble without -e" $? 2
 
+# a capture in two files: split at an iteration's begin record, the same trace; split inside an
+# iteration, that iteration is corrupt (its packets cut), the rest the same
+head -c 38461 "$tmp/ft_prog.swo" >"$tmp/a.swo"; tail -c +38462 "$tmp/ft_prog.swo" >"$tmp/b.swo"
+"$S" frankentrace stitch -e "$B/ft_prog.elf" "$tmp/a.swo" "$tmp/b.swo" -o "$tmp/ab.pct" >/dev/null 2>&1
+check "two files rc" $? 0
+cmp -s "$tmp/ab.pct" "$tmp/ft_prog.pct"; check "two files: the same trace" $? 0
+head -c 38000 "$tmp/ft_prog.swo" >"$tmp/a.swo"; tail -c +38001 "$tmp/ft_prog.swo" >"$tmp/b.swo"
+"$S" frankentrace stitch -e "$B/ft_prog.elf" "$tmp/a.swo" "$tmp/b.swo" -o "$tmp/ab.pct" >"$tmp/out" 2>"$tmp/err"
+check "split inside an iteration rc" $? 1
+check "split inside an iteration: flagged" "$(grep -c 'iteration 196 (phase 196) is corrupt on the wire' "$tmp/err")" 1
+"$S" frankentrace verify --raw "$tmp/ab.pct" "$tmp/ft_prog.pct" >"$tmp/v" 2>&1
+check "split inside an iteration: nothing wrong" "$(grep -c ' 0 different; 14 unrecoverable' "$tmp/v")" 1
+
 # the same capture as 8 Mbaud UART samples at 24 MS/s (3 per bit, as the paper's FX2 analyzer)
 "$S" run --swo-samples "$tmp/la.bin" --sample-rate 24M "$B/ft_prog.elf" >/dev/null 2>&1
 "$S" frankentrace stitch -e "$B/ft_prog.elf" --line uart:8000000 --sample-rate 24M "$tmp/la.bin" \
