@@ -109,7 +109,7 @@ struct sonde_ft_runner_summary {
    * impossible transition; no sample after it is known to belong to one
    * execution, so none is kept as if it were. */
   uint64_t untrusted_from;
-  bool ok; /* no conflict, no missing phase, preamble intact, nothing impossible */
+  bool ok; /* no conflict, no missing phase or gap, preamble intact, nothing impossible */
 };
 /* Finish: the trace (caller frees) and what was found, with the untrusted
  * cycles marked (sum->untrusted_from). SONDE_E_FORMAT when

@@ -282,7 +282,7 @@ int sonde_ft_runner_finish(struct sonde_ft_runner *r, struct sonde_ft_trace **tr
       if (s->gap_iterations == 1 || s->gap_end == j)
         s->gap_end = j + 1; /* the first gap's end (exclusive) */
     }
-  s->ok = !s->report.conflict_count && !s->missing;
+  s->ok = !s->report.conflict_count && !s->missing && !s->gap_iterations;
   uint32_t pre;
   if (r->cfg.sym && sonde_sym_address(r->cfg.sym, "ft_preamble", &pre, NULL) == 0) {
     s->preamble_bad = preamble_check(*trace, pre, &s->preamble_at);

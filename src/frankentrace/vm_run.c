@@ -758,8 +758,9 @@ int sonde_ft_vm_run(const struct sonde_ft_vm_config *cfg, struct sonde_ft_trace 
     if (report)
       *report = rep;
     sonde_ft_trace_set_clock_hz(*trace, pl.clock_hz);
-    /* From the first disagreement (or impossible transition, the earlier sign
-     * of runs that went apart) no cycle can be trusted. */
+    /* From one interval before the first sign of runs that went apart (a
+     * disagreement, an impossible transition, a located length difference)
+     * no cycle is trusted (sonde_ft_untrusted_from says why the interval). */
     uint64_t bad = first_impossible(&pl, *trace); /* the cycle before it */
     uint64_t from = sonde_ft_untrusted_from(&rep, bad == UINT64_MAX ? bad : bad + 1, cfg->n,
                                             rep.origin);
