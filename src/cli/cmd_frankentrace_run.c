@@ -311,7 +311,8 @@ int cmd_frankentrace_run(int argc, char **argv)
       "    debugger would; the program must end (semihosting exit).\n"
       "Each run's SWO bytes are decoded, judged and stitched. Runs that disagree\n"
       "(nondeterminism) are reported with the first cycle they differ at, and every cycle\n"
-      "from there is marked conflict. --swo-bit-errors corrupts the wire: corrupt runs are\n"
+      "from N cycles before it (or before the first transition impossible in the code) is\n"
+      "marked conflict. --swo-bit-errors corrupts the wire: corrupt runs are\n"
       "run again (--attempts), then left unsampled. --verify compares with the VM's ground\n"
       "truth, --truth with a `sonde run --trace-pc` file, cycle by cycle. Exit 1 when\n"
       "anything is lost, disagrees, is impossible in the code or differs from the truth."};

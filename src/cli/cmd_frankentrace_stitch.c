@@ -188,8 +188,10 @@ int cmd_frankentrace_stitch(int argc, char **argv)
       "lie on its N grid by their local timestamps (a multiple of N: lost samples are marked\n"
       "lost; anything else: the iteration is corrupt and not used). Cycle 0 is the first\n"
       "sample of phase 0. The runner's preamble (ft_preamble in the ELF) is checked.\n"
-      "Exit 1 when a phase is missing, iterations disagree (nondeterminism), the preamble\n"
-      "is broken, or --verify finds a difference; the trace is still written.\n"
+      "Exit 1 when a phase is missing, iterations disagree (nondeterminism: every cycle from\n"
+      "N cycles before the first disagreement or impossible transition is marked conflict),\n"
+      "the preamble is broken, N does not fit the line named by --clock/--baud, or --verify\n"
+      "finds a difference; the trace is still written.\n"
       "On the VM, `sonde frankentrace run -e <elf>` runs a runner image and does all of this."};
   const char *elf = NULL, *out = NULL, *fmt = "pct", *verify = NULL;
   const char *tpiu = NULL, *line = NULL, *rate = NULL;
