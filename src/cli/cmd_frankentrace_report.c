@@ -24,8 +24,27 @@ int ft_cli_write_trace(const char *path, enum sonde_ft_format format,
 void ft_cli_print_runner_findings(FILE *out, const struct sonde_ft_runner_summary *s,
                                   struct sonde_sym *sym)
 {
-  for (size_t i = 0; i < s->report.conflict_count; i++) {
+  enum { SHOWN = 10 }; /* a capture that went apart everywhere has one per phase */
+  if (s->report.conflict_count > SHOWN)
+    fprintf(out, "nondeterminism: %zu pairs of iterations disagree; the %d with the earliest "
+            "cycles:\n", s->report.conflict_count, SHOWN);
+  const struct sonde_ft_conflict *shown[SHOWN];
+  size_t nshown = 0;
+  for (size_t i = 0; i < s->report.conflict_count; i++) { /* the SHOWN earliest, in order */
     const struct sonde_ft_conflict *k = &s->report.conflicts[i];
+    size_t at = nshown;
+    while (at > 0 && shown[at - 1]->first_cycle > k->first_cycle)
+      at--;
+    if (at >= SHOWN)
+      continue;
+    for (size_t j = nshown < SHOWN ? nshown : SHOWN - 1; j > at; j--)
+      shown[j] = shown[j - 1];
+    shown[at] = k;
+    if (nshown < SHOWN)
+      nshown++;
+  }
+  for (size_t i = 0; i < nshown; i++) {
+    const struct sonde_ft_conflict *k = shown[i];
     fprintf(out, "nondeterminism: %s: iterations %u and %u (phase %u) differ from cycle %" PRIu64
             " (%" PRIu64 " cycles)\n", k->kind == SONDE_FT_CONFLICT_LENGTH ? "length" : "samples",
             k->iter_a, k->iter_b, k->phase, k->first_cycle, k->cycles);
