@@ -151,6 +151,42 @@ static int check_line(FILE *out, const struct sonde_ft_runner_summary *s, uint64
   return 0;
 }
 
+/* --json: one object after the text, what print_summary says in words. */
+static void print_json(FILE *out, const struct sonde_ft_runner_summary *s,
+                       const struct sonde_ftw_splitter *sp, bool line_bad,
+                       const struct sonde_ft_verify_result *v, bool ok)
+{
+  const char *first_bad;
+  fprintf(out,
+          "{\"n\":%u,\"run_id\":%u,\"fw_id\":%u,\"iterations\":%u,\"lsu\":%u,\"cut\":%u,"
+          "\"corrupt\":%u,\"phases\":%u,\"redundant\":%u,\"cycles\":%" PRIu64
+          ",\"pc\":%" PRIu64 ",\"sleep\":%" PRIu64 ",\"unrecoverable\":%" PRIu64
+          ",\"samples\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"overflows\":%" PRIu64
+          ",\"outside_elf\":%" PRIu64 ",\"bad_records\":%" PRIu64 ",\"stray_samples\":%" PRIu64
+          ",\"missing\":%zu,\"gap_iterations\":%u,\"conflicts\":[",
+          s->n, s->run_id, s->fw_id, s->iterations, s->lsu, s->cut, s->corrupt,
+          s->report.phases_covered, s->report.phases_redundant, s->report.length,
+          s->report.counts.pc, s->report.counts.sleep,
+          s->report.length - s->report.counts.pc - s->report.counts.sleep, s->samples, s->lost,
+          s->overflows, s->outside_elf, sonde_ftw_splitter_bad_records(sp, &first_bad),
+          sonde_ftw_splitter_stray(sp), s->missing, s->gap_iterations);
+  for (size_t i = 0; i < s->report.conflict_count; i++) {
+    const struct sonde_ft_conflict *k = &s->report.conflicts[i];
+    fprintf(out, "%s{\"kind\":\"%s\",\"phase\":%u,\"iter_a\":%u,\"iter_b\":%u,"
+            "\"first_cycle\":%" PRIu64 ",\"cycles\":%" PRIu64 "}", i ? "," : "",
+            k->kind == SONDE_FT_CONFLICT_LENGTH ? "length" : "samples", k->phase, k->iter_a,
+            k->iter_b, k->first_cycle, k->cycles);
+  }
+  fprintf(out, "],\"impossible\":%" PRIu64 ",\"untrusted_from\":%" PRId64
+          ",\"preamble_ok\":%s,\"line_ok\":%s", s->impossible,
+          s->untrusted_from == UINT64_MAX ? (int64_t)-1 : (int64_t)s->untrusted_from,
+          s->preamble_seen && !s->preamble_bad ? "true" : "false", line_bad ? "false" : "true");
+  if (v)
+    fprintf(out, ",\"verify\":{\"compared\":%" PRIu64 ",\"equal\":%" PRIu64
+            ",\"different\":%" PRIu64 "}", v->compared, v->equal, v->different);
+  fprintf(out, ",\"ok\":%s}\n", ok ? "true" : "false");
+}
+
 /* What the library found, in words; returns CLI_FAIL when something is wrong. */
 static int print_summary(FILE *sum, const struct sonde_ft_runner_summary *s,
                          const struct sonde_ftw_splitter *sp, struct sonde_sym *sym)
@@ -192,12 +228,13 @@ int cmd_frankentrace_stitch(int argc, char **argv)
       "N cycles before the first disagreement or impossible transition is marked conflict),\n"
       "the preamble is broken, N does not fit the line named by --clock/--baud, or --verify\n"
       "finds a difference; the trace is still written.\n"
+      "--json adds one object after the text (docs/frankentrace-target.md).\n"
       "On the VM, `sonde frankentrace run -e <elf>` runs a runner image and does all of this."};
   const char *elf = NULL, *out = NULL, *fmt = "pct", *verify = NULL;
   const char *tpiu = NULL, *line = NULL, *rate = NULL;
   uint64_t la_channel = ITM_LA_CHANNEL_UNSET, prescale = 1, fw_id = UINT64_MAX, clock = 0, baud = 0;
   const char *clock_s = NULL;
-  bool wait_sync = false;
+  bool wait_sync = false, json = false;
   struct stitch_ctx c = {0};
   struct cli_opt opts[] = {
       OPT_STRING('e', "elf", "<file>", &elf, "the traced firmware (symbols, the preamble)"),
@@ -211,6 +248,7 @@ int cmd_frankentrace_stitch(int argc, char **argv)
                  "the chip's core clock (48M): with the line's baud, check that N fits the line"),
       OPT_U64(0, "baud", "<rate>", &baud, "the SWO baud (default: --line's)"),
       OPT_OUTPUT(&out),
+      OPT_JSON(&json),
       OPT_ITM_INPUT(&tpiu, &line, &rate, &la_channel, &wait_sync, &prescale),
       OPT_END(),
   };
@@ -274,13 +312,14 @@ int cmd_frankentrace_stitch(int argc, char **argv)
     goto done;
   FILE *sum = out ? stdout : stderr;
   status = print_summary(sum, &s, sp, c.cfg.sym);
-  if (check_line(sum, &s, clock, baud))
+  bool line_bad = check_line(sum, &s, clock, baud);
+  if (line_bad)
     status = CLI_FAIL;
   if (s.corrupt)
     line_hint(&c, line);
+  struct sonde_ft_verify_result v;
   if (verify) {
     uint64_t off;
-    struct sonde_ft_verify_result v;
     if (!(gt = ft_cli_read_trace(verify))) {
       status = CLI_FAIL;
       goto done;
@@ -293,6 +332,8 @@ int cmd_frankentrace_stitch(int argc, char **argv)
     if (ft_cli_print_runner_verify(sum, &v, off, c.cfg.sym))
       status = CLI_FAIL;
   }
+  if (json)
+    print_json(sum, &s, sp, line_bad, verify ? &v : NULL, status == CLI_OK);
 done:
   sonde_ft_trace_free(t);
   sonde_ft_trace_free(gt);

@@ -86,6 +86,11 @@ check "nondeterminism reported" "$(grep '^nondeterminism' "$tmp/out")" \
   "nondeterminism: samples: iterations 0 and 128 (phase 0) differ from cycle 4224 (12 cycles)"
 check "nondeterminism marked" "$(grep -c '^untrusted: cycles 4096.. marked conflict' "$tmp/out")" 1
 check "nondeterminism: nothing wrong" "$(grep -c '^verify: .*; 4096 compared, 4096 equal, 0 different' "$tmp/out")" 1
+"$S" frankentrace stitch -e "$B/ft_nondet.elf" "$tmp/nd.swo" --verify "$tmp/nd-gt.pct" --json -o "$tmp/nd.pct" >"$tmp/out" 2>&1
+check "nondeterminism json" "$(tail -1 "$tmp/out" | python3 -c '
+import json, sys; d = json.load(sys.stdin); k = d["conflicts"][0]
+print(d["untrusted_from"], d["verify"]["compared"], d["verify"]["different"], k["iter_a"], k["iter_b"], k["first_cycle"], d["pc"] + d["sleep"] + d["unrecoverable"] == d["cycles"], d["ok"])')" \
+  "4096 4096 0 0 128 4224 True False"
 "$S" frankentrace convert --format csv -o "$tmp/nd.csv" "$tmp/nd.pct"
 check "nondeterminism: marked cells are not valid" \
   "$(awk -F, 'NR > 1 && $1 >= 4096 && $3 == "true"' "$tmp/nd.csv" | wc -l),$(awk -F, 'NR > 1 && $1 < 4096 && $3 != "true"' "$tmp/nd.csv" | wc -l)" "0,0"
