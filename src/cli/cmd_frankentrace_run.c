@@ -3,6 +3,7 @@
  * does the work; docs/frankentrace.md, docs/frankentrace-target.md). */
 #include "cli.h"
 #include "cmd_frankentrace.h"
+#include "cmd_frankentrace_lsu.h"
 #include "sonde/frankentrace_vm.h"
 #include "sonde/vm.h"
 #include "ft_setup.h"
@@ -21,6 +22,8 @@ struct run_opts {
   void *elf;
   size_t elf_len;
   struct sonde_sym *sym;
+  struct ft_lsu_cli lsu; /* --lsu, --lsu-out, --lsu-truth (cmd_frankentrace_lsu.c) */
+  bool lsu_on;
 };
 
 static void on_progress(void *ctx, uint32_t done, uint32_t total)
@@ -98,6 +101,10 @@ static int run_runner(const struct run_opts *o)
       .max_cycles = o->max_cycles, .ground_truth = o->verify, .no_jit = o->no_jit,
       .bit_errors = o->bit_errors, .seed = o->seed, .attempts = (unsigned)o->attempts,
       .progress = on_progress, .progress_ctx = &prog};
+  if (o->lsu_on) {
+    cfg.lsu_iteration = ft_lsu_cli_iteration;
+    cfg.lsu_ctx = (void *)&o->lsu;
+  }
   struct sonde_ft_trace *trace = NULL, *truth = NULL;
   struct sonde_ft_runner *keep = NULL;
   struct sonde_ft_runner_summary s;
@@ -153,6 +160,9 @@ static int run_runner(const struct run_opts *o)
       fail = true;
   }
   if (o->truth_path && verify_file(o, trace, true, e))
+    fail = true;
+  if (o->lsu_on && ft_lsu_cli_finish((struct ft_lsu_cli *)&o->lsu, trace, o->sym, o->elf_path,
+                                     o->truth_path, e))
     fail = true;
   if (o->json)
     fprintf(stderr,
@@ -334,6 +344,13 @@ int cmd_frankentrace_run(int argc, char **argv)
                "differences; cycle 0, before the first possible sample, is never sampled)"),
       OPT_GROUP("both modes"),
       OPT_FLAG(0, "verify", &o.verify, "compare with the VM's ground truth (a hooked run)"),
+      OPT_STRING(0, "lsu", "<ranges>", &o.lsu.spec,
+                 "LSU trace of these 64 KiB ranges: comma-separated, each 0x2000 (address >> "
+                 "16), an address or a symbol; a runner image traces its own (--lsu checks them)"),
+      OPT_STRING(0, "lsu-out", "<csv>", &o.lsu.out_path,
+                 "write the LSU trace (sonde run --trace-lsu CSV; gaps and unplaced marked)"),
+      OPT_STRING(0, "lsu-truth", "<csv>", &o.lsu.truth_path,
+                 "compare the LSU trace with sonde run --trace-lsu (with --truth for cycles)"),
       OPT_STRING(0, "truth", "<pct>", &o.truth_path,
                  "compare with a ground-truth PC trace (sonde run --trace-pc) cycle by cycle"),
       OPT_DOUBLE(0, "swo-bit-errors", "<p>", &o.bit_errors,
@@ -390,6 +407,12 @@ int cmd_frankentrace_run(int argc, char **argv)
     goto out;
   if (ft_cli_open_elf(o.elf_path, &o.sym) != CLI_OK)
     goto out;
+  o.lsu_on = o.lsu.spec || o.lsu.out_path || o.lsu.truth_path;
+  if (o.lsu_on && ft_lsu_cli_init(&o.lsu, o.sym) < 0) {
+    cli_error("frankentrace run: %s", o.lsu.diag.msg);
+    status = CLI_USAGE;
+    goto out;
+  }
   struct sonde_diag why;
   bool runner = sonde_ft_vm_is_runner(o.sym, &why);
   if (probe) {
@@ -407,6 +430,7 @@ int cmd_frankentrace_run(int argc, char **argv)
     status = run_runner(&o);
   }
 out:
+  ft_lsu_cli_free(&o.lsu);
   sonde_sym_free(o.sym);
   free(o.elf);
   sonde_machine_free(o.machine);

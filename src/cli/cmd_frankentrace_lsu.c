@@ -1,0 +1,250 @@
+/* LSU traces for `sonde frankentrace run` and `stitch` (docs/frankentrace.md,
+ * "LSU traces"): the --lsu range list, the runner's LSU iterations into one
+ * ordered trace aligned to the stitched PC trace, the output CSV and the
+ * comparison with `sonde run --trace-lsu`. */
+#include "cmd_frankentrace_lsu.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int ft_lsu_parse_ranges(const char *spec, struct sonde_sym *sym, uint32_t *ranges, uint32_t *n,
+                        char *err, size_t cap)
+{
+  *n = 0;
+  if (!spec || !*spec) {
+    snprintf(err, cap, "an empty range list");
+    return -1;
+  }
+  const char *p = spec;
+  while (*p) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    char item[128];
+    if (!len || len >= sizeof item) {
+      snprintf(err, cap, "'%s': an empty or too long item", spec);
+      return -1;
+    }
+    memcpy(item, p, len);
+    item[len] = 0;
+    char *end;
+    unsigned long long v = strtoull(item, &end, 0);
+    uint32_t r;
+    if (end != item && !*end) {
+      if (v > 0xFFFFFFFFull) {
+        snprintf(err, cap, "'%s' is not a 32-bit address", item);
+        return -1;
+      }
+      /* up to 0xffff: a range number (address >> 16); above: an address in it */
+      r = v <= 0xFFFF ? (uint32_t)v : (uint32_t)(v >> 16);
+    } else {
+      uint32_t a;
+      if (!sym || sonde_sym_address(sym, item, &a, NULL) < 0) {
+        snprintf(err, cap, "'%s' is neither a number (a range as address >> 16, or an address) "
+                           "nor a symbol of the ELF", item);
+        return -1;
+      }
+      r = a >> 16;
+    }
+    if (r >= 0xE000 && r <= 0xE00F) {
+      snprintf(err, cap, "'%s': range 0x%04x is the private peripheral bus (DWT, ITM, NVIC): "
+                         "the trace blocks cannot trace their own registers", item, r);
+      return -1;
+    }
+    for (uint32_t i = 0; i < *n; i++)
+      if (ranges[i] == r) {
+        snprintf(err, cap, "'%s': range 0x%04x is listed twice", item, r);
+        return -1;
+      }
+    if (*n == SONDE_FT_LSU_MAX_RANGES) {
+      snprintf(err, cap, "more than %u ranges", SONDE_FT_LSU_MAX_RANGES);
+      return -1;
+    }
+    ranges[(*n)++] = r;
+    p += len;
+    if (*p == ',')
+      p++;
+  }
+  for (uint32_t i = 1; i < *n; i++) /* ascending, as the library numbers them */
+    for (uint32_t j = i; j > 0 && ranges[j - 1] > ranges[j]; j--) {
+      uint32_t t = ranges[j];
+      ranges[j] = ranges[j - 1];
+      ranges[j - 1] = t;
+    }
+  return 0;
+}
+
+void ft_lsu_list(char *buf, size_t cap, const uint32_t *r, uint32_t n)
+{
+  size_t used = 0;
+  buf[0] = 0;
+  for (uint32_t i = 0; i < n && used + 8 < cap; i++)
+    used += (size_t)snprintf(buf + used, cap - used, "%s0x%04x", i ? "," : "", r[i]);
+}
+
+int ft_lsu_cli_init(struct ft_lsu_cli *l, struct sonde_sym *sym)
+{
+  if (l->spec) {
+    char err[256];
+    if (ft_lsu_parse_ranges(l->spec, sym, l->want, &l->nwant, err, sizeof err) < 0)
+      return sonde_diag_set(&l->diag, SONDE_E_ARG, "--lsu %s: %s", l->spec, err);
+  }
+  return sonde_ft_lsu_runs_new(&l->runs) ? sonde_diag_set(&l->diag, SONDE_E_NOMEM, "out of memory")
+                                         : 0;
+}
+
+void ft_lsu_cli_free(struct ft_lsu_cli *l)
+{
+  sonde_ft_lsu_runs_free(l->runs);
+  l->runs = NULL;
+}
+
+int ft_lsu_cli_iteration(void *ctx, const struct sonde_ftw_iteration *it)
+{
+  struct ft_lsu_cli *l = ctx;
+  l->iterations++;
+  if (l->rc)
+    return 0;
+  int rc = sonde_ft_lsu_runs_add(l->runs, it, &l->diag);
+  if (rc < 0)
+    l->rc = rc; /* reported by ft_lsu_cli_finish, after the PC trace's summary */
+  return 0;
+}
+
+/* The ground-truth cycle of trace cycle 0 (aligned on the preambles, as
+ * --truth does), and the trace's end there. */
+static int truth_window(const char *pct, const struct sonde_ft_trace *t, struct sonde_sym *sym,
+                        const char *elf, uint64_t *off, struct sonde_diag *d)
+{
+  struct sonde_ft_trace *gt = ft_cli_read_trace(pct);
+  if (!gt)
+    return sonde_diag_set(d, SONDE_E_IO, "cannot read %s", pct);
+  uint32_t pre;
+  struct sonde_ft_verify_result v;
+  int rc = sonde_ft_runner_preamble(sym, elf, &pre, d);
+  if (!rc)
+    rc = sonde_ft_runner_verify(t, gt, pre, off, &v, d);
+  sonde_ft_trace_free(gt);
+  return rc;
+}
+
+static void describe(struct sonde_sym *sym, const struct sonde_ft_xfer *x, uint64_t off, char *buf,
+                     size_t cap)
+{
+  if (x->gap) {
+    snprintf(buf, cap, "(none)");
+    return;
+  }
+  char fn[160];
+  ft_cli_symbol(sym, x->pc, fn, sizeof fn);
+  char cyc[32] = "unplaced";
+  if (x->cycle != UINT64_MAX)
+    snprintf(cyc, sizeof cyc, "cycle %" PRIu64, x->cycle + off);
+  snprintf(buf, cap, "%s %s 0x%08x = 0x%x (%u bytes) at %s", cyc, x->write ? "write" : "read ",
+           x->addr, x->value, x->size, fn);
+}
+
+int ft_lsu_cli_finish(struct ft_lsu_cli *l, const struct sonde_ft_trace *trace,
+                      struct sonde_sym *sym, const char *elf, const char *pc_truth, FILE *e)
+{
+  if (l->rc) {
+    cli_error("frankentrace: LSU: %s", l->diag.msg);
+    return 1;
+  }
+  if (!l->iterations) {
+    cli_error("frankentrace: LSU: '%s' ran no LSU iterations: its runner plan has none (its "
+              "struct ft_config needs .ranges, .nranges and .lsu_delay, and a DebugMon_Handler: "
+              "docs/frankentrace-target.md)", elf);
+    return 1;
+  }
+  struct sonde_ft_xfer *x = NULL;
+  size_t n = 0;
+  struct sonde_ft_lsu_summary s;
+  int rc = sonde_ft_lsu_runs_finish(l->runs, &x, &n, &s, &l->diag);
+  if (rc < 0) {
+    cli_error("frankentrace: LSU: %s", l->diag.msg);
+    return 1;
+  }
+  int fail = 0;
+  char have[400], want[400];
+  ft_lsu_list(have, sizeof have, s.ranges, s.nranges);
+  if (l->nwant && (l->nwant != s.nranges || memcmp(l->want, s.ranges, 4 * s.nranges))) {
+    ft_lsu_list(want, sizeof want, l->want, l->nwant);
+    cli_error("frankentrace: LSU: --lsu %s: the image's plan traces %s (its struct ft_config); "
+              "rebuild it with those ranges, or leave --lsu out", want, have);
+    free(x);
+    return 1;
+  }
+  int64_t unplaced = sonde_ft_lsu_align(trace, sym, x, n, false);
+  sonde_ft_lsu_data_phase(trace, x, n);
+  fprintf(e, "  lsu: ranges %s, %u pairs x 3 kinds, %" PRIu64 " transfers ordered, %" PRId64
+             " not placed on the PC trace%s%s\n",
+          have, s.pairs, (uint64_t)n, unplaced, l->out_path ? " -> " : "",
+          l->out_path ? l->out_path : "");
+  if (unplaced) {
+    fail = 1;
+    for (size_t i = 0; i < n; i++)
+      if (x[i].cycle == UINT64_MAX) {
+        char d[300];
+        describe(sym, &x[i], 0, d, sizeof d);
+        fprintf(e, "  lsu: first transfer not placed: #%zu %s (its instruction is not in the PC "
+                   "trace after the previous transfer)\n", i, d);
+        break;
+      }
+  }
+  if (l->out_path) {
+    FILE *f = fopen(l->out_path, "w");
+    struct sonde_diag d = {{0}};
+    if (!f || sonde_ft_lsu_write(f, l->out_path, x, n, 0, &d) < 0) {
+      cli_error("frankentrace: LSU: cannot write %s", l->out_path);
+      fail = 1;
+    }
+    if (f && fclose(f) != 0)
+      fail = 1;
+  }
+  if (l->truth_path) {
+    struct sonde_diag d = {{0}};
+    uint64_t off = 0;
+    struct sonde_ft_xfer *gt = NULL;
+    size_t gn = 0;
+    if (!pc_truth)
+      rc = sonde_diag_set(&d, SONDE_E_ARG,
+                          "needs --truth GT.pct (the same run's --trace-pc) to align cycles");
+    else
+      rc = truth_window(pc_truth, trace, sym, elf, &off, &d);
+    if (!rc)
+      rc = sonde_ft_lsu_read(l->truth_path, &gt, &gn, &d);
+    if (rc < 0) {
+      cli_error("frankentrace: --lsu-truth %s: %s", l->truth_path, d.msg);
+      fail = 1;
+    } else {
+      struct sonde_ft_lsu_verify_result v;
+      uint64_t from = off + sonde_ft_trace_origin(trace);
+      sonde_ft_lsu_verify(x, n, gt, gn, s.ranges, s.nranges, from,
+                          from + sonde_ft_trace_length(trace), off, true, &v);
+      if (v.differs) {
+        char got[300], exp[300];
+        describe(sym, &v.got, off, got, sizeof got);
+        describe(sym, &v.want, 0, exp, sizeof exp);
+        fprintf(e, "  lsu truth %s: FIRST DIFFERENCE at transfer %" PRIu64 ": trace %s; ground "
+                   "truth %s (%" PRIu64 " of %" PRIu64 " compared equal; %" PRIu64 " in the "
+                   "trace, %" PRIu64 " in the ground truth)\n",
+                l->truth_path, v.first, got, exp, v.equal, v.compared, v.trace_count,
+                v.truth_count);
+        fail = 1;
+      } else {
+        fprintf(e, "  lsu truth %s: equal on all %" PRIu64 " transfers in the traced ranges "
+                   "(cycle, pc, address, size, value, direction; ground truth cycles %" PRIu64
+                   "..%" PRIu64 ")\n",
+                l->truth_path, v.compared, from, from + sonde_ft_trace_length(trace) - 1);
+      }
+    }
+    free(gt);
+  }
+  l->transfers = n;
+  l->unplaced = (uint64_t)unplaced;
+  free(x);
+  return fail;
+}
