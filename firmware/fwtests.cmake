@@ -59,6 +59,8 @@ foreach(t ft_lsu:ft_lsu.c:NONE ft_lsu_primask:ft_lsu.c:FT_PRIMASK=1 ft_lsu_irq:f
                  CORE m3 MACHINE cm3 OPT -O2 DEFINES ${def}
                  INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
 endforeach()
+# An unmodified program with sparse SRAM/GPIO transfers for the noninvasive probe mode.
+sonde_firmware(ft_sparse SOURCES ft/ft_sparse.c CORE m3 MACHINE cm3 OPT -O2 SEMIHOSTING)
 # About a million cycles per iteration (bench_frankentrace_run --runner).
 sonde_firmware(ft_work SOURCES ft/ft_work.c ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_runner.c
                ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_setup.c

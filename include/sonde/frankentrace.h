@@ -443,8 +443,9 @@ void sonde_ft_lsu_data_phase(const struct sonde_ft_trace *t, struct sonde_ft_xfe
 /* Write an LSU trace in the `--trace-lsu` CSV format (docs/formats.md), with
  * FrankenTrace's additions: an empty cycle for a transfer that could not be
  * placed on the PC trace, an empty pc when unknown, and `gap` rows
- * (`cycle,,addr,,,gap`: an ITM overflow lost transfers of the range at addr
- * there). `cycle_offset` is added to every known cycle. */
+ * (`cycle,,addr,,len,gap`: an ITM overflow may have lost transfers of the
+ * range at addr in cycles cycle .. cycle+len-1; xfer.value is len). 
+ * `cycle_offset` is added to every known cycle. */
 int sonde_ft_lsu_write(FILE *f, const char *name, const struct sonde_ft_xfer *x, size_t n,
                        uint64_t cycle_offset, struct sonde_diag *diag);
 
@@ -452,9 +453,11 @@ int sonde_ft_lsu_write(FILE *f, const char *name, const struct sonde_ft_xfer *x,
  * ground-truth transfers with cycles in [from, to) inside the traced 64 KiB
  * ranges (address >> 16) and not exception stacking, against x in order
  * (gaps skipped); equal means pc, addr, size, value and direction equal and,
- * when check_cycles, cycle + cycle_offset equal to the ground truth's. */
+ * when check_cycles, cycle + cycle_offset equal to the ground truth's. A
+ * ground-truth transfer missing from x inside one of x's gap windows of its
+ * range is counted in in_gaps, not as a difference. */
 struct sonde_ft_lsu_verify_result {
-  uint64_t compared, equal, truth_count, trace_count, gaps, unplaced;
+  uint64_t compared, equal, truth_count, trace_count, gaps, unplaced, in_gaps;
   bool differs;
   uint64_t first;                 /* index of the first difference */
   struct sonde_ft_xfer got, want; /* there (want.gap/got.gap: missing on that side) */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sonde/frankentrace_vm.h"
 
 int ft_lsu_parse_ranges(const char *spec, struct sonde_sym *sym, uint32_t *ranges, uint32_t *n,
                         char *err, size_t cap)
@@ -146,6 +147,136 @@ static void describe(struct sonde_sym *sym, const struct sonde_ft_xfer *x, uint6
            x->addr, x->value, x->size, fn);
 }
 
+/* --lsu-out and --lsu-truth; returns 1 on a failure or difference. */
+static int out_and_verify(struct ft_lsu_cli *l, const struct sonde_ft_xfer *x, size_t n,
+                          const struct sonde_ft_trace *trace, struct sonde_sym *sym,
+                          const char *elf, const char *pc_truth, const uint32_t *ranges,
+                          uint32_t nranges, bool runner, FILE *e)
+{
+  int fail = 0;
+  if (l->out_path) {
+    FILE *f = fopen(l->out_path, "w");
+    struct sonde_diag d = {{0}};
+    if (!f || sonde_ft_lsu_write(f, l->out_path, x, n, 0, &d) < 0) {
+      cli_error("frankentrace: LSU: cannot write %s", l->out_path);
+      fail = 1;
+    }
+    if (f && fclose(f) != 0)
+      fail = 1;
+  }
+  if (!l->truth_path)
+    return fail;
+  struct sonde_diag d = {{0}};
+  uint64_t off = 0, from = 0, to = UINT64_MAX;
+  struct sonde_ft_xfer *gt = NULL;
+  size_t gn = 0;
+  int rc = 0;
+  if (runner) { /* a runner trace starts at its phase 0's first sample: align */
+    if (!pc_truth)
+      rc = sonde_diag_set(&d, SONDE_E_ARG,
+                          "needs --truth GT.pct (the same run's --trace-pc) to align cycles");
+    else
+      rc = truth_window(pc_truth, trace, sym, elf, &off, &d);
+    from = off + sonde_ft_trace_origin(trace);
+    to = from + sonde_ft_trace_length(trace);
+  }
+  if (!rc)
+    rc = sonde_ft_lsu_read(l->truth_path, &gt, &gn, &d);
+  if (rc < 0) {
+    cli_error("frankentrace: --lsu-truth %s: %s", l->truth_path, d.msg);
+    return 1;
+  }
+  struct sonde_ft_lsu_verify_result v;
+  sonde_ft_lsu_verify(x, n, gt, gn, ranges, nranges, from, to, off, true, &v);
+  free(gt);
+  char win[80] = "";
+  if (runner)
+    snprintf(win, sizeof win, "; ground truth cycles %" PRIu64 "..%" PRIu64, from, to - 1);
+  if (v.differs) {
+    char got[300], exp[300];
+    describe(sym, &v.got, off, got, sizeof got);
+    describe(sym, &v.want, 0, exp, sizeof exp);
+    fprintf(e, "  lsu truth %s: FIRST DIFFERENCE at transfer %" PRIu64 ": trace %s; ground "
+               "truth %s (%" PRIu64 " of %" PRIu64 " compared equal; %" PRIu64 " in the "
+               "trace, %" PRIu64 " in the ground truth)\n",
+            l->truth_path, v.first, got, exp, v.equal, v.compared, v.trace_count, v.truth_count);
+    return 1;
+  }
+  fprintf(e, "  lsu truth %s: equal on all %" PRIu64 " transfers in the traced ranges (cycle, pc, "
+             "address, size, value, direction%s)",
+          l->truth_path, v.compared, win);
+  if (v.gaps)
+    fprintf(e, "; %" PRIu64 " more of the ground truth's lie in the %" PRIu64 " gaps", v.in_gaps,
+            v.gaps);
+  fputc('\n', e);
+  return fail;
+}
+
+int ft_lsu_cli_probe(struct ft_lsu_cli *l, const struct sonde_ft_vm_lsu_config *cfg,
+                     const struct sonde_ft_trace *trace, struct sonde_sym *sym, const char *elf,
+                     FILE *e)
+{
+  if (!l->nwant) {
+    cli_error("frankentrace run: --probe: --lsu RANGES is needed (which 64 KiB ranges to trace)");
+    return 1;
+  }
+  struct sonde_ft_vm_lsu_config c = *cfg;
+  c.ranges = l->want;
+  c.nranges = l->nwant;
+  struct sonde_ft_xfer *x = NULL;
+  size_t n = 0;
+  struct sonde_ft_vm_lsu_stats st;
+  double t0 = cli_now_s();
+  int rc = sonde_ft_vm_lsu_run(&c, &x, &n, &st, &l->diag);
+  double secs = cli_now_s() - t0;
+  if (rc < 0) {
+    cli_error("frankentrace run: %s", l->diag.msg);
+    return 1;
+  }
+  /* Timestamps are true cycles: the PC trace must show each transfer's
+   * instruction there. */
+  uint64_t disagree = 0;
+  size_t first_bad = SIZE_MAX;
+  for (size_t i = 0; i < n; i++) {
+    if (x[i].gap)
+      continue;
+    struct sonde_ft_cell cell = sonde_ft_trace_at(trace, x[i].cycle);
+    if (cell.state != SONDE_FT_PC || cell.pc != x[i].pc) {
+      disagree++;
+      if (first_bad == SIZE_MAX)
+        first_bad = i;
+    }
+  }
+  char have[400];
+  ft_lsu_list(have, sizeof have, l->want, l->nwant);
+  fprintf(e, "  lsu (noninvasive): ranges %s, %u runs (one per range and packet kind), %" PRIu64
+             " SWO bytes, %.2f s; %" PRIu64 " transfers, %" PRIu64 " gaps (%" PRIu64
+             " overflow packets, %" PRIu64 " transfers seen only in part)%s%s\n",
+          have, st.runs, st.swo_bytes, secs, st.transfers, st.gaps, st.overflows, st.partial,
+          l->out_path ? " -> " : "", l->out_path ? l->out_path : "");
+  int fail = st.gaps || st.undated ? 1 : 0;
+  if (st.gaps)
+    fprintf(e, "  lsu: GAPS: the ITM overflowed, transfers were lost there (marked `gap` in the "
+               "output); raise --baud, trace fewer ranges, or use a runner image (invasive, "
+               "no gaps)\n");
+  if (st.undated)
+    fprintf(e, "  lsu: %" PRIu64 " transfers without an exact timestamp (their cycle is the next "
+               "one's)\n", st.undated);
+  if (disagree) {
+    char d[300];
+    describe(sym, &x[first_bad], 0, d, sizeof d);
+    fprintf(e, "  lsu: %" PRIu64 " transfers are not at their instruction in the PC trace (first: "
+               "%s)\n", disagree, d);
+    fail = 1;
+  }
+  l->transfers = st.transfers;
+  l->gaps = st.gaps;
+  if (out_and_verify(l, x, n, trace, sym, elf, NULL, l->want, l->nwant, false, e))
+    fail = 1;
+  free(x);
+  return fail;
+}
+
 int ft_lsu_cli_finish(struct ft_lsu_cli *l, const struct sonde_ft_trace *trace,
                       struct sonde_sym *sym, const char *elf, const char *pc_truth, FILE *e)
 {
@@ -194,55 +325,8 @@ int ft_lsu_cli_finish(struct ft_lsu_cli *l, const struct sonde_ft_trace *trace,
         break;
       }
   }
-  if (l->out_path) {
-    FILE *f = fopen(l->out_path, "w");
-    struct sonde_diag d = {{0}};
-    if (!f || sonde_ft_lsu_write(f, l->out_path, x, n, 0, &d) < 0) {
-      cli_error("frankentrace: LSU: cannot write %s", l->out_path);
-      fail = 1;
-    }
-    if (f && fclose(f) != 0)
-      fail = 1;
-  }
-  if (l->truth_path) {
-    struct sonde_diag d = {{0}};
-    uint64_t off = 0;
-    struct sonde_ft_xfer *gt = NULL;
-    size_t gn = 0;
-    if (!pc_truth)
-      rc = sonde_diag_set(&d, SONDE_E_ARG,
-                          "needs --truth GT.pct (the same run's --trace-pc) to align cycles");
-    else
-      rc = truth_window(pc_truth, trace, sym, elf, &off, &d);
-    if (!rc)
-      rc = sonde_ft_lsu_read(l->truth_path, &gt, &gn, &d);
-    if (rc < 0) {
-      cli_error("frankentrace: --lsu-truth %s: %s", l->truth_path, d.msg);
-      fail = 1;
-    } else {
-      struct sonde_ft_lsu_verify_result v;
-      uint64_t from = off + sonde_ft_trace_origin(trace);
-      sonde_ft_lsu_verify(x, n, gt, gn, s.ranges, s.nranges, from,
-                          from + sonde_ft_trace_length(trace), off, true, &v);
-      if (v.differs) {
-        char got[300], exp[300];
-        describe(sym, &v.got, off, got, sizeof got);
-        describe(sym, &v.want, 0, exp, sizeof exp);
-        fprintf(e, "  lsu truth %s: FIRST DIFFERENCE at transfer %" PRIu64 ": trace %s; ground "
-                   "truth %s (%" PRIu64 " of %" PRIu64 " compared equal; %" PRIu64 " in the "
-                   "trace, %" PRIu64 " in the ground truth)\n",
-                l->truth_path, v.first, got, exp, v.equal, v.compared, v.trace_count,
-                v.truth_count);
-        fail = 1;
-      } else {
-        fprintf(e, "  lsu truth %s: equal on all %" PRIu64 " transfers in the traced ranges "
-                   "(cycle, pc, address, size, value, direction; ground truth cycles %" PRIu64
-                   "..%" PRIu64 ")\n",
-                l->truth_path, v.compared, from, from + sonde_ft_trace_length(trace) - 1);
-      }
-    }
-    free(gt);
-  }
+  if (out_and_verify(l, x, n, trace, sym, elf, pc_truth, s.ranges, s.nranges, true, e))
+    fail = 1;
   l->transfers = n;
   l->unplaced = (uint64_t)unplaced;
   free(x);

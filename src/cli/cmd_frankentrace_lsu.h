@@ -22,7 +22,7 @@ struct ft_lsu_cli {
   struct sonde_diag diag;
   int rc;
   uint32_t iterations;
-  uint64_t transfers, unplaced;
+  uint64_t transfers, unplaced, gaps;
 };
 /* Parse --lsu and make the collector; SONDE_E_ARG with the reason in l->diag. */
 int ft_lsu_cli_init(struct ft_lsu_cli *l, struct sonde_sym *sym);
@@ -34,5 +34,14 @@ int ft_lsu_cli_iteration(void *ctx, const struct sonde_ftw_iteration *it);
  * errors; returns 1 when anything failed or differs. */
 int ft_lsu_cli_finish(struct ft_lsu_cli *l, const struct sonde_ft_trace *trace,
                       struct sonde_sym *sym, const char *elf, const char *pc_truth, FILE *e);
+
+/* --probe --lsu: the noninvasive runs (sonde_ft_vm_lsu_run with cfg, the
+ * ranges from --lsu), their transfers checked against `trace` at their
+ * cycles, --lsu-out, --lsu-truth (cycles as they are). Returns 1 when
+ * anything failed, differs, or gaps were left. */
+struct sonde_ft_vm_lsu_config;
+int ft_lsu_cli_probe(struct ft_lsu_cli *l, const struct sonde_ft_vm_lsu_config *cfg,
+                     const struct sonde_ft_trace *trace, struct sonde_sym *sym, const char *elf,
+                     FILE *e);
 
 #endif

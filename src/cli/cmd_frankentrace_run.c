@@ -290,6 +290,14 @@ static int run_probe(const struct run_opts *o)
   }
   if (o->truth_path && verify_file(o, trace, false, stderr))
     fail = true;
+  if (o->lsu_on) {
+    struct sonde_ft_vm_lsu_config lc = {.machine = o->machine, .elf = o->elf,
+                                        .elf_len = o->elf_len, .elf_name = o->elf_path,
+                                        .baud = baud, .jobs = (unsigned)o->jobs,
+                                        .max_cycles = o->max_cycles, .no_jit = o->no_jit};
+    if (ft_lsu_cli_probe((struct ft_lsu_cli *)&o->lsu, &lc, trace, o->sym, o->elf_path, stderr))
+      fail = true;
+  }
   status = fail ? CLI_FAIL : CLI_OK;
 out:
   sonde_ft_trace_free(trace);
@@ -415,7 +423,10 @@ int cmd_frankentrace_run(int argc, char **argv)
   }
   struct sonde_diag why;
   bool runner = sonde_ft_vm_is_runner(o.sym, &why);
-  if (probe) {
+  if (probe && o.lsu_on && !o.lsu.nwant) {
+    cli_error("frankentrace run: --probe: --lsu RANGES is needed (which 64 KiB ranges to trace)");
+    status = CLI_USAGE;
+  } else if (probe) {
     status = run_probe(&o);
   } else if (!runner) {
     cli_error("frankentrace run: '%s' is not a FrankenTrace runner image (%s): give --probe to "

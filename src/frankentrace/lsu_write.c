@@ -37,8 +37,8 @@ int sonde_ft_lsu_write(FILE *f, const char *name, const struct sonde_ft_xfer *x,
     fputc(',', f);
     if (p->pc != 0xFFFFFFFFu)
       fprintf(f, "0x%08x", p->pc);
-    if (p->gap) {
-      fprintf(f, ",0x%08x,,,gap\n", p->addr);
+    if (p->gap) { /* value: the window's length in cycles */
+      fprintf(f, ",0x%08x,,0x%x,gap\n", p->addr, p->value);
       continue;
     }
     uint32_t v = p->size >= 4 ? p->value : p->value & ((1u << (8 * p->size)) - 1);
@@ -57,65 +57,69 @@ static bool in_ranges(uint32_t addr, const uint32_t *ranges, uint32_t nranges)
   return false;
 }
 
+/* Is the ground-truth transfer t inside a gap window of x (same range)? */
+static bool in_gap(const struct sonde_ft_xfer *x, size_t n, const struct sonde_ft_xfer *t,
+                   uint64_t cycle_offset)
+{
+  for (size_t i = 0; i < n; i++)
+    if (x[i].gap && x[i].cycle != UINT64_MAX && x[i].addr >> 16 == t->addr >> 16 &&
+        t->cycle >= x[i].cycle + cycle_offset &&
+        t->cycle - (x[i].cycle + cycle_offset) < (x[i].value ? x[i].value : 1))
+      return true;
+  return false;
+}
+
 void sonde_ft_lsu_verify(const struct sonde_ft_xfer *x, size_t n, const struct sonde_ft_xfer *truth,
                          size_t tn, const uint32_t *ranges, uint32_t nranges, uint64_t from,
                          uint64_t to, uint64_t cycle_offset, bool check_cycles,
                          struct sonde_ft_lsu_verify_result *v)
 {
   memset(v, 0, sizeof *v);
+  for (size_t i = 0; i < n; i++)
+    v->gaps += x[i].gap;
   size_t i = 0, j = 0;
   for (;;) {
-    while (i < n && x[i].gap) {
-      v->gaps++;
+    while (i < n && x[i].gap)
       i++;
-    }
-    /* ground truth: in the window and the ranges; stacking is read as run 0
-     * rows with rw R/W, which lsu_read does not keep apart: the caller
-     * passes the rows without them */
     while (j < tn && (truth[j].cycle < from || truth[j].cycle >= to ||
                       !in_ranges(truth[j].addr, ranges, nranges)))
       j++;
     if (i >= n && j >= tn)
       break;
-    if (i < n)
-      v->trace_count++;
-    if (j < tn)
-      v->truth_count++;
-    if (i >= n || j >= tn) {
-      if (!v->differs) {
-        v->differs = true;
-        v->first = v->compared;
-        memset(&v->got, 0, sizeof v->got);
-        memset(&v->want, 0, sizeof v->want);
-        if (i < n)
-          v->got = x[i];
-        else
-          v->got.gap = true;
-        if (j < tn)
-          v->want = truth[j];
-        else
-          v->want.gap = true;
-      }
-      i += i < n;
-      j += j < tn;
-      continue;
-    }
-    const struct sonde_ft_xfer *a = &x[i], *b = &truth[j];
-    if (a->cycle == UINT64_MAX)
-      v->unplaced++;
-    bool same = a->pc == b->pc && a->addr == b->addr && a->size == b->size &&
+    const struct sonde_ft_xfer *a = i < n ? &x[i] : NULL, *b = j < tn ? &truth[j] : NULL;
+    bool same = a && b && a->pc == b->pc && a->addr == b->addr && a->size == b->size &&
                 a->value == b->value && a->write == b->write &&
                 (!check_cycles || (a->cycle != UINT64_MAX && a->cycle + cycle_offset == b->cycle));
-    if (same)
+    if (!same && b && v->gaps && in_gap(x, n, b, cycle_offset)) {
+      v->in_gaps++; /* lost in an overflow the trace marks */
+      v->truth_count++;
+      j++;
+      continue;
+    }
+    if (a) {
+      v->trace_count++;
+      v->unplaced += a->cycle == UINT64_MAX;
+    }
+    if (b)
+      v->truth_count++;
+    if (same) {
       v->equal++;
-    else if (!v->differs) {
+    } else if (!v->differs) {
       v->differs = true;
       v->first = v->compared;
-      v->got = *a;
-      v->want = *b;
+      memset(&v->got, 0, sizeof v->got);
+      memset(&v->want, 0, sizeof v->want);
+      if (a)
+        v->got = *a;
+      else
+        v->got.gap = true;
+      if (b)
+        v->want = *b;
+      else
+        v->want.gap = true;
     }
     v->compared++;
-    i++;
-    j++;
+    i += a != NULL;
+    j += b != NULL;
   }
 }

@@ -193,11 +193,14 @@ int sonde_lsutrace_next(struct sonde_lsutrace_reader *r, struct sonde_lsutrace_r
     return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[1] - line), "bad pc");
   if (!trace_parse_u64(f[2], fl[2], true, &addr) || addr > UINT32_MAX)
     return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[2] - line), "bad addr");
-  if (gap) {
-    if (fl[3] || fl[4])
-      return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[3] - line),
-                      "a gap row has no size or value");
+  if (gap) { /* value: optional, the gap's length in cycles */
+    if (fl[3])
+      return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[3] - line), "a gap row has no size");
+    value = 0;
+    if (fl[4] && (!trace_parse_u64(f[4], fl[4], true, &value) || value > UINT32_MAX))
+      return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[4] - line), "bad gap length");
     memset(rec, 0, sizeof *rec);
+    rec->value = (uint32_t)value;
     rec->cycle = cyc;
     rec->pc = (uint32_t)pc;
     rec->addr = (uint32_t)addr;
