@@ -270,6 +270,12 @@ static bool in_gap(const struct lrun *r, uint64_t c)
   return false;
 }
 
+static int by_after(const void *pa, const void *pb)
+{
+  const struct gapw *a = pa, *b = pb;
+  return a->after < b->after ? -1 : a->after > b->after;
+}
+
 /* One range's three runs into transfers and gap rows. */
 static int merge_range(const struct lrun *k3, uint32_t range, struct sonde_ft_xfer **x, size_t *n,
                        size_t *cap, struct sonde_ft_vm_lsu_stats *st)
@@ -277,18 +283,33 @@ static int merge_range(const struct lrun *k3, uint32_t range, struct sonde_ft_xf
   const struct lrun *A = &k3[0], *D = &k3[1], *P = &k3[2];
   uint32_t base = A->r16 << 16;
   bool clean = !A->overflows && !D->overflows && !P->overflows && A->n == D->n && A->n == P->n;
-  /* gap rows: every overflow window of any kind */
+  /* gap rows: the overflow windows of the three kinds, overlapping ones merged */
+  struct gapw *w = NULL;
+  size_t nw = 0, wcap = 0;
   for (unsigned k = 0; k < SONDE_FT_LSU_KINDS; k++)
     for (size_t i = 0; i < k3[k].ng; i++) {
-      uint64_t from = k3[k].g[i].after + 1,
-               to = k3[k].g[i].before == UINT64_MAX ? k3[k].cycles : k3[k].g[i].before;
-      struct sonde_ft_xfer g = {.range = range, .pc = 0xFFFFFFFFu, .addr = base, .gap = true,
-                                .value = (uint32_t)(to > from ? to - from : 1), .ts = from,
-                                .cycle = from};
-      if (push_x(x, n, cap, &g))
+      if (grow((void **)&w, &wcap, nw, sizeof *w))
         return SONDE_E_NOMEM;
-      st->gaps++;
+      w[nw].after = k3[k].g[i].after;
+      w[nw++].before = k3[k].g[i].before == UINT64_MAX ? k3[k].cycles : k3[k].g[i].before;
     }
+  qsort(w, nw, sizeof *w, by_after);
+  for (size_t i = 0; i < nw;) {
+    uint64_t from = w[i].after + 1, to = w[i].before;
+    size_t e = i + 1;
+    for (; e < nw && w[e].after + 1 < to; e++)
+      to = w[e].before > to ? w[e].before : to;
+    struct sonde_ft_xfer g = {.range = range, .pc = 0xFFFFFFFFu, .addr = base, .gap = true,
+                              .value = (uint32_t)(to > from ? to - from : 1), .ts = from,
+                              .cycle = from};
+    if (push_x(x, n, cap, &g)) {
+      free(w);
+      return SONDE_E_NOMEM;
+    }
+    st->gaps++;
+    i = e;
+  }
+  free(w);
   if (clean) { /* one to one, as in the invasive mode */
     for (size_t i = 0; i < A->n; i++) {
       const struct ent *a = &A->e[i], *d = &D->e[i], *p = &P->e[i];
