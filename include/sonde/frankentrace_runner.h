@@ -129,11 +129,12 @@ const char *sonde_ft_lsu_kind_name(unsigned kind); /* "address", "data", "pc" */
 struct sonde_ft_lsu_runs;
 int sonde_ft_lsu_runs_new(struct sonde_ft_lsu_runs **out);
 void sonde_ft_lsu_runs_free(struct sonde_ft_lsu_runs *r);
-/* Add one LSU iteration as the splitter delivered it. SONDE_E_FORMAT (diag
- * says why) when it cannot be used: cut, a corrupt record or decoder loss
- * inside it, packets of another kind, or an ITM overflow (transfers lost:
- * DebugMonitor could not delay the core in time). A second iteration of the
- * same pair and kind is ignored. */
+/* Add one LSU iteration as the splitter delivered it. SONDE_E_AGAIN (diag
+ * says why) when the wire spoiled it (cut, a corrupt record or decoder loss
+ * inside it: re-run it, or a later capture of it may be sound);
+ * SONDE_E_FORMAT when it cannot be used at all: packets of another kind, or
+ * an ITM overflow (transfers lost: DebugMonitor could not delay the core in
+ * time). A second sound iteration of the same pair and kind is ignored. */
 int sonde_ft_lsu_runs_add(struct sonde_ft_lsu_runs *r, const struct sonde_ftw_iteration *it,
                           struct sonde_diag *diag);
 struct sonde_ft_lsu_summary {

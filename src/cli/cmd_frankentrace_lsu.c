@@ -108,9 +108,15 @@ int ft_lsu_cli_iteration(void *ctx, const struct sonde_ftw_iteration *it)
   l->iterations++;
   if (l->rc)
     return 0;
-  int rc = sonde_ft_lsu_runs_add(l->runs, it, &l->diag);
-  if (rc < 0)
+  struct sonde_diag d = {{0}};
+  int rc = sonde_ft_lsu_runs_add(l->runs, it, &d);
+  if (rc == SONDE_E_AGAIN) { /* spoiled on the wire: another capture of it may do */
+    if (!l->corrupt++)
+      l->first_corrupt = d;
+  } else if (rc < 0) {
     l->rc = rc; /* reported by ft_lsu_cli_finish, after the PC trace's summary */
+    l->diag = d;
+  }
   return 0;
 }
 
@@ -290,6 +296,9 @@ int ft_lsu_cli_finish(struct ft_lsu_cli *l, const struct sonde_ft_trace *trace,
               "docs/frankentrace-target.md)", elf);
     return 1;
   }
+  if (l->corrupt)
+    fprintf(e, "  lsu: %u LSU iterations spoiled on the wire, not used (first: %s)\n", l->corrupt,
+            l->first_corrupt.msg);
   struct sonde_ft_xfer *x = NULL;
   size_t n = 0;
   struct sonde_ft_lsu_summary s;

@@ -19,9 +19,9 @@ struct ft_lsu_cli {
   const char *spec, *out_path, *truth_path; /* --lsu, --lsu-out, --lsu-truth */
   uint32_t want[SONDE_FT_LSU_MAX_RANGES], nwant;
   struct sonde_ft_lsu_runs *runs;
-  struct sonde_diag diag;
+  struct sonde_diag diag, first_corrupt;
   int rc;
-  uint32_t iterations;
+  uint32_t iterations, corrupt;
   uint64_t transfers, unplaced, gaps;
 };
 /* Parse --lsu and make the collector; SONDE_E_ARG with the reason in l->diag. */

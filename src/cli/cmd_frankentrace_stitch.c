@@ -5,6 +5,7 @@
  * aligned on the preamble. */
 #include "cli.h"
 #include "cmd_frankentrace.h"
+#include "cmd_frankentrace_lsu.h"
 #include "cmd_itm_input.h"
 
 #include <inttypes.h>
@@ -20,12 +21,16 @@ struct stitch_ctx {
   const char *input;
   unsigned warned;
   int err;
+  struct ft_lsu_cli lsu; /* --lsu, --lsu-out, --lsu-truth (cmd_frankentrace_lsu.c) */
+  bool lsu_on;
 };
 
 /* One iteration from the splitter: judged, the problems said, stitched. */
 static int on_iteration(void *vctx, const struct sonde_ftw_iteration *it)
 {
   struct stitch_ctx *c = vctx;
+  if (c->lsu_on && it->begin.kind == 1)
+    ft_lsu_cli_iteration(&c->lsu, it);
   struct sonde_ft_runner_iter ji;
   int rc = sonde_ft_runner_judge(it, &c->cfg, &ji);
   if (rc < 0)
@@ -132,6 +137,8 @@ int cmd_frankentrace_stitch(int argc, char **argv)
       "sample of phase 0. The runner's preamble (ft_preamble in the ELF) is checked.\n"
       "Exit 1 when a phase is missing, iterations disagree (nondeterminism), the preamble\n"
       "is broken, or --verify finds a difference; the trace is still written.\n"
+      "LSU iterations (the runner's range pairs x packet kinds) become an LSU trace with\n"
+      "--lsu-out: ordered over the pairs and placed on the stitched PC trace.\n"
       "On the VM, `sonde frankentrace run -e <elf>` runs a runner image and does all of this."};
   const char *elf = NULL, *out = NULL, *fmt = "pct", *verify = NULL;
   const char *tpiu = NULL, *line = NULL, *rate = NULL;
@@ -146,6 +153,12 @@ int cmd_frankentrace_stitch(int argc, char **argv)
       OPT_STRING(0, "verify", "<pct>", &verify,
                  "compare with a ground-truth PC trace, aligned on the preamble"),
       OPT_STRING(0, "format", "pct|csv|perfetto", &fmt, "output format (default pct)"),
+      OPT_STRING(0, "lsu", "<ranges>", &c.lsu.spec,
+                 "check that the capture's LSU iterations trace these 64 KiB ranges"),
+      OPT_STRING(0, "lsu-out", "<csv>", &c.lsu.out_path,
+                 "write the LSU trace of the capture's LSU iterations (--trace-lsu CSV)"),
+      OPT_STRING(0, "lsu-truth", "<csv>", &c.lsu.truth_path,
+                 "compare the LSU trace with sonde run --trace-lsu (with --verify for cycles)"),
       OPT_OUTPUT(&out),
       OPT_ITM_INPUT(&tpiu, &line, &rate, &la_channel, &wait_sync, &prescale),
       OPT_END(),
@@ -163,6 +176,7 @@ int cmd_frankentrace_stitch(int argc, char **argv)
     return cli_usage_error(&help, "--format: '%s' is not pct, csv or perfetto", fmt);
   c.cfg.fw_id = (uint32_t)fw_id;
   c.cfg.check_fw_id = fw_id != UINT64_MAX;
+  c.lsu_on = c.lsu.spec || c.lsu.out_path || c.lsu.truth_path;
   struct sonde_ftw_splitter *sp = NULL;
   struct sonde_itm *dec = NULL;
   struct sonde_ft_trace *t = NULL, *gt = NULL;
@@ -170,6 +184,11 @@ int cmd_frankentrace_stitch(int argc, char **argv)
   int status = CLI_FAIL;
   if (ft_cli_open_elf(elf, &c.cfg.sym))
     goto done;
+  if (c.lsu_on && ft_lsu_cli_init(&c.lsu, c.cfg.sym) < 0) {
+    cli_error("frankentrace stitch: %s", c.lsu.diag.msg);
+    status = CLI_USAGE;
+    goto done;
+  }
   uint32_t pre = 0;
   if (sonde_ft_runner_preamble(c.cfg.sym, elf, &pre, &d) < 0) {
     cli_error("frankentrace stitch: %s", d.msg);
@@ -218,7 +237,10 @@ int cmd_frankentrace_stitch(int argc, char **argv)
     if (ft_cli_print_runner_verify(sum, &v, off, c.cfg.sym))
       status = CLI_FAIL;
   }
+  if (c.lsu_on && ft_lsu_cli_finish(&c.lsu, t, c.cfg.sym, elf, verify, sum))
+    status = CLI_FAIL;
 done:
+  ft_lsu_cli_free(&c.lsu);
   sonde_ft_trace_free(t);
   sonde_ft_trace_free(gt);
   sonde_ft_runner_free(c.r);

@@ -92,7 +92,7 @@ int sonde_ft_lsu_runs_add(struct sonde_ft_lsu_runs *r, const struct sonde_ftw_it
   snprintf(what, sizeof what, "iteration %u (ranges 0x%04x+0x%04x, %s packets)", b->iteration,
            b->range_a, b->range_b, kind_names[kind]);
   if (!it->has_end || it->wire_errors)
-    return sonde_diag_set(diag, SONDE_E_FORMAT,
+    return sonde_diag_set(diag, SONDE_E_AGAIN,
                           "%s: %s: corrupt on the wire or cut (re-run it)", what,
                           !it->has_end ? "no end record" : "a corrupt record inside it");
   struct pair *pr = find_pair(r, b->range_a, b->range_b);
@@ -109,7 +109,7 @@ int sonde_ft_lsu_runs_add(struct sonde_ft_lsu_runs *r, const struct sonde_ftw_it
     if (p->type == SONDE_ITM_OVERFLOW)
       overflows++;
     else if (p->type == SONDE_ITM_SKIP && p->flags != SONDE_ITM_SKIP_TRUNCATED)
-      return sonde_diag_set(diag, SONDE_E_FORMAT,
+      return sonde_diag_set(diag, SONDE_E_AGAIN,
                             "%s: the ITM decoder lost bytes at offset %llu: corrupt on the wire "
                             "(re-run it)", what, (unsigned long long)p->offset);
     else if (p->type >= SONDE_ITM_DT_PC && p->type <= SONDE_ITM_DT_DATA) {

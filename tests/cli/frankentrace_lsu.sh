@@ -87,6 +87,23 @@ check "ppb said" "$(grep -c "private peripheral bus" "$tmp/e5")" 1
 "$S" frankentrace run -e "$F/ft_lsu.elf" --lsu 0,ring,0x400f1000 -o "$tmp/x.pct" 2>"$tmp/e6"
 check "symbol range rc" $? 0
 
+# `sonde frankentrace stitch` on the capture a chained VM writes with --swo (as
+# from silicon): the same LSU trace as `run`, equal to --trace-lsu of that run.
+"$S" run --swo "$tmp/cap.swo" --trace-pc "$tmp/cap.pct" --trace-lsu "$tmp/cap.csv" "$F/ft_lsu.elf" \
+  >/dev/null 2>&1
+"$S" frankentrace stitch -e "$F/ft_lsu.elf" "$tmp/cap.swo" --verify "$tmp/cap.pct" --lsu-out "$tmp/st.csv" \
+  --lsu-truth "$tmp/cap.csv" -o "$tmp/st.pct" >"$tmp/st.out" 2>&1
+check "stitch rc" $? 0
+check "stitch lsu-truth" "$(grep -c "lsu truth .*: equal on all 268 transfers" "$tmp/st.out")" 1
+cmp -s "$tmp/st.csv" "$tmp/ft_lsu.1.csv"; check "stitch LSU == run LSU" $? 0
+# cut inside the LSU iterations: the missing kind is said, exit 1
+head -c 30500 "$tmp/cap.swo" >"$tmp/cut.swo"
+"$S" frankentrace stitch -e "$F/ft_lsu.elf" "$tmp/cut.swo" --lsu-out "$tmp/cut.csv" -o "$tmp/cut.pct" \
+  >"$tmp/cut.out" 2>&1
+check "stitch cut rc" $? 1
+check "stitch cut said" "$(grep -c "no sound iteration with .* packets (lost or corrupt)" "$tmp/cut.out")" 1
+check "stitch cut spoiled" "$(grep -c "LSU iterations spoiled on the wire" "$tmp/cut.out")" 1
+
 # Probe mode, noninvasive, on an unmodified image (firmware/ft/ft_sparse.c): no
 # DebugMonitor, so what the ITM cannot take is lost. At the core clock's baud the
 # GPIO range loses nothing: equal to --trace-lsu (cycles are the VM's own). At
