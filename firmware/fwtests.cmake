@@ -47,8 +47,9 @@ sonde_firmware(ft_irq SOURCES ft/ft_irq.c ${CMAKE_SOURCE_DIR}/target/cortexm/fra
                CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
 # Runner images with the LSU plan (tests/cli/frankentrace_lsu.sh): flash, SRAM and GPIO with
 # pended interrupts and a BASEPRI critical section; the same with PRIMASK (an ITM overflow the
-# host reports); ft_irq with flash and SRAM.
-foreach(t ft_lsu:ft_lsu.c:NONE ft_lsu_primask:ft_lsu.c:FT_PRIMASK=1 ft_lsu_irq:ft_irq.c:FT_LSU=1)
+# host reports); ft_irq with flash and SRAM; ft_lsu without its DebugMon_Handler (an error).
+foreach(t ft_lsu:ft_lsu.c:NONE ft_lsu_primask:ft_lsu.c:FT_PRIMASK=1 ft_lsu_irq:ft_irq.c:FT_LSU=1
+          ft_lsu_nomon:ft_lsu.c:FT_NO_MONITOR=1)
   string(REPLACE ":" ";" t ${t})
   list(GET t 0 n)
   list(GET t 1 src)

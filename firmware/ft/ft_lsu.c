@@ -28,7 +28,9 @@ static const struct ft_config cfg = {
     .run_id = 0x15A0, .fw_id = 0xF7000010u,
     .ranges = lsu_ranges, .nranges = 3, .lsu_delay = 1};
 
+#ifndef FT_NO_MONITOR /* ft_lsu_nomon: forgotten, for the host's error message */
 FT_DEBUGMON_VECTOR
+#endif
 
 static const uint8_t sbox[16] = {7, 12, 1, 14, 3, 8, 15, 0, 9, 4, 11, 6, 13, 2, 5, 10};
 static const uint16_t steps16[4] = {0x1234, 0x0F0F, 0xBEEF, 0x7777};

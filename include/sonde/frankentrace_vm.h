@@ -190,6 +190,9 @@ struct sonde_ft_vm_lsu_stats {
   uint64_t partial;        /* seen in some kinds only (inside gaps) */
   uint64_t undated;        /* no exact timestamp in any kind (cycle approximate) */
 };
+/* SONDE_E_UNSUPPORTED (diag says why) when the machine's DWT cannot trace
+ * data transfers (no comparators, no trace packets, ARMv6-M). */
+int sonde_ft_vm_lsu_check(const struct sonde_machine *machine, struct sonde_diag *diag);
 /* *out: transfers and gaps in cycle order (xfer.range indexes cfg->ranges,
  * cycle = ts = the VM cycle). Errors: a run that does not exit, runs of
  * different lengths (nondeterminism), a decoder loss. */

@@ -96,6 +96,18 @@ int ft_lsu_cli_init(struct ft_lsu_cli *l, struct sonde_sym *sym)
                                          : 0;
 }
 
+void ft_lsu_cli_hint_monitor(struct sonde_sym *sym, const char *elf)
+{
+  uint32_t mon = 0, def = 0;
+  bool has_mon = sym && sonde_sym_address(sym, "DebugMon_Handler", &mon, NULL) == 0;
+  bool has_def = sym && sonde_sym_address(sym, "Default_Handler", &def, NULL) == 0;
+  if (!has_mon || (has_def && (mon & ~1u) == (def & ~1u)))
+    cli_error("frankentrace run: '%s' has no DebugMon_Handler of its own%s: the DebugMonitor "
+              "exception of an invasive LSU iteration (ft_config.lsu_delay != 0) goes to the "
+              "default handler; install the runner's with FT_DEBUGMON_VECTOR "
+              "(docs/frankentrace-target.md)", elf, has_mon ? " (it is Default_Handler)" : "");
+}
+
 void ft_lsu_cli_free(struct ft_lsu_cli *l)
 {
   sonde_ft_lsu_runs_free(l->runs);

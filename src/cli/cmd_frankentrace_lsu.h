@@ -27,6 +27,9 @@ struct ft_lsu_cli {
 /* Parse --lsu and make the collector; SONDE_E_ARG with the reason in l->diag. */
 int ft_lsu_cli_init(struct ft_lsu_cli *l, struct sonde_sym *sym);
 void ft_lsu_cli_free(struct ft_lsu_cli *l);
+/* After a runner run failed: say so when the image's DebugMon_Handler is the
+ * start-up code's default handler (FT_DEBUGMON_VECTOR forgotten). */
+void ft_lsu_cli_hint_monitor(struct sonde_sym *sym, const char *elf);
 /* sonde_ft_vm_runner_config.lsu_iteration / a splitter's LSU iterations. */
 int ft_lsu_cli_iteration(void *ctx, const struct sonde_ftw_iteration *it);
 /* Order, align on `trace`, write --lsu-out, compare with --lsu-truth (aligned

@@ -119,6 +119,8 @@ static int run_runner(const struct run_opts *o)
     cli_error("frankentrace run: %s", d.msg);
     if (st.fw_config_read)
       explain_config(&st);
+    if (o->lsu_on)
+      ft_lsu_cli_hint_monitor(o->sym, o->elf_path);
     goto out;
   }
   if (ft_cli_write_trace(o->out_path, o->fmt, trace, o->sym) != CLI_OK)
@@ -423,9 +425,12 @@ int cmd_frankentrace_run(int argc, char **argv)
   }
   struct sonde_diag why;
   bool runner = sonde_ft_vm_is_runner(o.sym, &why);
+  struct sonde_diag lsu_why;
   if (probe && o.lsu_on && !o.lsu.nwant) {
     cli_error("frankentrace run: --probe: --lsu RANGES is needed (which 64 KiB ranges to trace)");
     status = CLI_USAGE;
+  } else if (probe && o.lsu_on && sonde_ft_vm_lsu_check(o.machine, &lsu_why) < 0) {
+    cli_error("frankentrace run: machine %s: %s", machine_name, lsu_why.msg);
   } else if (probe) {
     status = run_probe(&o);
   } else if (!runner) {

@@ -388,6 +388,28 @@ static int by_cycle(const void *pa, const void *pb)
   return a->run < b->run ? -1 : a->run > b->run; /* run: the order within its range */
 }
 
+int sonde_ft_vm_lsu_check(const struct sonde_machine *machine, struct sonde_diag *diag)
+{
+  /* a DWT with a comparator and trace packets (ARMv6-M has neither) */
+  struct sonde_vm *vm = NULL;
+  uint32_t on = 1u << 24, ctrl = 0;
+  int e = sonde_vm_new(machine, &vm);
+  if (!e)
+    e = sonde_vm_reset(vm);
+  if (!e)
+    e = sonde_vm_write_mem(vm, 0xE000EDFCu, &on, 4);
+  if (!e)
+    e = sonde_vm_read_mem(vm, 0xE0001000u, &ctrl, 4);
+  sonde_vm_free(vm);
+  if (e || (ctrl >> 28) == 0 || (ctrl & (1u << 27)))
+    return sonde_diag_set(diag, SONDE_E_UNSUPPORTED,
+                          "LSU: the machine's DWT has %s: data transfers cannot be traced (an "
+                          "ARMv7-M/ARMv8-M core with DWT comparators and the ITM is needed)",
+                          e ? "no registers (ARMv6-M?)"
+                            : (ctrl >> 28) == 0 ? "no comparators" : "no trace packets (NOTRCPKT)");
+  return 0;
+}
+
 int sonde_ft_vm_lsu_run(const struct sonde_ft_vm_lsu_config *cfg, struct sonde_ft_xfer **out,
                         size_t *count, struct sonde_ft_vm_lsu_stats *st, struct sonde_diag *diag)
 {
@@ -401,6 +423,9 @@ int sonde_ft_vm_lsu_run(const struct sonde_ft_vm_lsu_config *cfg, struct sonde_f
     return sonde_diag_set(diag, SONDE_E_ARG,
                           "LSU: SWO %llu baud is not the %llu Hz core clock divided by 1..8192",
                           (unsigned long long)cfg->baud, (unsigned long long)clock);
+  int e = sonde_ft_vm_lsu_check(cfg->machine, diag);
+  if (e < 0)
+    return e;
   uint32_t nr = cfg->nranges * SONDE_FT_LSU_KINDS;
   struct lrun *runs = calloc(nr, sizeof *runs);
   if (!runs)

@@ -162,5 +162,14 @@ gaps 48000000 0x2000,0x400f
 check "probe without ranges rc" $? 2
 check "probe without ranges said" "$(grep -c "lsu RANGES is needed" "$tmp/e7")" 1
 
+# an ARMv6-M machine has no DWT data trace: said before any run
+"$S" frankentrace run -m cm0plus -e "$F/run_exit_m0plus.elf" --probe --lsu 0x2000 -o "$tmp/x.pct" 2>"$tmp/e8"
+check "armv6-m rc" $? 1
+check "armv6-m said" "$(grep -c "machine cm0plus: LSU: the machine's DWT has no registers" "$tmp/e8")" 1
+# a runner image without its DebugMon_Handler: said
+"$S" frankentrace run -e "$F/ft_lsu_nomon.elf" --lsu-out "$tmp/x.csv" -o "$tmp/x.pct" 2>"$tmp/e9"
+check "no monitor rc" $? 1
+check "no monitor said" "$(grep -c "has no DebugMon_Handler of its own (it is Default_Handler)" "$tmp/e9")" 1
+
 echo "frankentrace_lsu: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

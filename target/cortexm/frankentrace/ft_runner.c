@@ -136,6 +136,11 @@ int ft_begin(const struct ft_config *c)
   if (rc)
     return rc;
   ft_n = n;
+  if (c->nranges) { /* a pair takes comparators 0/1, and 2/3 for DebugMonitor */
+    CM_DEMCR |= CM_DEMCR_TRCENA;
+    if ((CM_DWT_CTRL >> 28) < (c->lsu_delay ? 4u : 2u))
+      return FT_SETUP_COMPARATORS;
+  }
   uint32_t total = ft_plan_length(c, n);
   if (ft_st.magic != FT_STATE_MAGIC || ft_st.sum != ft_state_sum(&ft_st) ||
       ft_st.run_id != c->run_id || ft_st.total != total) {
