@@ -4,6 +4,7 @@ sonde_unit_test(test_ft_io frankentrace/test_ft_io.c LIBS sonde_frankentrace)
 sonde_cli_test(frankentrace_basic)
 sonde_cli_test(frankentrace_real)
 sonde_unit_test(test_ft_lsu frankentrace/test_ft_lsu.c LIBS sonde_frankentrace)
+sonde_unit_test(test_ft_lsu_runs frankentrace/test_ft_lsu_runs.c LIBS sonde_frankentrace)
 sonde_unit_test(test_ft_analyze frankentrace/test_ft_analyze.c LIBS sonde_frankentrace)
 # End to end on the VM: samples from sonde_vm_pc_at_cycle stitched == --trace-pc ground truth.
 if(SONDE_FIRMWARE)
