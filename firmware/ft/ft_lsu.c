@@ -21,6 +21,9 @@
 #ifndef FT_BAUD
 #define FT_BAUD 48000000
 #endif
+#ifndef FT_ROUNDS
+#define FT_ROUNDS 5 /* ft_lsu_bench: more (bench/bench_frankentrace_lsu.sh) */
+#endif
 
 static const uint16_t lsu_ranges[] = {0x0000, 0x2000, 0x400F};
 static const struct ft_config cfg = {
@@ -96,11 +99,11 @@ int main(void)
   for (uint32_t i = 0; i < 12; i++) /* halfwords */
     halves[i] = (uint16_t)(steps16[i & 3] + bytes[i]);
   uint32_t acc = 0;
-  for (uint32_t round = 0; round < 5; round++) {
+  for (uint32_t round = 0; round < FT_ROUNDS; round++) {
     VM_GPIO_OUT = round;
     NVIC_ISPR(0) = 1u << 3; /* IRQ3 now, IRQ4 inside it */
     __asm volatile("dsb\n isb" ::: "memory");
-    acc = section(acc + halves[round]);
+    acc = section(acc + halves[round % 12]);
     __asm volatile("svc #0" ::: "memory");
     acc ^= (uint32_t)wide;
   }

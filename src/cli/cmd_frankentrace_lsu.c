@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "sonde/frankentrace_vm.h"
+#include "sonde/trace.h"
 
 int ft_lsu_parse_ranges(const char *spec, struct sonde_sym *sym, uint32_t *ranges, uint32_t *n,
                         char *err, size_t cap)
@@ -165,11 +166,56 @@ static void describe(struct sonde_sym *sym, const struct sonde_ft_xfer *x, uint6
            x->addr, x->value, x->size, fn);
 }
 
+/* The ground truth's transfers (`sonde run --trace-lsu`, in cycle order) in
+ * [from, to) and the ranges, without exception stacking; read as a stream
+ * that stops at `to` (the truth of a whole runner plan is far longer than
+ * the window of iteration 0). */
+static int read_truth(const char *path, const uint32_t *ranges, uint32_t nranges, uint64_t from,
+                      uint64_t to, struct sonde_ft_xfer **out, size_t *count, struct sonde_diag *d)
+{
+  *out = NULL;
+  *count = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return sonde_diag_set(d, SONDE_E_IO, "cannot open");
+  struct sonde_lsutrace_reader *r = NULL;
+  int rc = sonde_lsutrace_reader_new(f, path, &r, d);
+  size_t cap = 0;
+  struct sonde_lsutrace_record rec;
+  while (!rc && (rc = sonde_lsutrace_next(r, &rec)) == 1) {
+    rc = 0;
+    if (rec.cycle >= to)
+      break;
+    bool in = false;
+    for (uint32_t i = 0; i < nranges && !in; i++)
+      in = rec.addr >> 16 == ranges[i];
+    if (rec.cycle < from || !in || rec.stacking || rec.gap)
+      continue;
+    if (*count == cap) {
+      cap = cap ? 2 * cap : 4096;
+      struct sonde_ft_xfer *p = realloc(*out, cap * sizeof *p);
+      if (!p) {
+        rc = sonde_diag_set(d, SONDE_E_NOMEM, "out of memory");
+        break;
+      }
+      *out = p;
+    }
+    (*out)[(*count)++] = (struct sonde_ft_xfer){.pc = rec.pc, .addr = rec.addr, .value = rec.value,
+                                                .size = (uint8_t)rec.size, .write = rec.write,
+                                                .ts = rec.cycle, .cycle = rec.cycle};
+  }
+  if (rc < 0 && r && !d->msg[0])
+    sonde_diag_set(d, rc, "%s", sonde_lsutrace_reader_error_detail(r));
+  sonde_lsutrace_reader_free(r);
+  fclose(f);
+  return rc < 0 ? rc : 0;
+}
+
 /* --lsu-out and --lsu-truth; returns 1 on a failure or difference. */
 static int out_and_verify(struct ft_lsu_cli *l, const struct sonde_ft_xfer *x, size_t n,
                           const struct sonde_ft_trace *trace, struct sonde_sym *sym,
-                          const char *elf, const char *pc_truth, const uint32_t *ranges,
-                          uint32_t nranges, bool runner, FILE *e)
+                          const char *elf, const char *pc_truth, uint64_t truth_off,
+                          const uint32_t *ranges, uint32_t nranges, bool runner, FILE *e)
 {
   int fail = 0;
   if (l->out_path) {
@@ -190,16 +236,19 @@ static int out_and_verify(struct ft_lsu_cli *l, const struct sonde_ft_xfer *x, s
   size_t gn = 0;
   int rc = 0;
   if (runner) { /* a runner trace starts at its phase 0's first sample: align */
-    if (!pc_truth)
+    if (truth_off != UINT64_MAX)
+      off = truth_off;
+    else if (!pc_truth)
       rc = sonde_diag_set(&d, SONDE_E_ARG,
-                          "needs --truth GT.pct (the same run's --trace-pc) to align cycles");
+                          "needs the same run's --trace-pc as --truth (run) or --verify (stitch) "
+                          "to align cycles");
     else
       rc = truth_window(pc_truth, trace, sym, elf, &off, &d);
     from = off + sonde_ft_trace_origin(trace);
     to = from + sonde_ft_trace_length(trace);
   }
   if (!rc)
-    rc = sonde_ft_lsu_read(l->truth_path, &gt, &gn, &d);
+    rc = read_truth(l->truth_path, ranges, nranges, from, to, &gt, &gn, &d);
   if (rc < 0) {
     cli_error("frankentrace: --lsu-truth %s: %s", l->truth_path, d.msg);
     return 1;
@@ -289,14 +338,15 @@ int ft_lsu_cli_probe(struct ft_lsu_cli *l, const struct sonde_ft_vm_lsu_config *
   }
   l->transfers = st.transfers;
   l->gaps = st.gaps;
-  if (out_and_verify(l, x, n, trace, sym, elf, NULL, l->want, l->nwant, false, e))
+  if (out_and_verify(l, x, n, trace, sym, elf, NULL, UINT64_MAX, l->want, l->nwant, false, e))
     fail = 1;
   free(x);
   return fail;
 }
 
 int ft_lsu_cli_finish(struct ft_lsu_cli *l, const struct sonde_ft_trace *trace,
-                      struct sonde_sym *sym, const char *elf, const char *pc_truth, FILE *e)
+                      struct sonde_sym *sym, const char *elf, const char *pc_truth,
+                      uint64_t truth_off, FILE *e)
 {
   if (l->rc) {
     cli_error("frankentrace: LSU: %s", l->diag.msg);
@@ -346,7 +396,7 @@ int ft_lsu_cli_finish(struct ft_lsu_cli *l, const struct sonde_ft_trace *trace,
         break;
       }
   }
-  if (out_and_verify(l, x, n, trace, sym, elf, pc_truth, s.ranges, s.nranges, true, e))
+  if (out_and_verify(l, x, n, trace, sym, elf, pc_truth, truth_off, s.ranges, s.nranges, true, e))
     fail = 1;
   l->transfers = n;
   l->unplaced = (uint64_t)unplaced;

@@ -33,10 +33,12 @@ void ft_lsu_cli_hint_monitor(struct sonde_sym *sym, const char *elf);
 /* sonde_ft_vm_runner_config.lsu_iteration / a splitter's LSU iterations. */
 int ft_lsu_cli_iteration(void *ctx, const struct sonde_ftw_iteration *it);
 /* Order, align on `trace`, write --lsu-out, compare with --lsu-truth (aligned
- * through pc_truth, the same run's --trace-pc). Prints the summary lines and
- * errors; returns 1 when anything failed or differs. */
+ * through pc_truth, the same run's --trace-pc: truth_off is the ground-truth
+ * cycle of trace cycle 0 when the caller has it, else UINT64_MAX). Prints the
+ * summary lines and errors; returns 1 when anything failed or differs. */
 int ft_lsu_cli_finish(struct ft_lsu_cli *l, const struct sonde_ft_trace *trace,
-                      struct sonde_sym *sym, const char *elf, const char *pc_truth, FILE *e);
+                      struct sonde_sym *sym, const char *elf, const char *pc_truth,
+                      uint64_t truth_off, FILE *e);
 
 /* --probe --lsu: the noninvasive runs (sonde_ft_vm_lsu_run with cfg, the
  * ranges from --lsu), their transfers checked against `trace` at their

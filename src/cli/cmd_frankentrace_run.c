@@ -35,7 +35,7 @@ static void on_progress(void *ctx, uint32_t done, uint32_t total)
 /* --truth: a ground-truth file (`sonde run --trace-pc`) against the trace;
  * runner traces are aligned on the preamble. Returns 1 when they differ. */
 static int verify_file(const struct run_opts *o, const struct sonde_ft_trace *t, bool runner,
-                       FILE *out)
+                       FILE *out, uint64_t *offset)
 {
   struct sonde_ft_trace *gt = ft_cli_read_trace(o->truth_path), *proj = NULL;
   if (!gt)
@@ -58,6 +58,8 @@ static int verify_file(const struct run_opts *o, const struct sonde_ft_trace *t,
     cli_error("frankentrace run: --truth %s: %s", o->truth_path, d.msg);
     return 1;
   }
+  if (offset)
+    *offset = off;
   fprintf(out, "  truth %s: ", o->truth_path);
   return ft_cli_print_runner_verify(out, &v, off, o->sym) || (!runner && (v.missing || v.extra));
 }
@@ -161,10 +163,11 @@ static int run_runner(const struct run_opts *o)
     if (ft_cli_print_runner_verify(e, &v, off, o->sym))
       fail = true;
   }
-  if (o->truth_path && verify_file(o, trace, true, e))
+  uint64_t truth_off = UINT64_MAX; /* ground-truth cycle of trace cycle 0 (--truth) */
+  if (o->truth_path && verify_file(o, trace, true, e, &truth_off))
     fail = true;
   if (o->lsu_on && ft_lsu_cli_finish((struct ft_lsu_cli *)&o->lsu, trace, o->sym, o->elf_path,
-                                     o->truth_path, e))
+                                     o->truth_path, truth_off, e))
     fail = true;
   if (o->json)
     fprintf(stderr,
@@ -290,7 +293,7 @@ static int run_probe(const struct run_opts *o)
       }
     }
   }
-  if (o->truth_path && verify_file(o, trace, false, stderr))
+  if (o->truth_path && verify_file(o, trace, false, stderr, NULL))
     fail = true;
   if (o->lsu_on) {
     struct sonde_ft_vm_lsu_config lc = {.machine = o->machine, .elf = o->elf,

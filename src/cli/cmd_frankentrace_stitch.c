@@ -222,8 +222,8 @@ int cmd_frankentrace_stitch(int argc, char **argv)
     goto done;
   FILE *sum = out ? stdout : stderr;
   status = print_summary(sum, &s, sp, c.cfg.sym);
+  uint64_t off = UINT64_MAX;
   if (verify) {
-    uint64_t off;
     struct sonde_ft_verify_result v;
     if (!(gt = ft_cli_read_trace(verify))) {
       status = CLI_FAIL;
@@ -237,7 +237,7 @@ int cmd_frankentrace_stitch(int argc, char **argv)
     if (ft_cli_print_runner_verify(sum, &v, off, c.cfg.sym))
       status = CLI_FAIL;
   }
-  if (c.lsu_on && ft_lsu_cli_finish(&c.lsu, t, c.cfg.sym, elf, verify, sum))
+  if (c.lsu_on && ft_lsu_cli_finish(&c.lsu, t, c.cfg.sym, elf, verify, off, sum))
     status = CLI_FAIL;
 done:
   ft_lsu_cli_free(&c.lsu);
