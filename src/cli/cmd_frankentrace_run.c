@@ -331,7 +331,11 @@ int cmd_frankentrace_run(int argc, char **argv)
       "from there is marked conflict. --swo-bit-errors corrupts the wire: corrupt runs are\n"
       "run again (--attempts), then left unsampled. --verify compares with the VM's ground\n"
       "truth, --truth with a `sonde run --trace-pc` file, cycle by cycle. Exit 1 when\n"
-      "anything is lost, disagrees, is impossible in the code or differs from the truth."};
+      "anything is lost, disagrees, is impossible in the code or differs from the truth.\n"
+      "LSU (data transfers, --lsu-out): a runner image's plan traces range pairs x packet\n"
+      "kinds with DebugMonitor delays (invasive, ordered over the pairs); --probe --lsu\n"
+      "RANGES runs the unmodified image once per range and kind with no delays\n"
+      "(noninvasive: what the ITM loses is marked as gaps). Both are placed on the PC trace."};
   struct run_opts o = {.repeats = UINT64_MAX, .jobs = 1, .seed = 1};
   const char *machine_name = "cm3", *format = "pct";
   bool probe = false, jit = false, no_jit_old = false;
