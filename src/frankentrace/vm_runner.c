@@ -249,7 +249,16 @@ static void run_one(struct ctx *x, uint32_t j, unsigned attempt, struct slot *s)
  * record (CUT) lost it on the wire, like a corrupt one. */
 static bool usable(const struct slot *s)
 {
-  return s->have && (s->it.verdict == SONDE_FT_RUNNER_OK || s->it.verdict == SONDE_FT_RUNNER_LSU);
+  if (s->have && s->it.verdict == SONDE_FT_RUNNER_LSU) { /* judged by its packets (lsu_runs.c) */
+    if (!s->lsu.has_end || s->lsu.wire_errors)
+      return false;
+    for (size_t i = 0; i < s->lsu.count; i++)
+      if (s->lsu.packets[i].type == SONDE_ITM_SKIP &&
+          s->lsu.packets[i].flags != SONDE_ITM_SKIP_TRUNCATED)
+        return false;
+    return true;
+  }
+  return s->have && s->it.verdict == SONDE_FT_RUNNER_OK;
 }
 
 /* Iteration j until it is sound on the wire or the attempts are used up. */

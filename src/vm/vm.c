@@ -324,7 +324,8 @@ void sonde_vm_set_jit(struct sonde_vm *vm, bool on)
 
 void sonde_vm_set_stop_at_reset(struct sonde_vm *vm, bool on)
 {
-  vm->stop_at_reset = on;
+  if (vm)
+    vm->stop_at_reset = on;
 }
 
 void sonde_vm_set_output(struct sonde_vm *vm, sonde_vm_write_fn write, void *ctx)
