@@ -85,10 +85,29 @@ static unsigned postcnt_now(const struct sonde_vm *vm)
   return (unsigned)(k - 1) & 0xF;
 }
 
+/* A PC sample due at t is taken once the VM is past t (timer due t + 1):
+ * the executors stop at the first instruction boundary at or after their
+ * event, so the instruction that occupies t has then run (or the sleep or
+ * exception entry that does is under way) and the sample is decided at once
+ * (vm_pc_at). Due at t itself, a boundary exactly at t would leave it open
+ * until the next instruction retires (sample_pending, the hooked path).
+ * lag_ev/lag_cmp: 1 for the PC-sample events, 0 for the others. */
+static unsigned lag_ev(const struct vm_dbg *d)
+{
+  return (d->dwt_ctrl & DWT_CTRL_PCSAMPLENA) ? 1u : 0u;
+}
+
+static unsigned lag_cmp(const struct vm_dbg *d)
+{
+  return (d->function[0] & 0xF) == 1 ? 1u : 0u;
+}
+
 static uint64_t next_due(const struct vm_dbg *d)
 {
-  uint64_t m = d->next_ev < d->next_sync ? d->next_ev : d->next_sync;
-  m = m < d->next_cmp ? m : d->next_cmp;
+  uint64_t ev = d->next_ev == UINT64_MAX ? UINT64_MAX : d->next_ev + lag_ev(d);
+  uint64_t cmp = d->next_cmp == UINT64_MAX ? UINT64_MAX : d->next_cmp + lag_cmp(d);
+  uint64_t m = ev < d->next_sync ? ev : d->next_sync;
+  m = m < cmp ? m : cmp;
   return m < d->next_gts ? m : d->next_gts;
 }
 
@@ -219,7 +238,7 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
   if (due > now)
     now = due;
   flush_passed(vm);
-  while (d->next_ev <= now) {
+  while (d->next_ev < now + 1 - lag_ev(d)) { /* PC samples: due before now */
     uint64_t t = d->next_ev;
     if (d->dwt_ctrl & DWT_CTRL_PCSAMPLENA) {
       take_sample(vm, t, false);
@@ -236,7 +255,7 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
     unsigned st = (d->dwt_ctrl >> DWT_CTRL_SYNCTAP_SHIFT) & 3;
     d->next_sync += 1ull << (22 + 2 * st);
   }
-  while (d->next_cmp <= now) {
+  while (d->next_cmp < now + 1 - lag_cmp(d)) {
     uint64_t t = d->next_cmp;
     d->function[0] |= DWT_FUNC_MATCHED;
     switch (d->function[0] & 0xF) {
@@ -257,6 +276,29 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
   }
   arm_timer(vm);
   vm_dbg_update_observe(vm);
+}
+
+/* PC samples due before now that their timer (due one cycle later) has not
+ * taken yet: at an exception event, before its packet, so that packets stay
+ * in the order of their cycles (a sample in the last cycle of an entry). */
+static void take_passed_samples(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  uint64_t now = vm->cpu.cycles;
+  bool took = false;
+  if (d->dwt_ctrl & DWT_CTRL_PCSAMPLENA) {
+    uint64_t interval = (uint64_t)(((d->dwt_ctrl >> DWT_CTRL_POSTPRESET_SHIFT) & 0xF) + 1)
+                        << tap_shift(d);
+    for (; d->next_ev < now; d->next_ev += interval, took = true)
+      take_sample(vm, d->next_ev, false);
+  }
+  if (lag_cmp(d))
+    for (; d->next_cmp < now; d->next_cmp += 1ull << 32, took = true) {
+      d->function[0] |= DWT_FUNC_MATCHED;
+      take_sample(vm, d->next_cmp, true);
+    }
+  if (took)
+    arm_timer(vm);
 }
 
 /* ---- observers ------------------------------------------------------------ */
@@ -507,6 +549,8 @@ void vm_dbg_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned 
     flush_passed(vm);
     vm_dbg_update_observe(vm);
   }
+  if (d->next_ev < vm->cpu.cycles || d->next_cmp < vm->cpu.cycles)
+    take_passed_samples(vm);
   uint64_t now = vm->cpu.cycles;
   if (ev == SONDE_VM_EXC_ENTER)
     count(vm, &d->exccnt, vm_exc_entry_cycles(vm), DWT_CTRL_EXCEVTENA, 0x02, now);

@@ -137,8 +137,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   do {                                                                                 \
     const uint32_t next_ = (NEXT);                                                     \
     cy += (CYCLES);                                                                    \
-    if (VM_UNLIKELY(cy >= ev)) /* it crossed the event (block.c) */                    \
-      c->exec_pc = e->tag;                                                             \
+    c->exec_pc = e->tag; /* it may cross the event, or the target fault (block.c) */   \
     ir += e->nth + 1u;                                                                 \
     pc = next_;                                                                        \
     lsp = (LS_PIPE);                                                                   \
@@ -156,11 +155,11 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     ir += e->nth + 1u;                                                                 \
     lsp = false;                                                                       \
     lsrt = VM_NOREG;                                                                   \
+    c->exec_pc = e->tag; /* it may cross the event, or the target fault (block.c) */   \
     if (VM_LIKELY(to_ != NULL) && cy + to_->bound < ev) {                              \
       e = &to_->d;                                                                     \
       goto *to_->handler;                                                              \
     }                                                                                  \
-    c->exec_pc = e->tag; /* it may have crossed the event (block.c) */                \
     pc = (uint32_t)e->soff;                                                            \
     link_from = BLOCK_OP(e);                                                           \
     goto enter;                                                                        \
@@ -184,14 +183,14 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     cy += (CYCLES);                                                                    \
     if (FAST_MTB)                                                                      \
       c->last_pc = pc;                                                                 \
+    /* for the event, or a fault of the next (its entry shows this one) */            \
+    c->exec_pc = pc;                                                                   \
     pc = (NEXT);                                                                       \
     ir++;                                                                              \
     lsp = (LS_PIPE);                                                                   \
     lsrt = (LS_RT);                                                                    \
-    if (VM_UNLIKELY(cy >= ev)) {                                                       \
-      c->exec_pc = e->tag & ~1u; /* its entry's tag is its address | 1 */             \
+    if (VM_UNLIKELY(cy >= ev))                                                         \
       goto out;                                                                        \
-    }                                                                                  \
     DISPATCH();                                                                        \
   } while (0)
 #else
@@ -315,6 +314,7 @@ blkend: /* a block ended at its length limit, before a fast instruction */
   goto enter;
 jit: /* a compiled block (jit.h): its code runs on from block to block */
   code = BLOCK_OP(e)->jit;
+  js.exec_pc = c->exec_pc; /* kept unless it runs or branches */
 jit_run: {
   js.cy = cy;
   js.ev = ev;
@@ -326,8 +326,7 @@ jit_run: {
   cy = js.cy;
   ir = js.ir;
   fl = js.fl;
-  if (VM_UNLIKELY(cy >= ev) || how == VM_JIT_ENTER) /* its exits kept the last */
-    c->exec_pc = js.exec_pc;
+  c->exec_pc = js.exec_pc; /* the last branch, or (towards the event) instruction */
   if (how != VM_JIT_ENTER) { /* it stopped before an entry, with nothing of it done */
     lsp = js.lsp;
     lsrt = js.lsrt;
