@@ -142,6 +142,9 @@ void vm_dbg_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned 
 /* The core sleeps on after the timers due now fired (exception.c): a PC
  * sample pending at this cycle is the sleep form. */
 void vm_dbg_asleep(struct sonde_vm *vm);
+/* The run stops (exit, lockup, halt: no service follows): the PC samples
+ * due before the current cycle, whose timers would fire one cycle later. */
+void vm_dbg_settle(struct sonde_vm *vm);
 /* Recompute vm->dbg_observe and vm->hooked (after a register write). */
 void vm_dbg_update_observe(struct sonde_vm *vm);
 

@@ -301,6 +301,15 @@ static void take_passed_samples(struct sonde_vm *vm)
     arm_timer(vm);
 }
 
+void vm_dbg_settle(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (d && trcena(d) && (d->next_ev < vm->cpu.cycles || d->next_cmp < vm->cpu.cycles)) {
+    take_passed_samples(vm);
+    vm_dbg_update_observe(vm);
+  }
+}
+
 /* ---- observers ------------------------------------------------------------ */
 
 void vm_dbg_update_observe(struct sonde_vm *vm)
@@ -649,8 +658,39 @@ static void start_stop_cyccnt(struct sonde_vm *vm)
   d->cyc_running = run;
 }
 
+/* A write that may change the sampling schedule (DWT registers, DEMCR): the
+ * PC samples due up to now are taken first. One due at this very cycle
+ * shows what occupies it: the writing instruction (a core write; cpu.r[15]
+ * is its address), or for a debugger's write between runs the sleep or the
+ * next instruction. */
+static void take_before_write(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  uint64_t now = vm->cpu.cycles;
+  bool smp = (d->dwt_ctrl & DWT_CTRL_PCSAMPLENA) && d->next_ev <= now;
+  bool cmp = lag_cmp(d) && d->next_cmp <= now;
+  if (!smp && !cmp)
+    return;
+  flush_passed(vm);
+  take_passed_samples(vm);
+  struct sonde_pcsample s = {now, vm->cpu.sleeping ? SONDE_PCSAMPLE_SLEEP : SONDE_PCSAMPLE_PC,
+                             vm->cpu.sleeping ? 0 : vm->cpu.r[15]};
+  if ((d->dwt_ctrl & DWT_CTRL_PCSAMPLENA) && d->next_ev == now) {
+    emit_sample(vm, &s);
+    d->next_ev += (uint64_t)(((d->dwt_ctrl >> DWT_CTRL_POSTPRESET_SHIFT) & 0xF) + 1)
+                  << tap_shift(d);
+  }
+  if (lag_cmp(d) && d->next_cmp == now) {
+    d->function[0] |= DWT_FUNC_MATCHED;
+    emit_sample(vm, &s);
+    d->next_cmp += 1ull << 32;
+  }
+  arm_timer(vm);
+}
+
 static void dwt_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t v)
 {
+  take_before_write(vm);
   struct vm_dbg *d = vm->dbg;
   if (off == 0x000) {
     bool was = sampling(d);
@@ -746,6 +786,7 @@ static int scs_dbg_write(void *ctx, struct sonde_vm *vm, uint32_t offset, unsign
   if ((offset & ~3u) != 0xDFC)
     return VM_BUS_OK; /* DHCSR/DCRSR/DCRDR: issue 3 item 5 */
   struct vm_dbg *d = vm->dbg;
+  take_before_write(vm);
   uint32_t shift = 8 * (offset & 3);
   uint32_t mask = (size == 4 ? 0xFFFFFFFFu : ((1u << (8 * size)) - 1)) << shift;
   d->demcr = ((d->demcr & ~mask) | ((value << shift) & mask)) & 0x010F07F1u;

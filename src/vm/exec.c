@@ -1261,8 +1261,11 @@ int vm_cpu_execute(struct sonde_vm *vm)
     /* No pipeline reset here: where the VM stops to service events must not
      * change the timing (exception entry/return and branches reset it). */
     if (needs_service(vm)) {
-      if (vm_sys_service(vm))
+      if (vm_sys_service(vm)) {
+        if (vm->dbg) /* PC samples due before now (dbg_dwt.c) */
+          vm_dbg_settle(vm);
         return 0;
+      }
       if (vm->cpu.sleeping || vm->cpu.locked_up)
         continue;
     }
