@@ -151,6 +151,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #define RETIRE_TAKEN()                                                                 \
   do {                                                                                 \
     const struct vm_block_op *to_ = BLOCK_OP(e)->link;                                 \
+    NONSEQ((uint32_t)e->soff);                                                         \
     cy += e->taken_cycles;                                                             \
     ir += e->nth + 1u;                                                                 \
     lsp = false;                                                                       \
@@ -227,6 +228,17 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     c->r[15] = (NEXT);                                                                 \
     vm_mtb_branch(vm, pc, (NEXT));                                                     \
     ev = VM_UNLIKELY(vm->attention) ? 0 : vm->event_cycle; /* AUTOSTOP moves it */     \
+  } while (0)
+#elif !FAST_HOOKED
+/* the block and one-at-a-time executors (and compiled code, jit_x64.c)
+ * with the MTB on; the hooked one reports every instruction instead */
+#define NONSEQ(NEXT)                                                                   \
+  do {                                                                                 \
+    if (VM_UNLIKELY(vm->mtb_observe) && (NEXT) != PC + in->len) { /* vm_mtb_retire's */ \
+      c->r[15] = (NEXT);                                                               \
+      vm_mtb_branch(vm, PC, (NEXT));                                                   \
+      ev = VM_UNLIKELY(vm->attention) ? 0 : vm->event_cycle;                           \
+    }                                                                                  \
   } while (0)
 #else
 #define NONSEQ(NEXT) ((void)0)
@@ -326,6 +338,7 @@ jit_run: {
   cy = js.cy;
   ir = js.ir;
   fl = js.fl;
+  ev = VM_UNLIKELY(vm->attention) ? 0 : vm->event_cycle; /* the MTB's AUTOSTOP/AUTOHALT */
   c->exec_pc = js.exec_pc; /* the last branch, or (towards the event) instruction */
   if (how != VM_JIT_ENTER) { /* it stopped before an entry, with nothing of it done */
     lsp = js.lsp;

@@ -70,6 +70,12 @@ _Static_assert(sizeof(struct vm_page) == 32, "page entry size");
 #define ST_LSRT ((int32_t)offsetof(struct vm_jit_state, lsrt))
 #define ST_XPC ((int32_t)offsetof(struct vm_jit_state, exec_pc))
 #define CPU_IT ((int32_t)offsetof(struct vm_cpu, itstate))
+#define CPU_PC ((int32_t)offsetof(struct vm_cpu, r[15]))
+/* rbx is the cpu and, the cpu being the VM's first member, the VM */
+_Static_assert(offsetof(struct sonde_vm, cpu) == 0, "the cpu at the start of the VM");
+#define VM_MTB_OBS ((int32_t)offsetof(struct sonde_vm, mtb_observe))
+#define VM_ATTN ((int32_t)offsetof(struct sonde_vm, attention))
+#define VM_EV ((int32_t)offsetof(struct sonde_vm, event_cycle))
 _Static_assert(offsetof(struct vm_jit_state, lsrt) == offsetof(struct vm_jit_state, lsp) + 1,
                "lsp and lsrt are written as one halfword");
 #define OP_LINK ((int32_t)offsetof(struct vm_block_op, link))
@@ -109,6 +115,51 @@ struct emit {
 };
 
 /* ---- shared stubs ------------------------------------------------------------- */
+
+/* A taken branch with the MTB on (vm->mtb_observe, checked as it runs: the
+ * MTB may be switched on or off at any time): c->r[15] = the target, then
+ * vm_mtb_branch(vm, branch, target) as the block executor's NONSEQ does
+ * (dbg_mtb.c); its AUTOSTOP or AUTOHALT may move the event or ask for
+ * attention, so ev is read again (0 with attention: the next check stops).
+ * The branch's address and target are in esi and edx when called; rax,
+ * rcx, rdx, rsi, rdi and r8-r11 do not survive it. */
+static void emit_mtb_call(struct emit *e, void (*fn)(struct sonde_vm *, uint32_t, uint32_t))
+{
+  mov64_rr(&e->a, RDI, RBX);
+  mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)fn);
+  op_r(&e->a, false, 0xff, 2, RAX); /* call rax */
+  load64(&e->a, R13, RBX, VM_EV);
+  cmp_mi8(&e->a, RBX, VM_ATTN, 0);
+  uint8_t *calm = jcc_fwd(&e->a, CC_E);
+  alu_rr(&e->a, false, ALU_XOR, R13, R13);
+  patch(&e->a, calm, e->a.p);
+}
+
+/* An indirect branch (BX, POP/LDM with PC) from `pc` to `next` with the
+ * MTB on: a packet unless it went to the next instruction. */
+static void mtb_indirect(struct sonde_vm *vm, uint32_t pc, uint32_t next)
+{
+  const struct vm_icache_entry *in = vm_cpu_decoded(vm, pc);
+  if (!in || next != pc + in->insn.len)
+    vm_mtb_branch(vm, pc, next);
+}
+
+/* The MTB check of a direct branch op to `target` (one to the next
+ * instruction is sequential: no packet, as vm_mtb_retire decides). */
+static void emit_mtb_direct(struct emit *e, const struct vm_block_op *op, uint32_t target)
+{
+  const uint32_t from = op->d.tag;
+  if (target == from + op->d.insn.len)
+    return;
+  op_m(&e->a, false, 0x80, ALU_CMP, RBX, VM_MTB_OBS); /* cmp byte [rbx + mtb_observe], 0 */
+  b1(&e->a, 0);
+  uint8_t *off = jcc_fwd(&e->a, CC_E);
+  store32_i(&e->a, RBX, CPU_PC, target);
+  mov_ri(&e->a, RSI, from);
+  mov_ri(&e->a, RDX, target);
+  emit_mtb_call(e, vm_mtb_branch);
+  patch(&e->a, off, e->a.p);
+}
 
 /* mov word [r15 + lsp], 0xff00: after a branch no load/store is pipelined
  * (state.lsp false, lsrt VM_NOREG), for a block that starts with one */
@@ -197,6 +248,19 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
   /* dispatch: eax = the target of a retired indirect branch (cy, ir done),
    * r8d = the branch's address */
   j->dispatch = e->a.p;
+  { /* the MTB: eax and r8d kept in c->r[15] and state.exec_pc across the call */
+    op_m(&e->a, false, 0x80, ALU_CMP, RBX, VM_MTB_OBS);
+    b1(&e->a, 0);
+    uint8_t *off = jcc_fwd(&e->a, CC_E);
+    store32(&e->a, RBX, CPU_PC, RAX);
+    store32(&e->a, R15, ST_XPC, R8);
+    mov_rr(&e->a, RSI, R8);
+    mov_rr(&e->a, RDX, RAX);
+    emit_mtb_call(e, mtb_indirect);
+    load32(&e->a, RAX, RBX, CPU_PC);
+    load32(&e->a, R8, R15, ST_XPC);
+    patch(&e->a, off, e->a.p);
+  }
   mov_rr(&e->a, RCX, RAX);
   shift_ri(&e->a, false, SH_SHR, RCX, 1);
   alu_ri(&e->a, false, ALU_AND, RCX, VM_BLOCK_MAP - 1);
@@ -283,6 +347,7 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   } else if (tb->tag == (target | 1) && tb->op->jit) {
     to = tb->op, code = tb->op->jit;
   }
+  emit_mtb_direct(e, op, target);
   add64_i(&e->a, R12, pend + op->d.taken_cycles);
   add64_i(&e->a, R14, op->d.nth + 1u);
   if (to) {

@@ -53,6 +53,7 @@ struct run {
   uint64_t first_at[1u << 16];
   int reason;
   uint64_t mtb;
+  uint8_t mtb_buf[4096]; /* to show the first packet that differs */
 };
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -130,7 +131,7 @@ static void trace_setup(struct sonde_vm *vm, const struct sonde_machine *m)
 }
 
 /* The MTB's buffer and POSITION at the end (0 without an MTB). */
-static uint64_t mtb_state(struct sonde_vm *vm, const struct sonde_machine *m)
+static uint64_t mtb_state(struct sonde_vm *vm, const struct sonde_machine *m, uint8_t *buf)
 {
   enum sonde_vm_core core = sonde_machine_core(m);
   if (core != SONDE_VM_CORE_M33 && core != SONDE_VM_CORE_M0PLUS)
@@ -139,10 +140,9 @@ static uint64_t mtb_state(struct sonde_vm *vm, const struct sonde_machine *m)
   uint32_t base = rd(vm, regs + 0xC);
   if (base == 0xdeadbeefu || base == 0)
     return 0;
-  static uint8_t buf[4096];
-  if (sonde_vm_read_mem(vm, base, buf, sizeof buf) != 0)
+  if (sonde_vm_read_mem(vm, base, buf, 4096) != 0)
     return 1;
-  uint64_t h = fnv(FNV0, buf, sizeof buf);
+  uint64_t h = fnv(FNV0, buf, 4096);
   uint32_t pos = rd(vm, regs), master = rd(vm, regs + 4);
   h = fnv(h, &pos, 4);
   return fnv(h, &master, 4);
@@ -211,7 +211,7 @@ static bool run_image(const unsigned char *elf, size_t len, const char *name,
   r->cycles = st.cycles;
   r->instructions = st.instructions;
   r->reason = stop.reason;
-  r->mtb = mtb_state(vm, m);
+  r->mtb = mtb_state(vm, m, r->mtb_buf);
   sonde_vm_free(vm);
   return true;
 }
@@ -251,8 +251,18 @@ static void compare(const char *name, const struct run *a, const struct run *b, 
   }
   if (a->out != b->out)
     CHECK_FAIL_("%s: %s: output differs", name, what);
-  if (a->mtb != b->mtb)
-    CHECK_FAIL_("%s: %s: MTB buffer differs", name, what);
+  if (a->mtb != b->mtb) {
+    unsigned i = 0;
+    while (i < sizeof a->mtb_buf && !memcmp(a->mtb_buf + i, b->mtb_buf + i, 8))
+      i += 8;
+    uint32_t w[4] = {0, 0, 0, 0};
+    if (i < sizeof a->mtb_buf) {
+      memcpy(w, b->mtb_buf + i, 8);
+      memcpy(w + 2, a->mtb_buf + i, 8);
+    }
+    CHECK_FAIL_("%s: %s: MTB buffer differs from offset %u: %08x -> %08x, compiled %08x -> %08x",
+                name, what, i, w[0], w[1], w[2], w[3]);
+  }
   if (a->reason != b->reason)
     CHECK_FAIL_("%s: %s: stop reason %d, compiled %d", name, what, b->reason, a->reason);
 }
