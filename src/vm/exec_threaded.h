@@ -346,7 +346,15 @@ jit_run: {
     e = &js.op->d;
     if (how == VM_JIT_RESUME) /* on with that entry's handler */
       goto *handler[e->fast];
-    pc = e->tag; /* VM_JIT_PLAIN: on one instruction at a time */
+    /* VM_JIT_PLAIN: on one instruction at a time up to the event. What
+     * exec_insn runs anyway (an IT block, a slow instruction) and the end
+     * of a block go the way they go in a block, which checks the event
+     * before every instruction from there (step_one, enter). */
+    if (e->fast == VM_FAST_IT || e->fast == VM_FAST_SLOW)
+      goto slow;
+    if (e->fast == VM_FAST_BLKEND)
+      goto blkend;
+    pc = e->tag;
     ir += e->nth;
     LS_FROM_PREV();
     if (cy >= ev) /* the event is due: nothing to run before it */
