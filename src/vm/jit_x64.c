@@ -139,9 +139,12 @@ static void emit_mtb_call(struct emit *e, void (*fn)(struct sonde_vm *, uint32_t
  * MTB on: a packet unless it went to the next instruction. */
 static void mtb_indirect(struct sonde_vm *vm, uint32_t pc, uint32_t next)
 {
-  const struct vm_icache_entry *in = vm_cpu_decoded(vm, pc);
-  if (!in || next != pc + in->insn.len)
-    vm_mtb_branch(vm, pc, next);
+  if (next - pc == 2 || next - pc == 4) { /* maybe the next one: its length decides */
+    const struct vm_icache_entry *in = vm_cpu_decoded(vm, pc);
+    if (in && next == pc + in->insn.len)
+      return;
+  }
+  vm_mtb_branch(vm, pc, next);
 }
 
 /* The MTB check of a direct branch op to `target` (one to the next
