@@ -175,6 +175,9 @@ extern const struct vm_device_ops vm_dbg_scs_ops;
 unsigned vm_swo_fifo_used(struct sonde_vm *vm, uint64_t cycle);
 /* Queue bytes at `cycle` (caller checked the space). */
 void vm_swo_push(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle);
+/* vm_swo_push without the formatter (FFCR.EnFCont clear, no frame pending):
+ * the bytes go to the pin; returns the first one's start cycle. */
+uint64_t vm_swo_push_plain(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle);
 /* The formatter's idle timer (vm_sys timer callback), and re-arming it after a
  * system reset disarmed every timer. */
 void vm_swo_timer_fire(struct sonde_vm *vm, void *ctx);

@@ -237,6 +237,7 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
   uint64_t now = vm->cpu.cycles, due = next_due(d);
   if (due > now)
     now = due;
+  const bool pending = d->sample_pending || d->cmp_pending;
   flush_passed(vm);
   while (d->next_ev < now + 1 - lag_ev(d)) { /* PC samples: due before now */
     uint64_t t = d->next_ev;
@@ -275,7 +276,8 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
     d->next_gts += vm_itm_gtsfreq(d) == 1 ? 128 : 8192;
   }
   arm_timer(vm);
-  vm_dbg_update_observe(vm);
+  if (pending || d->sample_pending || d->cmp_pending) /* nothing else here changes it */
+    vm_dbg_update_observe(vm);
 }
 
 /* PC samples due before now that their timer (due one cycle later) has not

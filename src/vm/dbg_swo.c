@@ -209,6 +209,11 @@ unsigned vm_swo_fifo_used(struct sonde_vm *vm, uint64_t cycle)
   return d->fifo_n;
 }
 
+uint64_t vm_swo_push_plain(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle)
+{
+  return pin_send(vm, b, n, cycle, true);
+}
+
 void vm_swo_push(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle)
 {
   struct vm_dbg *d = vm->dbg;
