@@ -67,6 +67,8 @@ sonde_firmware(ft_work SOURCES ft/ft_work.c ${CMAKE_SOURCE_DIR}/target/cortexm/f
                ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_setup.c
                ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
                CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
+# The same program without the runner, for `frankentrace run --probe` (frankentrace_run.sh).
+sonde_firmware(ft_plain SOURCES ft/ft_prog.c CORE m3 MACHINE cm3 OPT -O2 DEFINES FT_UNMODIFIED=1)
 # FrankenTrace runner firmware (target/cortexm/frankentrace; tests/cli/frankentrace_stitch.sh).
 foreach(t ft_prog:512:8000000:0 ft_prog128:128:48000000:0 ft_nondet:128:48000000:1
           ft_prog192:192:24000000:0 ft_prog2048:2048:2000000:0 ft_badn:64:8000000:0

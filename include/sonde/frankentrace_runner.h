@@ -92,19 +92,39 @@ struct sonde_ft_runner_summary {
   struct sonde_ft_report report;    /* conflicts live until sonde_ft_runner_free */
   size_t missing;                   /* phases with no usable iteration */
   uint32_t missing_first[SONDE_FT_RUNNER_MISSING_MAX];
+  /* Iterations numbered below the last one in the capture that are not in
+   * it (a gap in the capture: bytes lost between records); the first gap is
+   * iterations first_gap .. gap_end-1. A capture cut at its end is not a gap
+   * (the plan's length is not in the records): the missing phases say it. */
+  uint32_t gap_iterations, first_gap, gap_end;
   bool preamble_seen;               /* ft_preamble's first PC found in the trace */
   uint64_t preamble_at;             /* its first cycle */
   uint64_t preamble_bad;            /* of its 64 cycles, how many differ (0: intact) */
   bool checked;                     /* the code check ran (an ELF was given) */
   uint64_t transitions, impossible; /* code check */
   struct sonde_ft_bad_transition first_impossible;
-  bool ok; /* no conflict, no missing phase, preamble intact, nothing impossible */
+  /* Nondeterminism (iterations that disagree) or an impossible transition:
+   * every cycle from here on is CONFLICT in the trace (UINT64_MAX: none).
+   * The earlier of the first disagreement and the cycle before the first
+   * impossible transition; no sample after it is known to belong to one
+   * execution, so none is kept as if it were. */
+  uint64_t untrusted_from;
+  bool ok; /* no conflict, no missing phase or gap, preamble intact, nothing impossible */
 };
-/* Finish: the trace (caller frees) and what was found. SONDE_E_FORMAT when
- * there was no PC iteration at all, or most PC samples lie outside the ELF's
- * code (the wrong ELF). */
+/* Finish: the trace (caller frees) and what was found, with the untrusted
+ * cycles marked (sum->untrusted_from). SONDE_E_FORMAT when
+ * there was no PC iteration at all, or the capture is another image's: most
+ * PC samples lie outside the ELF's code, or the preamble never shows and most
+ * transitions are impossible in the ELF's code. */
 int sonde_ft_runner_finish(struct sonde_ft_runner *r, struct sonde_ft_trace **trace,
                            struct sonde_ft_runner_summary *sum, struct sonde_diag *diag);
+
+/* Aligning a runner trace (cycle 0 = the first sample of phase 0) with the
+ * chained image's ground truth (cycle 0 = reset): the first cycle whose cell
+ * is the instruction at `pc` (UINT64_MAX: none), and a copy of t starting at
+ * cycle `origin` (NULL when out of memory). */
+uint64_t sonde_ft_trace_find_pc(const struct sonde_ft_trace *t, uint32_t pc);
+struct sonde_ft_trace *sonde_ft_trace_rebase(const struct sonde_ft_trace *t, uint64_t origin);
 
 /* Compare a stitched runner trace with a ground-truth PC trace of the same
  * firmware (`sonde run --trace-pc`: raw, projected here as DWT sees it),

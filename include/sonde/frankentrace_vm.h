@@ -73,6 +73,12 @@ struct sonde_ft_vm_stats {
   uint32_t reruns;           /* runs repeated because the wire corrupted them */
   uint64_t flipped_bits;     /* bit errors injected */
   uint64_t distrusted_from;  /* nondeterminism: cycles from here are CONFLICT (UINT64_MAX: none) */
+  /* Runs of different lengths say they went apart, not where: the first such
+   * pair (length_runs) was compared at one phase by running the second's
+   * environment (run index) again at the first's phase; the first sample
+   * that differs is here (UINT64_MAX: no LENGTH conflict, or not located). */
+  uint64_t length_first_difference;
+  uint32_t length_runs[2];
 };
 
 /* Run the plan. On success *trace is the stitched trace (cycles 0 .. run
@@ -204,6 +210,19 @@ int sonde_ft_vm_lsu_run(const struct sonde_ft_vm_lsu_config *cfg, struct sonde_f
 int sonde_ft_distrust_from(struct sonde_ft_trace **t, uint64_t from);
 /* The first cycle of any conflict in the report, or UINT64_MAX. */
 uint64_t sonde_ft_first_conflict(const struct sonde_ft_report *rep);
+/* Where the untrusted cycles begin, given the first disagreement between
+ * iterations (rep) and the first impossible transition (its `to` cycle, or
+ * UINT64_MAX): one sampling interval N before the earlier of the two, not
+ * before `origin`; UINT64_MAX when there is neither. The first sign is seen
+ * after the runs went apart, not where: a busy-wait that ends later, or an
+ * instruction whose time depends on data (udiv), shifts a run by a few
+ * cycles and the mix of runs looks consistent until a redundant sample or a
+ * transition gives it away. Within N cycles of going apart every iteration
+ * has taken a sample, so a divergence N or more cycles before the sign would
+ * have had its samples compared (redundancy) or joined to their neighbours
+ * (the code check) before: not a proof, a margin (docs/frankentrace.md). */
+uint64_t sonde_ft_untrusted_from(const struct sonde_ft_report *rep, uint64_t first_impossible,
+                                 uint32_t n, uint64_t origin);
 
 #ifdef __cplusplus
 }

@@ -28,8 +28,9 @@ struct run_opts {
 
 static void on_progress(void *ctx, uint32_t done, uint32_t total)
 {
-  (void)total;
-  cli_progress_update(ctx, done);
+  struct cli_progress *p = ctx;
+  p->total = total; /* a runner image tells its plan's length once it runs */
+  cli_progress_update(p, done);
 }
 
 /* --truth: a ground-truth file (`sonde run --trace-pc`) against the trace;
@@ -145,11 +146,7 @@ static int run_runner(const struct run_opts *o)
   if (o->bit_errors > 0)
     fprintf(e, "  wire: %" PRIu64 " bit errors injected; %u re-runs; %u iterations still corrupt "
                "(their phases unsampled)\n", st.flipped_bits, st.reruns, st.corrupt_left);
-  ft_cli_print_runner_findings(e, &s, o->sym);
-  if (st.distrusted_from != UINT64_MAX)
-    fprintf(e, "  untrusted: cycles %" PRIu64 ".. marked conflict (from the first disagreement "
-               "between runs or impossible transition, no sample can be trusted)\n",
-            st.distrusted_from);
+  ft_cli_print_runner_findings(e, &s, o->sym); /* with the untrusted cycles */
   if (o->verify) {
     uint32_t pre;
     uint64_t off;
@@ -241,11 +238,16 @@ static int run_probe(const struct run_opts *o)
             ",\"exit_code\":%" PRId64 ",\"swo_bytes\":%" PRIu64 ",\"pc_samples\":%" PRIu64
             ",\"sleep_samples\":%" PRIu64 ",\"overflows\":%" PRIu64 ",\"lost\":%" PRIu64
             ",\"bad_runs\":%u,\"reruns\":%u,\"pc\":%" PRIu64 ",\"sleep\":%" PRIu64
-            ",\"unsampled\":%" PRIu64 ",\"conflicts\":%zu,\"seconds\":%.3f",
+            ",\"unsampled\":%" PRIu64 ",\"conflicts\":%zu,\"untrusted_from\":%" PRId64
+            ",\"length_first_difference\":%" PRId64 ",\"seconds\":%.3f",
             n, baud, st.iterations, st.run_cycles, (int64_t)st.exit_code, st.swo_bytes,
             st.pc_packets, st.sleep_packets, st.overflow_packets, st.lost_samples,
             st.bad_iterations, st.reruns, rep.counts.pc, rep.counts.sleep, rep.counts.unsampled,
-            rep.conflict_count, secs);
+            rep.conflict_count,
+            st.distrusted_from == UINT64_MAX ? (int64_t)-1 : (int64_t)st.distrusted_from,
+            st.length_first_difference == UINT64_MAX ? (int64_t)-1
+                                                     : (int64_t)st.length_first_difference,
+            secs);
     if (o->verify)
       fprintf(stderr, ",\"verify\":{\"compared\":%" PRIu64 ",\"equal\":%" PRIu64
                       ",\"different\":%" PRIu64 ",\"first_difference\":%" PRId64 "}",
@@ -274,10 +276,14 @@ static int run_probe(const struct run_opts *o)
               k->kind == SONDE_FT_CONFLICT_LENGTH ? "length" : "samples", k->iter_a, k->iter_b,
               k->phase, k->first_cycle, k->cycles);
     }
+    if (st.length_first_difference != UINT64_MAX)
+      fprintf(stderr, "  nondeterminism: length: run %u's environment run again at run %u's "
+                      "phase: their samples first differ at cycle %" PRIu64 "\n",
+              st.length_runs[1], st.length_runs[0], st.length_first_difference);
     if (st.distrusted_from != UINT64_MAX)
-      fprintf(stderr, "  untrusted: cycles %" PRIu64 ".. marked conflict (from the first "
-                      "disagreement between runs or impossible transition, no sample can be "
-                      "trusted)\n", st.distrusted_from);
+      fprintf(stderr, "  untrusted: cycles %" PRIu64 ".. marked conflict (from N cycles "
+                      "before the first disagreement between runs or impossible transition: runs "
+                      "go apart before it shows)\n", st.distrusted_from);
     if (o->verify) {
       if (v.has_difference) {
         char got[256], want[256];
@@ -328,7 +334,8 @@ int cmd_frankentrace_run(int argc, char **argv)
       "    debugger would; the program must end (semihosting exit).\n"
       "Each run's SWO bytes are decoded, judged and stitched. Runs that disagree\n"
       "(nondeterminism) are reported with the first cycle they differ at, and every cycle\n"
-      "from there is marked conflict. --swo-bit-errors corrupts the wire: corrupt runs are\n"
+      "from N cycles before it (or before the first transition impossible in the code) is\n"
+      "marked conflict. --swo-bit-errors corrupts the wire: corrupt runs are\n"
       "run again (--attempts), then left unsampled. --verify compares with the VM's ground\n"
       "truth, --truth with a `sonde run --trace-pc` file, cycle by cycle. Exit 1 when\n"
       "anything is lost, disagrees, is impossible in the code or differs from the truth.\n"

@@ -24,3 +24,5 @@ if(SONDE_FIRMWARE)
   sonde_cli_test(frankentrace_lsu LABELS firmware)
 endif()
 sonde_unit_test(test_ft_plan frankentrace/test_ft_plan.c LIBS sonde_frankentrace)
+# What nondeterminism and broken captures leave untrusted (distrust.c, runner_stitch.c).
+sonde_unit_test(test_ft_runner frankentrace/test_ft_runner.c LIBS sonde_frankentrace)
