@@ -727,6 +727,7 @@ static void dwt_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t v)
     return;
   } else if (off >= 0x20 && off < 0x20 + 16 * VM_DWT_NUMCOMP) {
     unsigned c = (off - 0x20) / 16;
+    d->postcnt = (uint8_t)postcnt_now(vm); /* the reschedule below starts from it */
     switch (off & 0xF) {
     case 0x0: d->comp[c] = v; break;
     case 0x4: d->mask[c] = v & 0x1F; break;
