@@ -135,6 +135,41 @@ int sonde_ft_runner_verify(const struct sonde_ft_trace *trace,
                            uint64_t *offset, struct sonde_ft_verify_result *v,
                            struct sonde_diag *diag);
 
+/* ---- LSU iterations (invasive: DebugMonitor delays) ----------------------- */
+
+/* Packet kinds of an LSU iteration (the begin record's lsu_kind). */
+enum { SONDE_FT_LSU_ADDR = 0, SONDE_FT_LSU_DATA = 1, SONDE_FT_LSU_PC = 2, SONDE_FT_LSU_KINDS = 3 };
+#define SONDE_FT_LSU_MAX_RANGES 64u
+const char *sonde_ft_lsu_kind_name(unsigned kind); /* "address", "data", "pc" */
+
+/* Collects the runner's LSU iterations: each traced ranges a and b (address
+ * >> 16, comparators 0 and 1) with one packet kind. The three kinds of a
+ * pair line up transfer by transfer (same program, same transfers); the
+ * pairs are ordered by sonde_ft_lsu_order (paper 5.3). */
+struct sonde_ft_lsu_runs;
+int sonde_ft_lsu_runs_new(struct sonde_ft_lsu_runs **out);
+void sonde_ft_lsu_runs_free(struct sonde_ft_lsu_runs *r);
+/* Add one LSU iteration as the splitter delivered it. SONDE_E_AGAIN (diag
+ * says why) when the wire spoiled it (cut, a corrupt record or decoder loss
+ * inside it: re-run it, or a later capture of it may be sound);
+ * SONDE_E_FORMAT when it cannot be used at all: packets of another kind, or
+ * an ITM overflow (transfers lost: DebugMonitor could not delay the core in
+ * time). A second sound iteration of the same pair and kind is ignored. */
+int sonde_ft_lsu_runs_add(struct sonde_ft_lsu_runs *r, const struct sonde_ftw_iteration *it,
+                          struct sonde_diag *diag);
+struct sonde_ft_lsu_summary {
+  uint32_t ranges[SONDE_FT_LSU_MAX_RANGES]; /* address >> 16, ascending: xfer.range indexes it */
+  uint32_t nranges, pairs, runs;
+  uint64_t packets, transfers;
+};
+/* The total order of every traced transfer (*out malloc'd; ts = index in its
+ * pair's runs, cycle UINT64_MAX until aligned). SONDE_E_FORMAT when a pair
+ * lacks a kind, the kinds of a pair disagree, or the pair orders do not
+ * make one order (nondeterminism), with where in diag. */
+int sonde_ft_lsu_runs_finish(struct sonde_ft_lsu_runs *r, struct sonde_ft_xfer **out,
+                             size_t *count, struct sonde_ft_lsu_summary *sum,
+                             struct sonde_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -166,6 +166,45 @@ int sonde_ft_vm_runner_run(const struct sonde_ft_vm_runner_config *cfg,
                            struct sonde_ft_vm_runner_stats *stats, struct sonde_ft_runner **runner,
                            struct sonde_diag *diag);
 
+/* ---- noninvasive LSU traces of an unmodified image (probe mode) ---------- */
+
+/* For each range and packet kind (address offset, data value with direction,
+ * PC) one run of the image, comparator 0 on the 64 KiB range (address >> 16)
+ * and the ITM (local timestamps) set through the debug port at reset: no
+ * DebugMonitor, no delays, so every timestamp is a true cycle and the three
+ * kinds of a transfer meet at its cycle. Packets the ITM could not take (an
+ * overflow) are lost: a `gap` entry (cycle = the first cycle where transfers
+ * of that range may be missing, addr = the range's base) marks each overflow
+ * window, and a transfer seen in some kinds only is counted in `partial`. */
+struct sonde_ft_vm_lsu_config {
+  const struct sonde_machine *machine;
+  const void *elf;
+  size_t elf_len;
+  const char *elf_name;
+  uint64_t baud;           /* SWO; the core clock / 1..8192 */
+  const uint32_t *ranges;  /* address >> 16, ascending */
+  uint32_t nranges;
+  unsigned jobs;
+  uint64_t max_cycles;     /* per run (0: 10 G) */
+  bool no_jit;
+};
+struct sonde_ft_vm_lsu_stats {
+  uint32_t runs;
+  uint64_t cycles, swo_bytes, overflows;
+  uint64_t transfers;      /* known whole: cycle, pc, address, size, value, direction */
+  uint64_t gaps;           /* gap entries (overflow windows) */
+  uint64_t partial;        /* seen in some kinds only (inside gaps) */
+  uint64_t undated;        /* no exact timestamp in any kind (cycle approximate) */
+};
+/* SONDE_E_UNSUPPORTED (diag says why) when the machine's DWT cannot trace
+ * data transfers (no comparators, no trace packets, ARMv6-M). */
+int sonde_ft_vm_lsu_check(const struct sonde_machine *machine, struct sonde_diag *diag);
+/* *out: transfers and gaps in cycle order (xfer.range indexes cfg->ranges,
+ * cycle = ts = the VM cycle). Errors: a run that does not exit, runs of
+ * different lengths (nondeterminism), a decoder loss. */
+int sonde_ft_vm_lsu_run(const struct sonde_ft_vm_lsu_config *cfg, struct sonde_ft_xfer **out,
+                        size_t *count, struct sonde_ft_vm_lsu_stats *st, struct sonde_diag *diag);
+
 /* Mark every cycle of *t from `from` on as CONFLICT (nondeterminism found
  * there): *t is replaced. */
 int sonde_ft_distrust_from(struct sonde_ft_trace **t, uint64_t from);

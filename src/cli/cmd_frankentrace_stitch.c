@@ -5,6 +5,7 @@
  * aligned on the preamble. */
 #include "cli.h"
 #include "cmd_frankentrace.h"
+#include "cmd_frankentrace_lsu.h"
 #include "cmd_itm_input.h"
 
 #include <inttypes.h>
@@ -23,6 +24,8 @@ struct stitch_ctx {
   unsigned warned;
   int err;
   uint64_t line_frames, line_errors; /* --line: frames decoded and dropped, all inputs */
+  struct ft_lsu_cli lsu; /* --lsu, --lsu-out, --lsu-truth (cmd_frankentrace_lsu.c) */
+  bool lsu_on;
 };
 
 /* Why a line capture may hold nothing usable: the decoder dropped many frames. */
@@ -38,6 +41,8 @@ static void line_hint(const struct stitch_ctx *c, const char *line)
 static int on_iteration(void *vctx, const struct sonde_ftw_iteration *it)
 {
   struct stitch_ctx *c = vctx;
+  if (c->lsu_on && it->begin.kind == 1)
+    ft_lsu_cli_iteration(&c->lsu, it);
   struct sonde_ft_runner_iter ji;
   int rc = sonde_ft_runner_judge(it, &c->cfg, &ji);
   if (rc < 0)
@@ -229,6 +234,8 @@ int cmd_frankentrace_stitch(int argc, char **argv)
       "the preamble is broken, N does not fit the line named by --clock/--baud, or --verify\n"
       "finds a difference; the trace is still written.\n"
       "--json adds one object after the text (docs/frankentrace-target.md).\n"
+      "LSU iterations (the runner's range pairs x packet kinds) become an LSU trace with\n"
+      "--lsu-out: ordered over the pairs and placed on the stitched PC trace.\n"
       "On the VM, `sonde frankentrace run -e <elf>` runs a runner image and does all of this."};
   const char *elf = NULL, *out = NULL, *fmt = "pct", *verify = NULL;
   const char *tpiu = NULL, *line = NULL, *rate = NULL;
@@ -247,6 +254,12 @@ int cmd_frankentrace_stitch(int argc, char **argv)
       OPT_STRING(0, "clock", "<hz>", &clock_s,
                  "the chip's core clock (48M): with the line's baud, check that N fits the line"),
       OPT_U64(0, "baud", "<rate>", &baud, "the SWO baud (default: --line's)"),
+      OPT_STRING(0, "lsu", "<ranges>", &c.lsu.spec,
+                 "check that the capture's LSU iterations trace these 64 KiB ranges"),
+      OPT_STRING(0, "lsu-out", "<csv>", &c.lsu.out_path,
+                 "write the LSU trace of the capture's LSU iterations (--trace-lsu CSV)"),
+      OPT_STRING(0, "lsu-truth", "<csv>", &c.lsu.truth_path,
+                 "compare the LSU trace with sonde run --trace-lsu (with --verify for cycles)"),
       OPT_OUTPUT(&out),
       OPT_JSON(&json),
       OPT_ITM_INPUT(&tpiu, &line, &rate, &la_channel, &wait_sync, &prescale),
@@ -271,6 +284,7 @@ int cmd_frankentrace_stitch(int argc, char **argv)
   }
   c.cfg.fw_id = (uint32_t)fw_id;
   c.cfg.check_fw_id = fw_id != UINT64_MAX;
+  c.lsu_on = c.lsu.spec || c.lsu.out_path || c.lsu.truth_path;
   struct sonde_ftw_splitter *sp = NULL;
   struct sonde_itm *dec = NULL;
   struct sonde_ft_trace *t = NULL, *gt = NULL;
@@ -278,6 +292,11 @@ int cmd_frankentrace_stitch(int argc, char **argv)
   int status = CLI_FAIL;
   if (ft_cli_open_elf(elf, &c.cfg.sym))
     goto done;
+  if (c.lsu_on && ft_lsu_cli_init(&c.lsu, c.cfg.sym) < 0) {
+    cli_error("frankentrace stitch: %s", c.lsu.diag.msg);
+    status = CLI_USAGE;
+    goto done;
+  }
   uint32_t pre = 0;
   if (sonde_ft_runner_preamble(c.cfg.sym, elf, &pre, &d) < 0) {
     cli_error("frankentrace stitch: %s", d.msg);
@@ -318,8 +337,8 @@ int cmd_frankentrace_stitch(int argc, char **argv)
   if (s.corrupt)
     line_hint(&c, line);
   struct sonde_ft_verify_result v;
+  uint64_t off = UINT64_MAX;
   if (verify) {
-    uint64_t off;
     if (!(gt = ft_cli_read_trace(verify))) {
       status = CLI_FAIL;
       goto done;
@@ -332,9 +351,12 @@ int cmd_frankentrace_stitch(int argc, char **argv)
     if (ft_cli_print_runner_verify(sum, &v, off, c.cfg.sym))
       status = CLI_FAIL;
   }
+  if (c.lsu_on && ft_lsu_cli_finish(&c.lsu, t, c.cfg.sym, elf, verify, off, sum))
+    status = CLI_FAIL;
   if (json)
     print_json(sum, &s, sp, line_bad, verify ? &v : NULL, status == CLI_OK);
 done:
+  ft_lsu_cli_free(&c.lsu);
   sonde_ft_trace_free(t);
   sonde_ft_trace_free(gt);
   sonde_ft_runner_free(c.r);

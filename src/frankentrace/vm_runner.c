@@ -184,8 +184,12 @@ static void run_one(struct ctx *x, uint32_t j, unsigned attempt, struct slot *s)
     return;
   }
   sonde_vm_set_run_index(vm, j); /* the environment of boot j (a delay peripheral's jitter) */
-  int rc = ft_vm_catch_reset(vm);
-  if (!rc && j) {
+  /* Stop at the reset that ends the iteration. Not by halting debug
+   * (C_DEBUGEN + VC_CORERESET): with it a DWT watchpoint halts the core
+   * instead of raising the DebugMonitor an invasive LSU iteration needs. */
+  sonde_vm_set_stop_at_reset(vm, true);
+  int rc = 0;
+  if (j) {
     uint32_t st[STATE_WORDS] = {STATE_MAGIC, x->run_id, j, x->total, 0};
     st[4] = state_sum(st);
     rc = sonde_vm_write_mem(vm, x->st_addr, st, sizeof st);
@@ -199,7 +203,7 @@ static void run_one(struct ctx *x, uint32_t j, unsigned attempt, struct slot *s)
   if (!rc && !j && !x->total) { /* the cold boot: learn the plan from the state it left */
     uint32_t st[STATE_WORDS];
     rc = sonde_vm_read_mem(vm, x->st_addr, st, sizeof st);
-    if (!rc && stop.reason == SONDE_VM_STOP_BREAKPOINT &&
+    if (!rc && stop.reason == SONDE_VM_STOP_HALT &&
         (st[0] != STATE_MAGIC || st[4] != state_sum(st) || st[2] != 1 || !st[3])) {
       snprintf(s->msg, sizeof s->msg,
                "%s: after iteration 0 the runner state ft_st is not that of iteration 1 (magic "
@@ -212,7 +216,7 @@ static void run_one(struct ctx *x, uint32_t j, unsigned attempt, struct slot *s)
   if (!j && stop.reason == SONDE_VM_STOP_EXIT)
     read_fw_config(x, vm);
   sonde_vm_free(vm);
-  if (!rc && stop.reason != SONDE_VM_STOP_BREAKPOINT) {
+  if (!rc && stop.reason != SONDE_VM_STOP_HALT) {
     if (stop.reason == SONDE_VM_STOP_EXIT)
       snprintf(s->msg, sizeof s->msg,
                "%s: iteration %u exited (code %d) instead of resetting: the runner did not "
@@ -245,7 +249,16 @@ static void run_one(struct ctx *x, uint32_t j, unsigned attempt, struct slot *s)
  * record (CUT) lost it on the wire, like a corrupt one. */
 static bool usable(const struct slot *s)
 {
-  return s->have && (s->it.verdict == SONDE_FT_RUNNER_OK || s->it.verdict == SONDE_FT_RUNNER_LSU);
+  if (s->have && s->it.verdict == SONDE_FT_RUNNER_LSU) { /* judged by its packets (lsu_runs.c) */
+    if (!s->lsu.has_end || s->lsu.wire_errors)
+      return false;
+    for (size_t i = 0; i < s->lsu.count; i++)
+      if (s->lsu.packets[i].type == SONDE_ITM_SKIP &&
+          s->lsu.packets[i].flags != SONDE_ITM_SKIP_TRUNCATED)
+        return false;
+    return true;
+  }
+  return s->have && s->it.verdict == SONDE_FT_RUNNER_OK;
 }
 
 /* Iteration j until it is sound on the wire or the attempts are used up. */

@@ -22,12 +22,12 @@ for fw in ft_prog ft_prog128; do
     -o "$tmp/$fw.pct" >"$tmp/out" 2>"$tmp/err"
   check "$fw stitch rc" $? 0
   check "$fw no warnings" "$(cat "$tmp/err")" ""
-  check "$fw 0 different" "$(grep -c '7185 compared, 7185 equal, 0 different, 0 unrecoverable' "$tmp/out")" 1
+  check "$fw 0 different" "$(grep -c '7190 compared, 7190 equal, 0 different, 0 unrecoverable' "$tmp/out")" 1
   check "$fw preamble" "$(grep -c '^preamble: intact at cycles 6..69' "$tmp/out")" 1
   check "$fw check" "$(grep -c '^check: all .* transitions possible' "$tmp/out")" 1
 done
 check "ft_prog summary" "$(head -1 "$tmp/out" | sed 's/^frankentrace stitch: //')" \
-  "N 128, 130 iterations (0 LSU, 0 cut, 0 corrupt), 128 of 128 phases, 2 redundant; 7185 cycles, 7298 samples, 0 lost, 0 overflows, 0 outside the ELF, 0 conflicts"
+  "N 128, 130 iterations (0 LSU, 0 cut, 0 corrupt), 128 of 128 phases, 2 redundant; 7190 cycles, 7303 samples, 0 lost, 0 overflows, 0 outside the ELF, 0 conflicts"
 
 # `frankentrace verify` aligns a runner trace on the preamble (or a given offset) by itself
 "$S" frankentrace verify -e "$B/ft_prog.elf" --preamble "$tmp/ft_prog.pct" "$tmp/ft_prog-gt.pct" >"$tmp/v"
