@@ -45,11 +45,30 @@ sonde_firmware(ft_irq SOURCES ft/ft_irq.c ${CMAKE_SOURCE_DIR}/target/cortexm/fra
                ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_setup.c
                ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
                CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
+# Runner images with the LSU plan (tests/cli/frankentrace_lsu.sh): flash, SRAM and GPIO with
+# pended interrupts and a BASEPRI critical section; the same with PRIMASK (an ITM overflow the
+# host reports); ft_irq with flash and SRAM; ft_lsu without its DebugMon_Handler (an error).
+foreach(t ft_lsu:ft_lsu.c:NONE ft_lsu_primask:ft_lsu.c:FT_PRIMASK=1 ft_lsu_irq:ft_irq.c:FT_LSU=1
+          ft_lsu_nomon:ft_lsu.c:FT_NO_MONITOR=1 ft_lsu_bench:ft_lsu.c:FT_ROUNDS=2000)
+  string(REPLACE ":" ";" t ${t})
+  list(GET t 0 n)
+  list(GET t 1 src)
+  list(GET t 2 def)
+  sonde_firmware(${n} SOURCES ft/${src} ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_runner.c
+                 ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_setup.c
+                 ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
+                 CORE m3 MACHINE cm3 OPT -O2 DEFINES ${def}
+                 INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
+endforeach()
+# An unmodified program with sparse SRAM/GPIO transfers for the noninvasive probe mode.
+sonde_firmware(ft_sparse SOURCES ft/ft_sparse.c CORE m3 MACHINE cm3 OPT -O2 SEMIHOSTING)
 # About a million cycles per iteration (bench_frankentrace_run --runner).
 sonde_firmware(ft_work SOURCES ft/ft_work.c ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_runner.c
                ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace/ft_setup.c
                ${CMAKE_SOURCE_DIR}/target/cortexm/cm_trace.c
                CORE m3 MACHINE cm3 OPT -O2 INCLUDES ${CMAKE_SOURCE_DIR}/target/cortexm/frankentrace)
+# The same program without the runner, for `frankentrace run --probe` (frankentrace_run.sh).
+sonde_firmware(ft_plain SOURCES ft/ft_prog.c CORE m3 MACHINE cm3 OPT -O2 DEFINES FT_UNMODIFIED=1)
 # FrankenTrace runner firmware (target/cortexm/frankentrace; tests/cli/frankentrace_stitch.sh).
 foreach(t ft_prog:512:8000000:0 ft_prog128:128:48000000:0 ft_nondet:128:48000000:1
           ft_prog192:192:24000000:0 ft_prog2048:2048:2000000:0 ft_badn:64:8000000:0

@@ -19,6 +19,15 @@ sonde_firmware(mtb_halt SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
 # Trace window from DWT comparators 0/1 (MTB TSTART/TSTOP, M33).
 sonde_firmware(mtb_tstart SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES TSTART_TEST=1 INCLUDES ${_mtb_inc})
+# The same on the M0+, from the MTBDWT's comparators (cm0plus: mtbdwt=0xF0001000);
+# three sessions on both cores: mtb_sessions_* below.
+sonde_firmware(mtb_tstart_m0plus SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
+               DEFINES TSTART_TEST=1 INCLUDES ${_mtb_inc})
+# Sessions forever, for `sonde mtb fetch` (tests/cli/mtb_fetch.sh): the fetch
+# must leave TSTARTEN clear so that the next start cannot overwrite the buffer.
+sonde_firmware(mtb_sessions_hang_m0plus SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
+               DEFINES TSTART_TEST=1 TSTART_FOREVER=1 TSTART_IRQ=1 INCLUDES ${_mtb_inc}
+               CFLAGS -Wl,--build-id)
 # Benchmark images (docs/benchmarks.md): the same long workload with the MTB on and off.
 sonde_firmware(mtb_bench_on SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES LOOPS=3000000 INCLUDES ${_mtb_inc})
@@ -33,7 +42,7 @@ sonde_firmware(mtb_wrap_m0p SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT 
 # bench/mtb_bench.c: a 64 KiB circle (machine with `mtb ... 64K`) filled several times.
 sonde_firmware(mtb_bench64 SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
                DEFINES MTB_SIZE=65536 LOOPS=20000 INCLUDES ${_mtb_inc})
-# Nested (PendSV preempts SysTick) and tail-chained (PendSV after SysTick) exceptions.
+# Nested (PendSV preempts SysTick) and tail-chained (PendSV after SysTick) exceptions;
 foreach(_core m33 m0plus)
   if(_core STREQUAL m33)
     set(_mach cm33)
@@ -44,6 +53,9 @@ foreach(_core m33 m0plus)
                  DEFINES NEST_MODE=1 LOOPS=60 INCLUDES ${_mtb_inc})
   sonde_firmware(mtb_chain_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach} OPT -O1
                  DEFINES NEST_MODE=2 LOOPS=60 INCLUDES ${_mtb_inc})
+  # Three TSTART/TSTOP sessions with SysTick inside and outside them.
+  sonde_firmware(mtb_sessions_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach} OPT -O1
+                 DEFINES TSTART_TEST=1 WINDOWS=3 TSTART_IRQ=1 INCLUDES ${_mtb_inc})
 endforeach()
 # A real fault with a post-mortem bundle (firmware/mtb/mtb_fault.c).
 sonde_firmware(mtb_fault_m33 SOURCES mtb/mtb_fault.c ${CMAKE_SOURCE_DIR}/target/cortexm/mtb.c

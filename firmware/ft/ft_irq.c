@@ -45,15 +45,28 @@ static uint32_t st_work(uint32_t x) { return x * 3 + 1; }
 static uint32_t st_done(uint32_t x) { return x >> 1; }
 static uint32_t (*const steps[3])(uint32_t) = {st_idle, st_work, st_done};
 
+#ifdef FT_LSU
+/* With the LSU plan (ft_lsu_irq): flash and SRAM, invasive. SysTick is left
+ * out: an interrupt from a timer lands elsewhere under DebugMonitor delays. */
+static const uint16_t lsu_ranges[] = {0x0000, 0x2000};
+FT_DEBUGMON_VECTOR
+#endif
 static const struct ft_config cfg = {
     .core_hz = 48000000, .swo_baud = FT_BAUD, .n = FT_N, .repeats = 3,
-    .run_id = 0x1A2B, .fw_id = 0xF7000002u};
+    .run_id = 0x1A2B, .fw_id = 0xF7000002u,
+#ifdef FT_LSU
+    .ranges = lsu_ranges, .nranges = 2, .lsu_delay = 1,
+#endif
+};
 
 int main(void)
 {
   int rc = ft_begin(&cfg);
   if (rc > 1)
     return 10 + rc;
+#ifdef FT_LSU
+  ft_lower_priorities(16, 0x20); /* SVC, PendSV below DebugMonitor too */
+#endif
   NVIC_IPR_BYTE(10) = 0xC0;
   NVIC_IPR_BYTE(11) = 0x40;
   NVIC_IPR_BYTE(12) = 0x80;
@@ -66,9 +79,11 @@ int main(void)
   uint32_t x = 5;
   for (uint32_t i = 0; i < 60; i++)
     x = steps[x % 3](x) ^ i;
+#ifndef FT_LSU
   SYST_RVR = 300 - 1; /* SysTick every 300 cycles over a CPU-bound loop */
   SYST_CVR = 0;
   SYST_CSR = 7;
+#endif
   for (volatile uint32_t i = 0; i < 200; i++)
     x += i;
   SYST_CSR = 0;

@@ -2,10 +2,14 @@
  * (target/cortexm/frankentrace): tight loops, calls through function
  * pointers, SysTick interrupts (tail-chaining with the timer's), a busy-wait
  * on the delay peripheral, and WFI until the timer's interrupt. main() starts
- * the iteration first; the runner resets the chip at the end of each one. */
+ * the iteration first; the runner resets the chip at the end of each one.
+ * Built with FT_UNMODIFIED the same program has no runner (ft_plain: for
+ * `frankentrace run --probe`, which traces it from reset to its exit). */
 #include <stdint.h>
 
+#ifndef FT_UNMODIFIED
 #include "ft_runner.h"
+#endif
 #include "sonde_fw.h"
 #include "vm_periph.h"
 
@@ -43,15 +47,19 @@ static uint32_t mul5(uint32_t x) { return x * 5; }
 static uint32_t xor7(uint32_t x) { return x ^ 7; }
 static uint32_t (*const ops[3])(uint32_t) = {add3, mul5, xor7};
 
+#ifndef FT_UNMODIFIED
 static const struct ft_config cfg = {
     .core_hz = 48000000, .swo_baud = FT_BAUD, .n = FT_N, .repeats = FT_REPEATS,
     .run_id = 0x5EED, .fw_id = 0xF7000001u};
+#endif
 
 int main(void)
 {
+#ifndef FT_UNMODIFIED
   int rc = ft_begin(&cfg);
   if (rc > 1)
     return 10 + rc; /* the configuration cannot work */
+#endif
   uint32_t acc = 1;
   for (uint32_t i = 0; i < 200; i++) /* tight loop + indirect calls */
     acc = ops[i % 3](acc);
@@ -75,6 +83,8 @@ int main(void)
   VM_TIMER_CTRL = 0;
   for (volatile uint32_t i = 0; i < 50; i++)
     acc += i;
+#ifndef FT_UNMODIFIED
   ft_end(); /* does not return while iterations remain */
+#endif
   return acc == 0; /* the run after the plan: untraced, exits */
 }

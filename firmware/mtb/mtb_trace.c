@@ -53,8 +53,19 @@ __attribute__((noinline)) static uint32_t step(uint32_t acc, uint32_t i)
 }
 
 #if TSTART_TEST
-/* Tracing window set by DWT comparators: starts at traced_start, stops at
- * traced_stop (MTB TSTART/TSTOP). */
+/* Trace sessions set by comparators (MTB TSTART/TSTOP, mtb_enable_window():
+ * the core DWT on the M33, the MTBDWT on the M0+): tracing starts at
+ * traced_start and stops at traced_stop, WINDOWS times; with TSTART_IRQ
+ * SysTick interrupts both inside and outside the sessions. */
+#ifndef WINDOWS
+#define WINDOWS 1
+#endif
+#ifndef TSTART_IRQ
+#define TSTART_IRQ 0
+#endif
+#ifndef TSTART_FOREVER
+#define TSTART_FOREVER 0 /* 1: sessions forever (tests/cli/mtb_fetch.sh halts it) */
+#endif
 __attribute__((noinline)) void traced_start(void)
 {
   sink++;
@@ -65,36 +76,28 @@ __attribute__((noinline)) void traced_stop(void)
   sink--;
 }
 
-#define DEMCR SONDE_REG(0xE000EDFCu)
-#define DWT_COMP(n) SONDE_REG(0xE0001020u + 16u * (n))
-#define DWT_MASK(n) SONDE_REG(0xE0001024u + 16u * (n))
-#define DWT_FUNCTION(n) SONDE_REG(0xE0001028u + 16u * (n))
-
 int main(void)
 {
-  DEMCR |= 1u << 24; /* TRCENA */
-  DWT_COMP(0) = (uint32_t)traced_start & ~1u;
-  DWT_MASK(0) = 0;
-  DWT_FUNCTION(0) = 4; /* instruction address match */
-  DWT_COMP(1) = (uint32_t)traced_stop & ~1u;
-  DWT_MASK(1) = 0;
-  DWT_FUNCTION(1) = 4;
-  volatile uint32_t *buf = (volatile uint32_t *)MTB->BASE;
-  for (unsigned i = 0; i < 1024; i++)
-    buf[i] = 0;
-  MTB->POSITION = 0;
-  MTB->TSTART = 1u << 0; /* comparator 0 starts */
-  MTB->TSTOP = 1u << 1;  /* comparator 1 stops */
-  MTB->MASTER = (1u << 5) | (1u << 6) | 8u; /* TSTARTEN, TSTOPEN, 4 KiB, EN clear */
+  if (TSTART_IRQ) {
+    SYST_RVR = 150;
+    SYST_CVR = 0;
+    SYST_CSR = 7; /* enable, interrupt, core clock */
+  }
+  if (mtb_enable_window(MTB_SIZE, (uint32_t)traced_start, (uint32_t)traced_stop) != 0)
+    return 2;
   uint32_t acc = 1;
+  for (uint32_t w = 0; TSTART_FOREVER || w < WINDOWS; w++) {
+    for (uint32_t i = 0; i < 6; i++)
+      acc = step(acc, i); /* not traced */
+    traced_start();
+    for (uint32_t i = 0; i < 6 + w % 8; i++)
+      acc = step(acc, i); /* traced */
+    traced_stop();
+  }
   for (uint32_t i = 0; i < 6; i++)
     acc = step(acc, i); /* not traced */
-  traced_start();
-  for (uint32_t i = 0; i < 6; i++)
-    acc = step(acc, i); /* traced */
-  traced_stop();
-  for (uint32_t i = 0; i < 6; i++)
-    acc = step(acc, i); /* not traced */
+  SYST_CSR = 0;
+  mtb_disable();
   sink = acc;
   return 0;
 }

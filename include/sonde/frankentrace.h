@@ -434,6 +434,39 @@ int sonde_ft_lsu_order_finish(struct sonde_ft_lsu_order *o, struct sonde_ft_xfer
 int64_t sonde_ft_lsu_align(const struct sonde_ft_trace *t, struct sonde_sym *sym,
                            struct sonde_ft_xfer *x, size_t n, bool use_ts);
 
+/* After sonde_ft_lsu_align without timestamps: move each placed transfer from
+ * the first cycle of its instruction's execution to its data phase, as the VM
+ * stamps transfers (docs/vm.md): transfer i of an instruction occupying L
+ * cycles from s is at s + min(i + 1, L - 1). */
+void sonde_ft_lsu_data_phase(const struct sonde_ft_trace *t, struct sonde_ft_xfer *x, size_t n);
+
+/* Write an LSU trace in the `--trace-lsu` CSV format (docs/formats.md), with
+ * FrankenTrace's additions: an empty cycle for a transfer that could not be
+ * placed on the PC trace, an empty pc when unknown, and `gap` rows
+ * (`cycle,,addr,,len,gap`: an ITM overflow may have lost transfers of the
+ * range at addr in cycles cycle .. cycle+len-1; xfer.value is len). 
+ * `cycle_offset` is added to every known cycle. */
+int sonde_ft_lsu_write(FILE *f, const char *name, const struct sonde_ft_xfer *x, size_t n,
+                       uint64_t cycle_offset, struct sonde_diag *diag);
+
+/* Compare an LSU trace with ground truth (`sonde run --trace-lsu`): the
+ * ground-truth transfers with cycles in [from, to) inside the traced 64 KiB
+ * ranges (address >> 16) and not exception stacking, against x in order
+ * (gaps skipped); equal means pc, addr, size, value and direction equal and,
+ * when check_cycles, cycle + cycle_offset equal to the ground truth's. A
+ * ground-truth transfer missing from x inside one of x's gap windows of its
+ * range is counted in in_gaps, not as a difference. */
+struct sonde_ft_lsu_verify_result {
+  uint64_t compared, equal, truth_count, trace_count, gaps, unplaced, in_gaps;
+  bool differs;
+  uint64_t first;                 /* index of the first difference */
+  struct sonde_ft_xfer got, want; /* there (want.gap/got.gap: missing on that side) */
+};
+void sonde_ft_lsu_verify(const struct sonde_ft_xfer *x, size_t n, const struct sonde_ft_xfer *truth,
+                         size_t tn, const uint32_t *ranges, uint32_t nranges, uint64_t from,
+                         uint64_t to, uint64_t cycle_offset, bool check_cycles,
+                         struct sonde_ft_lsu_verify_result *v);
+
 /* Read an LSU trace: Sonde's `--trace-lsu` CSV, or FrankenTrace's
  * (val_PC,val_addr_16b,val_data,next_ts_PC,...,direction,comparator,width,...,pair_id):
  * detected by the header; gzip allowed. *out malloc'd. For the FrankenTrace

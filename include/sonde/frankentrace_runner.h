@@ -92,19 +92,39 @@ struct sonde_ft_runner_summary {
   struct sonde_ft_report report;    /* conflicts live until sonde_ft_runner_free */
   size_t missing;                   /* phases with no usable iteration */
   uint32_t missing_first[SONDE_FT_RUNNER_MISSING_MAX];
+  /* Iterations numbered below the last one in the capture that are not in
+   * it (a gap in the capture: bytes lost between records); the first gap is
+   * iterations first_gap .. gap_end-1. A capture cut at its end is not a gap
+   * (the plan's length is not in the records): the missing phases say it. */
+  uint32_t gap_iterations, first_gap, gap_end;
   bool preamble_seen;               /* ft_preamble's first PC found in the trace */
   uint64_t preamble_at;             /* its first cycle */
   uint64_t preamble_bad;            /* of its 64 cycles, how many differ (0: intact) */
   bool checked;                     /* the code check ran (an ELF was given) */
   uint64_t transitions, impossible; /* code check */
   struct sonde_ft_bad_transition first_impossible;
-  bool ok; /* no conflict, no missing phase, preamble intact, nothing impossible */
+  /* Nondeterminism (iterations that disagree) or an impossible transition:
+   * every cycle from here on is CONFLICT in the trace (UINT64_MAX: none).
+   * The earlier of the first disagreement and the cycle before the first
+   * impossible transition; no sample after it is known to belong to one
+   * execution, so none is kept as if it were. */
+  uint64_t untrusted_from;
+  bool ok; /* no conflict, no missing phase or gap, preamble intact, nothing impossible */
 };
-/* Finish: the trace (caller frees) and what was found. SONDE_E_FORMAT when
- * there was no PC iteration at all, or most PC samples lie outside the ELF's
- * code (the wrong ELF). */
+/* Finish: the trace (caller frees) and what was found, with the untrusted
+ * cycles marked (sum->untrusted_from). SONDE_E_FORMAT when
+ * there was no PC iteration at all, or the capture is another image's: most
+ * PC samples lie outside the ELF's code, or the preamble never shows and most
+ * transitions are impossible in the ELF's code. */
 int sonde_ft_runner_finish(struct sonde_ft_runner *r, struct sonde_ft_trace **trace,
                            struct sonde_ft_runner_summary *sum, struct sonde_diag *diag);
+
+/* Aligning a runner trace (cycle 0 = the first sample of phase 0) with the
+ * chained image's ground truth (cycle 0 = reset): the first cycle whose cell
+ * is the instruction at `pc` (UINT64_MAX: none), and a copy of t starting at
+ * cycle `origin` (NULL when out of memory). */
+uint64_t sonde_ft_trace_find_pc(const struct sonde_ft_trace *t, uint32_t pc);
+struct sonde_ft_trace *sonde_ft_trace_rebase(const struct sonde_ft_trace *t, uint64_t origin);
 
 /* Compare a stitched runner trace with a ground-truth PC trace of the same
  * firmware (`sonde run --trace-pc`: raw, projected here as DWT sees it),
@@ -114,6 +134,41 @@ int sonde_ft_runner_verify(const struct sonde_ft_trace *trace,
                            const struct sonde_ft_trace *ground_truth, uint32_t preamble,
                            uint64_t *offset, struct sonde_ft_verify_result *v,
                            struct sonde_diag *diag);
+
+/* ---- LSU iterations (invasive: DebugMonitor delays) ----------------------- */
+
+/* Packet kinds of an LSU iteration (the begin record's lsu_kind). */
+enum { SONDE_FT_LSU_ADDR = 0, SONDE_FT_LSU_DATA = 1, SONDE_FT_LSU_PC = 2, SONDE_FT_LSU_KINDS = 3 };
+#define SONDE_FT_LSU_MAX_RANGES 64u
+const char *sonde_ft_lsu_kind_name(unsigned kind); /* "address", "data", "pc" */
+
+/* Collects the runner's LSU iterations: each traced ranges a and b (address
+ * >> 16, comparators 0 and 1) with one packet kind. The three kinds of a
+ * pair line up transfer by transfer (same program, same transfers); the
+ * pairs are ordered by sonde_ft_lsu_order (paper 5.3). */
+struct sonde_ft_lsu_runs;
+int sonde_ft_lsu_runs_new(struct sonde_ft_lsu_runs **out);
+void sonde_ft_lsu_runs_free(struct sonde_ft_lsu_runs *r);
+/* Add one LSU iteration as the splitter delivered it. SONDE_E_AGAIN (diag
+ * says why) when the wire spoiled it (cut, a corrupt record or decoder loss
+ * inside it: re-run it, or a later capture of it may be sound);
+ * SONDE_E_FORMAT when it cannot be used at all: packets of another kind, or
+ * an ITM overflow (transfers lost: DebugMonitor could not delay the core in
+ * time). A second sound iteration of the same pair and kind is ignored. */
+int sonde_ft_lsu_runs_add(struct sonde_ft_lsu_runs *r, const struct sonde_ftw_iteration *it,
+                          struct sonde_diag *diag);
+struct sonde_ft_lsu_summary {
+  uint32_t ranges[SONDE_FT_LSU_MAX_RANGES]; /* address >> 16, ascending: xfer.range indexes it */
+  uint32_t nranges, pairs, runs;
+  uint64_t packets, transfers;
+};
+/* The total order of every traced transfer (*out malloc'd; ts = index in its
+ * pair's runs, cycle UINT64_MAX until aligned). SONDE_E_FORMAT when a pair
+ * lacks a kind, the kinds of a pair disagree, or the pair orders do not
+ * make one order (nondeterminism), with where in diag. */
+int sonde_ft_lsu_runs_finish(struct sonde_ft_lsu_runs *r, struct sonde_ft_xfer **out,
+                             size_t *count, struct sonde_ft_lsu_summary *sum,
+                             struct sonde_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -73,6 +73,12 @@ struct sonde_ft_vm_stats {
   uint32_t reruns;           /* runs repeated because the wire corrupted them */
   uint64_t flipped_bits;     /* bit errors injected */
   uint64_t distrusted_from;  /* nondeterminism: cycles from here are CONFLICT (UINT64_MAX: none) */
+  /* Runs of different lengths say they went apart, not where: the first such
+   * pair (length_runs) was compared at one phase by running the second's
+   * environment (run index) again at the first's phase; the first sample
+   * that differs is here (UINT64_MAX: no LENGTH conflict, or not located). */
+  uint64_t length_first_difference;
+  uint32_t length_runs[2];
 };
 
 /* Run the plan. On success *trace is the stitched trace (cycles 0 .. run
@@ -160,11 +166,63 @@ int sonde_ft_vm_runner_run(const struct sonde_ft_vm_runner_config *cfg,
                            struct sonde_ft_vm_runner_stats *stats, struct sonde_ft_runner **runner,
                            struct sonde_diag *diag);
 
+/* ---- noninvasive LSU traces of an unmodified image (probe mode) ---------- */
+
+/* For each range and packet kind (address offset, data value with direction,
+ * PC) one run of the image, comparator 0 on the 64 KiB range (address >> 16)
+ * and the ITM (local timestamps) set through the debug port at reset: no
+ * DebugMonitor, no delays, so every timestamp is a true cycle and the three
+ * kinds of a transfer meet at its cycle. Packets the ITM could not take (an
+ * overflow) are lost: a `gap` entry (cycle = the first cycle where transfers
+ * of that range may be missing, addr = the range's base) marks each overflow
+ * window, and a transfer seen in some kinds only is counted in `partial`. */
+struct sonde_ft_vm_lsu_config {
+  const struct sonde_machine *machine;
+  const void *elf;
+  size_t elf_len;
+  const char *elf_name;
+  uint64_t baud;           /* SWO; the core clock / 1..8192 */
+  const uint32_t *ranges;  /* address >> 16, ascending */
+  uint32_t nranges;
+  unsigned jobs;
+  uint64_t max_cycles;     /* per run (0: 10 G) */
+  bool no_jit;
+};
+struct sonde_ft_vm_lsu_stats {
+  uint32_t runs;
+  uint64_t cycles, swo_bytes, overflows;
+  uint64_t transfers;      /* known whole: cycle, pc, address, size, value, direction */
+  uint64_t gaps;           /* gap entries (overflow windows) */
+  uint64_t partial;        /* seen in some kinds only (inside gaps) */
+  uint64_t undated;        /* no exact timestamp in any kind (cycle approximate) */
+};
+/* SONDE_E_UNSUPPORTED (diag says why) when the machine's DWT cannot trace
+ * data transfers (no comparators, no trace packets, ARMv6-M). */
+int sonde_ft_vm_lsu_check(const struct sonde_machine *machine, struct sonde_diag *diag);
+/* *out: transfers and gaps in cycle order (xfer.range indexes cfg->ranges,
+ * cycle = ts = the VM cycle). Errors: a run that does not exit, runs of
+ * different lengths (nondeterminism), a decoder loss. */
+int sonde_ft_vm_lsu_run(const struct sonde_ft_vm_lsu_config *cfg, struct sonde_ft_xfer **out,
+                        size_t *count, struct sonde_ft_vm_lsu_stats *st, struct sonde_diag *diag);
+
 /* Mark every cycle of *t from `from` on as CONFLICT (nondeterminism found
  * there): *t is replaced. */
 int sonde_ft_distrust_from(struct sonde_ft_trace **t, uint64_t from);
 /* The first cycle of any conflict in the report, or UINT64_MAX. */
 uint64_t sonde_ft_first_conflict(const struct sonde_ft_report *rep);
+/* Where the untrusted cycles begin, given the first disagreement between
+ * iterations (rep) and the first impossible transition (its `to` cycle, or
+ * UINT64_MAX): one sampling interval N before the earlier of the two, not
+ * before `origin`; UINT64_MAX when there is neither. The first sign is seen
+ * after the runs went apart, not where: a busy-wait that ends later, or an
+ * instruction whose time depends on data (udiv), shifts a run by a few
+ * cycles and the mix of runs looks consistent until a redundant sample or a
+ * transition gives it away. Within N cycles of going apart every iteration
+ * has taken a sample, so a divergence N or more cycles before the sign would
+ * have had its samples compared (redundancy) or joined to their neighbours
+ * (the code check) before: not a proof, a margin (docs/frankentrace.md). */
+uint64_t sonde_ft_untrusted_from(const struct sonde_ft_report *rep, uint64_t first_impossible,
+                                 uint32_t n, uint64_t origin);
 
 #ifdef __cplusplus
 }

@@ -147,6 +147,11 @@ struct sonde_lsutrace_record {
   unsigned size; /* 1, 2 or 4 */
   bool write;
   bool stacking;  /* exception stacking/unstacking (rw `W`/`R`); pc = return address */
+  /* Read only (FrankenTrace's LSU output): rw `gap`, an ITM overflow may
+   * have lost transfers of the range at addr in the `value` cycles from
+   * `cycle`; cycle UINT64_MAX: not placed on a PC trace; pc 0xFFFFFFFF:
+   * unknown. */
+  bool gap;
 };
 
 struct sonde_lsutrace_writer; /* opaque */

@@ -82,6 +82,12 @@ void sonde_vm_set_jit(struct sonde_vm *vm, bool on);
  * sonde_vm_reset() to start a fresh VM at run `run` (as FrankenTrace does for
  * each iteration it runs on its own VM). No effect without such a device. */
 void sonde_vm_set_run_index(struct sonde_vm *vm, uint32_t run);
+/* Make sonde_vm_run() return (SONDE_VM_STOP_HALT) right after a system reset
+ * (AIRCR.SYSRESETREQ) has been taken, before the first instruction after it,
+ * without halting debug: unlike DHCSR.C_DEBUGEN + DEMCR.VC_CORERESET, debug
+ * events still reach DebugMonitor (FrankenTrace's invasive LSU iterations,
+ * one per VM). Off by default. */
+void sonde_vm_set_stop_at_reset(struct sonde_vm *vm, bool on);
 
 /* Why sonde_vm_run() returned. */
 enum sonde_vm_stop_reason {

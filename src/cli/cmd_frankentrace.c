@@ -95,12 +95,19 @@ int cmd_frankentrace_verify(int argc, char **argv)
       "that started before; sleep as sleep), unless --raw. Unrecoverable cycles in the\n"
       "trace are counted, not compared. Exit status 1 if any compared cycle differs or a\n"
       "ground-truth cycle lies outside the trace (and, with --strict, if any cycle is\n"
-      "unrecoverable)."};
+      "unrecoverable). A runner trace (`frankentrace stitch`, `run` of a runner image)\n"
+      "starts at the first sample of phase 0, the ground truth of the chained image at its\n"
+      "reset: --preamble aligns them on the runner's preamble (-e names ft_preamble), or\n"
+      "--offset gives the ground-truth cycle of trace cycle 0; the ground truth then also\n"
+      "holds the other iterations, so its cycles outside the trace do not fail."};
   const char *elf = NULL;
-  bool json = false, raw = false, strict = false;
-  uint64_t context = 3;
+  bool json = false, raw = false, strict = false, preamble = false;
+  uint64_t context = 3, offset = UINT64_MAX;
   struct cli_opt opts[] = {
       OPT_ELF(&elf),
+      OPT_FLAG(0, "preamble", &preamble,
+               "align a runner trace on the runner's preamble (ft_preamble, needs -e)"),
+      OPT_U64(0, "offset", "<cycle>", &offset, "trace cycle 0 is this ground-truth cycle"),
       OPT_U64(0, "context", "<n>", &context, "cycles shown before and after the first difference (default 3)"),
       OPT_FLAG(0, "raw", &raw, "compare the ground truth as it is (no DWT projection)"),
       OPT_FLAG(0, "strict", &strict, "fail if any cycle of the trace is unrecoverable"),
@@ -115,6 +122,10 @@ int cmd_frankentrace_verify(int argc, char **argv)
     return cli_usage_error(&help, "expected <trace> and <ground-truth>, got %d file(s)", n);
   if (context > 1000)
     return cli_usage_error(&help, "--context must be at most 1000");
+  if (preamble && offset != UINT64_MAX)
+    return cli_usage_error(&help, "--preamble and --offset both align: give one");
+  if (preamble && !elf)
+    return cli_usage_error(&help, "--preamble needs -e <elf> (where ft_preamble is)");
   struct sonde_sym *sym = NULL;
   struct sonde_ft_trace *t = NULL, *gt = NULL, *proj = NULL;
   int status = CLI_FAIL;
@@ -129,9 +140,36 @@ int cmd_frankentrace_verify(int argc, char **argv)
     sonde_ft_trace_free(gt);
     gt = proj;
   }
+  if (preamble) {
+    uint32_t pre;
+    struct sonde_diag d = {{0}};
+    uint64_t at, gat;
+    if (sonde_ft_runner_preamble(sym, elf, &pre, &d) < 0) {
+      cli_error("frankentrace verify: %s", d.msg);
+      goto done;
+    }
+    at = sonde_ft_trace_find_pc(t, pre);
+    gat = sonde_ft_trace_find_pc(gt, pre);
+    if (at == UINT64_MAX || gat == UINT64_MAX || gat < at) {
+      cli_error("frankentrace verify: cannot align on the preamble: ft_preamble (0x%08x) is not "
+                "in the %s", pre, at == UINT64_MAX ? "trace" : "ground truth");
+      goto done;
+    }
+    offset = gat - at;
+  }
+  if (offset != UINT64_MAX && offset) {
+    struct sonde_ft_trace *moved = sonde_ft_trace_rebase(t, sonde_ft_trace_origin(t) + offset);
+    if (!moved) {
+      cli_error("frankentrace verify: out of memory");
+      goto done;
+    }
+    sonde_ft_trace_free(t);
+    t = moved;
+  }
   struct sonde_ft_verify_result v;
   sonde_ft_verify(t, gt, &v);
-  bool ok = !v.different && !v.missing && !(strict && v.unrecoverable);
+  bool aligned = offset != UINT64_MAX; /* the ground truth holds more than the trace */
+  bool ok = !v.different && (aligned || !v.missing) && !(strict && v.unrecoverable);
   char got[400], want[400];
   if (json) {
     printf("{\"trace\": ");

@@ -24,12 +24,34 @@ int ft_cli_write_trace(const char *path, enum sonde_ft_format format,
 void ft_cli_print_runner_findings(FILE *out, const struct sonde_ft_runner_summary *s,
                                   struct sonde_sym *sym)
 {
-  for (size_t i = 0; i < s->report.conflict_count; i++) {
+  enum { SHOWN = 10 }; /* a capture that went apart everywhere has one per phase */
+  if (s->report.conflict_count > SHOWN)
+    fprintf(out, "nondeterminism: %zu pairs of iterations disagree; the %d with the earliest "
+            "cycles:\n", s->report.conflict_count, SHOWN);
+  const struct sonde_ft_conflict *shown[SHOWN];
+  size_t nshown = 0;
+  for (size_t i = 0; i < s->report.conflict_count; i++) { /* the SHOWN earliest, in order */
     const struct sonde_ft_conflict *k = &s->report.conflicts[i];
+    size_t at = nshown;
+    while (at > 0 && shown[at - 1]->first_cycle > k->first_cycle)
+      at--;
+    if (at >= SHOWN)
+      continue;
+    for (size_t j = nshown < SHOWN ? nshown : SHOWN - 1; j > at; j--)
+      shown[j] = shown[j - 1];
+    shown[at] = k;
+    if (nshown < SHOWN)
+      nshown++;
+  }
+  for (size_t i = 0; i < nshown; i++) {
+    const struct sonde_ft_conflict *k = shown[i];
     fprintf(out, "nondeterminism: %s: iterations %u and %u (phase %u) differ from cycle %" PRIu64
             " (%" PRIu64 " cycles)\n", k->kind == SONDE_FT_CONFLICT_LENGTH ? "length" : "samples",
             k->iter_a, k->iter_b, k->phase, k->first_cycle, k->cycles);
   }
+  if (s->gap_iterations)
+    fprintf(out, "gap: %u iterations are not in the capture (first: %u..%u): bytes were lost "
+            "between records; capture again\n", s->gap_iterations, s->first_gap, s->gap_end - 1);
   if (s->missing) {
     fprintf(out, "missing: %zu phases have no usable iteration (first:", s->missing);
     for (size_t i = 0; i < s->missing && i < SONDE_FT_RUNNER_MISSING_MAX; i++)
@@ -48,6 +70,10 @@ void ft_cli_print_runner_findings(FILE *out, const struct sonde_ft_runner_summar
       fprintf(out, "check: all %" PRIu64 " transitions possible in the ELF's code\n", s->transitions);
     }
   }
+  if (s->untrusted_from != UINT64_MAX)
+    fprintf(out, "untrusted: cycles %" PRIu64 ".. marked conflict (from N cycles before the "
+            "first disagreement between iterations or impossible transition: runs go apart before "
+            "it shows)\n", s->untrusted_from);
   if (s->preamble_bad)
     fprintf(out, "preamble: broken (%" PRIu64 " of %u cycles differ%s)\n", s->preamble_bad,
             SONDE_FT_PREAMBLE_CYCLES, s->preamble_seen ? "" : "; never seen");

@@ -3,6 +3,7 @@
  * does the work; docs/frankentrace.md, docs/frankentrace-target.md). */
 #include "cli.h"
 #include "cmd_frankentrace.h"
+#include "cmd_frankentrace_lsu.h"
 #include "sonde/frankentrace_vm.h"
 #include "sonde/vm.h"
 #include "ft_setup.h"
@@ -21,18 +22,21 @@ struct run_opts {
   void *elf;
   size_t elf_len;
   struct sonde_sym *sym;
+  struct ft_lsu_cli lsu; /* --lsu, --lsu-out, --lsu-truth (cmd_frankentrace_lsu.c) */
+  bool lsu_on;
 };
 
 static void on_progress(void *ctx, uint32_t done, uint32_t total)
 {
-  (void)total;
-  cli_progress_update(ctx, done);
+  struct cli_progress *p = ctx;
+  p->total = total; /* a runner image tells its plan's length once it runs */
+  cli_progress_update(p, done);
 }
 
 /* --truth: a ground-truth file (`sonde run --trace-pc`) against the trace;
  * runner traces are aligned on the preamble. Returns 1 when they differ. */
 static int verify_file(const struct run_opts *o, const struct sonde_ft_trace *t, bool runner,
-                       FILE *out)
+                       FILE *out, uint64_t *offset)
 {
   struct sonde_ft_trace *gt = ft_cli_read_trace(o->truth_path), *proj = NULL;
   if (!gt)
@@ -55,6 +59,8 @@ static int verify_file(const struct run_opts *o, const struct sonde_ft_trace *t,
     cli_error("frankentrace run: --truth %s: %s", o->truth_path, d.msg);
     return 1;
   }
+  if (offset)
+    *offset = off;
   fprintf(out, "  truth %s: ", o->truth_path);
   return ft_cli_print_runner_verify(out, &v, off, o->sym) || (!runner && (v.missing || v.extra));
 }
@@ -98,6 +104,10 @@ static int run_runner(const struct run_opts *o)
       .max_cycles = o->max_cycles, .ground_truth = o->verify, .no_jit = o->no_jit,
       .bit_errors = o->bit_errors, .seed = o->seed, .attempts = (unsigned)o->attempts,
       .progress = on_progress, .progress_ctx = &prog};
+  if (o->lsu_on) {
+    cfg.lsu_iteration = ft_lsu_cli_iteration;
+    cfg.lsu_ctx = (void *)&o->lsu;
+  }
   struct sonde_ft_trace *trace = NULL, *truth = NULL;
   struct sonde_ft_runner *keep = NULL;
   struct sonde_ft_runner_summary s;
@@ -112,6 +122,8 @@ static int run_runner(const struct run_opts *o)
     cli_error("frankentrace run: %s", d.msg);
     if (st.fw_config_read)
       explain_config(&st);
+    if (o->lsu_on)
+      ft_lsu_cli_hint_monitor(o->sym, o->elf_path);
     goto out;
   }
   if (ft_cli_write_trace(o->out_path, o->fmt, trace, o->sym) != CLI_OK)
@@ -134,11 +146,7 @@ static int run_runner(const struct run_opts *o)
   if (o->bit_errors > 0)
     fprintf(e, "  wire: %" PRIu64 " bit errors injected; %u re-runs; %u iterations still corrupt "
                "(their phases unsampled)\n", st.flipped_bits, st.reruns, st.corrupt_left);
-  ft_cli_print_runner_findings(e, &s, o->sym);
-  if (st.distrusted_from != UINT64_MAX)
-    fprintf(e, "  untrusted: cycles %" PRIu64 ".. marked conflict (from the first disagreement "
-               "between runs or impossible transition, no sample can be trusted)\n",
-            st.distrusted_from);
+  ft_cli_print_runner_findings(e, &s, o->sym); /* with the untrusted cycles */
   if (o->verify) {
     uint32_t pre;
     uint64_t off;
@@ -152,7 +160,11 @@ static int run_runner(const struct run_opts *o)
     if (ft_cli_print_runner_verify(e, &v, off, o->sym))
       fail = true;
   }
-  if (o->truth_path && verify_file(o, trace, true, e))
+  uint64_t truth_off = UINT64_MAX; /* ground-truth cycle of trace cycle 0 (--truth) */
+  if (o->truth_path && verify_file(o, trace, true, e, &truth_off))
+    fail = true;
+  if (o->lsu_on && ft_lsu_cli_finish((struct ft_lsu_cli *)&o->lsu, trace, o->sym, o->elf_path,
+                                     o->truth_path, truth_off, e))
     fail = true;
   if (o->json)
     fprintf(stderr,
@@ -226,11 +238,16 @@ static int run_probe(const struct run_opts *o)
             ",\"exit_code\":%" PRId64 ",\"swo_bytes\":%" PRIu64 ",\"pc_samples\":%" PRIu64
             ",\"sleep_samples\":%" PRIu64 ",\"overflows\":%" PRIu64 ",\"lost\":%" PRIu64
             ",\"bad_runs\":%u,\"reruns\":%u,\"pc\":%" PRIu64 ",\"sleep\":%" PRIu64
-            ",\"unsampled\":%" PRIu64 ",\"conflicts\":%zu,\"seconds\":%.3f",
+            ",\"unsampled\":%" PRIu64 ",\"conflicts\":%zu,\"untrusted_from\":%" PRId64
+            ",\"length_first_difference\":%" PRId64 ",\"seconds\":%.3f",
             n, baud, st.iterations, st.run_cycles, (int64_t)st.exit_code, st.swo_bytes,
             st.pc_packets, st.sleep_packets, st.overflow_packets, st.lost_samples,
             st.bad_iterations, st.reruns, rep.counts.pc, rep.counts.sleep, rep.counts.unsampled,
-            rep.conflict_count, secs);
+            rep.conflict_count,
+            st.distrusted_from == UINT64_MAX ? (int64_t)-1 : (int64_t)st.distrusted_from,
+            st.length_first_difference == UINT64_MAX ? (int64_t)-1
+                                                     : (int64_t)st.length_first_difference,
+            secs);
     if (o->verify)
       fprintf(stderr, ",\"verify\":{\"compared\":%" PRIu64 ",\"equal\":%" PRIu64
                       ",\"different\":%" PRIu64 ",\"first_difference\":%" PRId64 "}",
@@ -259,10 +276,14 @@ static int run_probe(const struct run_opts *o)
               k->kind == SONDE_FT_CONFLICT_LENGTH ? "length" : "samples", k->iter_a, k->iter_b,
               k->phase, k->first_cycle, k->cycles);
     }
+    if (st.length_first_difference != UINT64_MAX)
+      fprintf(stderr, "  nondeterminism: length: run %u's environment run again at run %u's "
+                      "phase: their samples first differ at cycle %" PRIu64 "\n",
+              st.length_runs[1], st.length_runs[0], st.length_first_difference);
     if (st.distrusted_from != UINT64_MAX)
-      fprintf(stderr, "  untrusted: cycles %" PRIu64 ".. marked conflict (from the first "
-                      "disagreement between runs or impossible transition, no sample can be "
-                      "trusted)\n", st.distrusted_from);
+      fprintf(stderr, "  untrusted: cycles %" PRIu64 ".. marked conflict (from N cycles "
+                      "before the first disagreement between runs or impossible transition: runs "
+                      "go apart before it shows)\n", st.distrusted_from);
     if (o->verify) {
       if (v.has_difference) {
         char got[256], want[256];
@@ -278,8 +299,16 @@ static int run_probe(const struct run_opts *o)
       }
     }
   }
-  if (o->truth_path && verify_file(o, trace, false, stderr))
+  if (o->truth_path && verify_file(o, trace, false, stderr, NULL))
     fail = true;
+  if (o->lsu_on) {
+    struct sonde_ft_vm_lsu_config lc = {.machine = o->machine, .elf = o->elf,
+                                        .elf_len = o->elf_len, .elf_name = o->elf_path,
+                                        .baud = baud, .jobs = (unsigned)o->jobs,
+                                        .max_cycles = o->max_cycles, .no_jit = o->no_jit};
+    if (ft_lsu_cli_probe((struct ft_lsu_cli *)&o->lsu, &lc, trace, o->sym, o->elf_path, stderr))
+      fail = true;
+  }
   status = fail ? CLI_FAIL : CLI_OK;
 out:
   sonde_ft_trace_free(trace);
@@ -305,10 +334,15 @@ int cmd_frankentrace_run(int argc, char **argv)
       "    debugger would; the program must end (semihosting exit).\n"
       "Each run's SWO bytes are decoded, judged and stitched. Runs that disagree\n"
       "(nondeterminism) are reported with the first cycle they differ at, and every cycle\n"
-      "from there is marked conflict. --swo-bit-errors corrupts the wire: corrupt runs are\n"
+      "from N cycles before it (or before the first transition impossible in the code) is\n"
+      "marked conflict. --swo-bit-errors corrupts the wire: corrupt runs are\n"
       "run again (--attempts), then left unsampled. --verify compares with the VM's ground\n"
       "truth, --truth with a `sonde run --trace-pc` file, cycle by cycle. Exit 1 when\n"
-      "anything is lost, disagrees, is impossible in the code or differs from the truth."};
+      "anything is lost, disagrees, is impossible in the code or differs from the truth.\n"
+      "LSU (data transfers, --lsu-out): a runner image's plan traces range pairs x packet\n"
+      "kinds with DebugMonitor delays (invasive, ordered over the pairs); --probe --lsu\n"
+      "RANGES runs the unmodified image once per range and kind with no delays\n"
+      "(noninvasive: what the ITM loses is marked as gaps). Both are placed on the PC trace."};
   struct run_opts o = {.repeats = UINT64_MAX, .jobs = 1, .seed = 1};
   const char *machine_name = "cm3", *format = "pct";
   bool probe = false, jit = false, no_jit_old = false;
@@ -334,6 +368,13 @@ int cmd_frankentrace_run(int argc, char **argv)
                "differences; cycle 0, before the first possible sample, is never sampled)"),
       OPT_GROUP("both modes"),
       OPT_FLAG(0, "verify", &o.verify, "compare with the VM's ground truth (a hooked run)"),
+      OPT_STRING(0, "lsu", "<ranges>", &o.lsu.spec,
+                 "LSU trace of these 64 KiB ranges: comma-separated, each 0x2000 (address >> "
+                 "16), an address or a symbol; a runner image traces its own (--lsu checks them)"),
+      OPT_STRING(0, "lsu-out", "<csv>", &o.lsu.out_path,
+                 "write the LSU trace (sonde run --trace-lsu CSV; gaps and unplaced marked)"),
+      OPT_STRING(0, "lsu-truth", "<csv>", &o.lsu.truth_path,
+                 "compare the LSU trace with sonde run --trace-lsu (with --truth for cycles)"),
       OPT_STRING(0, "truth", "<pct>", &o.truth_path,
                  "compare with a ground-truth PC trace (sonde run --trace-pc) cycle by cycle"),
       OPT_DOUBLE(0, "swo-bit-errors", "<p>", &o.bit_errors,
@@ -390,9 +431,21 @@ int cmd_frankentrace_run(int argc, char **argv)
     goto out;
   if (ft_cli_open_elf(o.elf_path, &o.sym) != CLI_OK)
     goto out;
+  o.lsu_on = o.lsu.spec || o.lsu.out_path || o.lsu.truth_path;
+  if (o.lsu_on && ft_lsu_cli_init(&o.lsu, o.sym) < 0) {
+    cli_error("frankentrace run: %s", o.lsu.diag.msg);
+    status = CLI_USAGE;
+    goto out;
+  }
   struct sonde_diag why;
   bool runner = sonde_ft_vm_is_runner(o.sym, &why);
-  if (probe) {
+  struct sonde_diag lsu_why;
+  if (probe && o.lsu_on && !o.lsu.nwant) {
+    cli_error("frankentrace run: --probe: --lsu RANGES is needed (which 64 KiB ranges to trace)");
+    status = CLI_USAGE;
+  } else if (probe && o.lsu_on && sonde_ft_vm_lsu_check(o.machine, &lsu_why) < 0) {
+    cli_error("frankentrace run: machine %s: %s", machine_name, lsu_why.msg);
+  } else if (probe) {
     status = run_probe(&o);
   } else if (!runner) {
     cli_error("frankentrace run: '%s' is not a FrankenTrace runner image (%s): give --probe to "
@@ -407,6 +460,7 @@ int cmd_frankentrace_run(int argc, char **argv)
     status = run_runner(&o);
   }
 out:
+  ft_lsu_cli_free(&o.lsu);
   sonde_sym_free(o.sym);
   free(o.elf);
   sonde_machine_free(o.machine);

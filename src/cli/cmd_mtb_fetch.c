@@ -133,10 +133,14 @@ static int fetch_live(struct sonde_mon_link *l, uint32_t regs, unsigned arch, bo
   uint32_t r[4];
   if (sonde_mon_read_words(l, regs, r, 4) < 0)
     return cli_error("%s", sonde_mon_link_error(l));
-  if (stop && (r[1] >> 31)) { /* freeze the buffer before reading it */
-    if (sonde_mon_write32(l, regs + 4, r[1] & ~(1u << 31)) < 0)
+  /* Freeze the buffer before reading it: EN cleared, and TSTARTEN too, so
+   * that a TSTART source (a DWT or MTBDWT comparator) cannot restart tracing
+   * once the target runs again. */
+  const uint32_t run_bits = (1u << 31) | (1u << 5);
+  if (stop && (r[1] & run_bits)) {
+    if (sonde_mon_write32(l, regs + 4, r[1] & ~run_bits) < 0)
       return cli_error("%s", sonde_mon_link_error(l));
-    r[1] &= ~(1u << 31);
+    r[1] &= ~run_bits;
   }
   uint32_t size = 16u << (r[1] & 0x1F);
   if (!r[3] || size > (1u << 24))
@@ -196,7 +200,7 @@ int cmd_mtb_fetch(int argc, char **argv)
       "CONTROL; S0-S31 and FPSCR when the FPU is on; IPSR 0: decoded as halted) and on the\n"
       "M33 the fault status registers; with -e, the build id the running firmware carries\n"
       "(read from the target where the ELF loads its .note.gnu.build-id). The MTB is stopped first\n"
-      "(MASTER.EN cleared) unless --no-stop. --run-ms lets the target run that long\n"
+      "(MASTER.EN and TSTARTEN cleared) unless --no-stop. --run-ms lets the target run that long\n"
       "before the capture (a GDB server halts it on attach). With --stored, copy the bundle\n"
       "the firmware's fault handler stored at that address (or ELF symbol) instead."};
   const char *link = NULL, *gdb = NULL, *core = "m33", *regs_s = NULL, *stored = NULL, *elf = NULL,
@@ -209,7 +213,7 @@ int cmd_mtb_fetch(int argc, char **argv)
       OPT_STRING(0, "core", "<core>", &core, "m33 (default; MTB registers at 0xE0043000) or m0plus"),
       OPT_STRING(0, "regs", "<hex>", &regs_s,
                  "the MTB register block (M0+: chip-specific, default 0xF0000000)"),
-      OPT_FLAG(0, "no-stop", &no_stop, "leave MASTER.EN as it is"),
+      OPT_FLAG(0, "no-stop", &no_stop, "leave MASTER.EN and TSTARTEN as they are"),
       OPT_U64(0, "run-ms", "<ms>", &run_ms, "let the target run this long first (default 0)"),
       OPT_U64(0, "timeout-ms", "<ms>", &timeout, "link connect/operation timeout (default 5000)"),
       OPT_STRING(0, "stored", "<addr>", &stored,

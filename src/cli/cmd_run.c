@@ -192,7 +192,7 @@ static void on_transfer(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, u
                         uint32_t value, bool write)
 {
   struct run_ctx *c = ctx;
-  struct sonde_lsutrace_record r = {cycle, pc, addr, value, size, write, false};
+  struct sonde_lsutrace_record r = {cycle, pc, addr, value, size, write, false, false};
   note_err(c, sonde_lsutrace_write(c->lsu, &r));
 }
 
@@ -200,7 +200,7 @@ static void on_stacking(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, u
                         bool write)
 {
   struct run_ctx *c = ctx;
-  struct sonde_lsutrace_record r = {cycle, pc, addr, value, 4, write, true};
+  struct sonde_lsutrace_record r = {cycle, pc, addr, value, 4, write, true, false};
   note_err(c, sonde_lsutrace_write(c->lsu, &r));
 }
 

@@ -38,7 +38,7 @@ static int read_sonde(const void *data, size_t len, const char *name, struct vec
   struct sonde_lsutrace_record rec;
   while ((rc = sonde_lsutrace_next(r, &rec)) == 1) {
     struct sonde_ft_xfer x = {0, 0, rec.pc, rec.addr, rec.value, (uint8_t)rec.size, rec.write,
-                              false, rec.cycle, rec.cycle};
+                              rec.gap, rec.cycle, rec.cycle};
     if ((rc = push(v, &x))) {
       sonde_diag_set(diag, rc, "%s: out of memory", name);
       break;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sonde/frankentrace_vm.h"
 #include "sonde/sym.h"
 
 int sonde_ft_runner_preamble(const struct sonde_sym *sym, const char *elf_name, uint32_t *addr,
@@ -122,7 +123,29 @@ struct sonde_ft_runner {
   struct sonde_ftw_record first;
   uint32_t iterations, lsu, cut, corrupt;
   uint64_t samples, lost, overflows, outside_elf;
+  uint8_t *seen;      /* seen[j]: iteration j of the plan was in the capture */
+  uint32_t seen_cap;  /* entries of seen[] */
 };
+
+/* Iteration j is in the capture (a gap in the numbers is a gap in the capture). */
+static int mark_seen(struct sonde_ft_runner *r, uint32_t j)
+{
+  if (j >= (1u << 24)) /* more than any plan: a corrupt record that passed its check */
+    return 0;
+  if (j >= r->seen_cap) {
+    uint32_t nc = r->seen_cap ? r->seen_cap : 1024;
+    while (nc <= j)
+      nc *= 2;
+    uint8_t *ns = realloc(r->seen, nc);
+    if (!ns)
+      return SONDE_E_NOMEM;
+    memset(ns + r->seen_cap, 0, nc - r->seen_cap);
+    r->seen = ns;
+    r->seen_cap = nc;
+  }
+  r->seen[j] = 1;
+  return 0;
+}
 
 int sonde_ft_runner_new(const struct sonde_ft_runner_config *cfg, struct sonde_ft_runner **out)
 {
@@ -138,6 +161,7 @@ void sonde_ft_runner_free(struct sonde_ft_runner *r)
   if (!r)
     return;
   sonde_ft_stitch_free(r->st);
+  free(r->seen);
   free(r);
 }
 
@@ -157,6 +181,8 @@ int sonde_ft_runner_add(struct sonde_ft_runner *r, const struct sonde_ft_runner_
                           "the first had 0x%x, 0x%x, %u: captures of different runs",
                           (unsigned long long)it->offset, b->iteration, b->run_id, b->fw_id, b->n,
                           r->first.run_id, r->first.fw_id, r->first.n);
+  if (mark_seen(r, b->iteration) < 0)
+    return sonde_diag_set(diag, SONDE_E_NOMEM, "out of memory");
   if (!r->iterations++) {
     r->first = *b;
     struct sonde_ft_stitch_config sc = {.n = b->n, .origin = 0};
@@ -194,8 +220,7 @@ int sonde_ft_runner_add(struct sonde_ft_runner *r, const struct sonde_ft_runner_
   return 0;
 }
 
-/* First cycle of t whose cell is the PC `pc`, or UINT64_MAX. */
-static uint64_t find_pc(const struct sonde_ft_trace *t, uint32_t pc)
+uint64_t sonde_ft_trace_find_pc(const struct sonde_ft_trace *t, uint32_t pc)
 {
   const uint32_t *pcs = sonde_ft_trace_pcs(t);
   const uint8_t *st = sonde_ft_trace_states(t);
@@ -208,7 +233,7 @@ static uint64_t find_pc(const struct sonde_ft_trace *t, uint32_t pc)
 
 static uint64_t preamble_check(const struct sonde_ft_trace *t, uint32_t pre, uint64_t *at)
 {
-  *at = find_pc(t, pre);
+  *at = sonde_ft_trace_find_pc(t, pre);
   if (*at == UINT64_MAX)
     return SONDE_FT_PREAMBLE_CYCLES;
   uint32_t want[SONDE_FT_PREAMBLE_CYCLES];
@@ -245,7 +270,19 @@ int sonde_ft_runner_finish(struct sonde_ft_runner *r, struct sonde_ft_trace **tr
   s->overflows = r->overflows;
   s->outside_elf = r->outside_elf;
   s->missing = sonde_ft_stitch_missing_phases(r->st, s->missing_first, SONDE_FT_RUNNER_MISSING_MAX);
-  s->ok = !s->report.conflict_count && !s->missing;
+  /* iterations numbered below the last one seen but not in the capture */
+  uint32_t last = 0;
+  for (uint32_t j = 0; j < r->seen_cap; j++)
+    if (r->seen[j])
+      last = j;
+  for (uint32_t j = 0; j < last; j++)
+    if (!r->seen[j]) {
+      if (!s->gap_iterations++)
+        s->first_gap = j;
+      if (s->gap_iterations == 1 || s->gap_end == j)
+        s->gap_end = j + 1; /* the first gap's end (exclusive) */
+    }
+  s->ok = !s->report.conflict_count && !s->missing && !s->gap_iterations;
   uint32_t pre;
   if (r->cfg.sym && sonde_sym_address(r->cfg.sym, "ft_preamble", &pre, NULL) == 0) {
     s->preamble_bad = preamble_check(*trace, pre, &s->preamble_at);
@@ -267,11 +304,36 @@ int sonde_ft_runner_finish(struct sonde_ft_runner *r, struct sonde_ft_trace **tr
       s->ok = false;
     sonde_ft_check_result_free(&chk);
   }
+  /* Another image's capture: the preamble never shows and the samples make
+   * no sense as this code (nondeterminism leaves the preamble intact and
+   * most transitions possible; the real CC2650 trace has 16 % impossible). */
+  if (s->checked && !s->preamble_seen && s->impossible * 2 > s->transitions) {
+    uint64_t imp = s->impossible, tr = s->transitions;
+    sonde_ft_trace_free(*trace);
+    *trace = NULL;
+    return sonde_diag_set(diag, SONDE_E_FORMAT,
+                          "the capture does not fit the ELF's code: its preamble (ft_preamble) "
+                          "is never in the trace and %llu of %llu transitions are impossible in "
+                          "the code: wrong ELF? (another image with the runner linked; --fw-id "
+                          "checks the firmware id)",
+                          (unsigned long long)imp, (unsigned long long)tr);
+  }
+  /* From one interval before the first disagreement or impossible transition
+   * (the first signs of runs that went apart) nothing is trusted. */
+  s->untrusted_from = sonde_ft_untrusted_from(
+      &s->report, s->impossible ? s->first_impossible.cycle : UINT64_MAX, s->n, s->report.origin);
+  if (s->untrusted_from != UINT64_MAX) {
+    if ((rc = sonde_ft_distrust_from(trace, s->untrusted_from)) < 0) {
+      sonde_ft_trace_free(*trace);
+      *trace = NULL;
+      return sonde_diag_set(diag, rc, "out of memory");
+    }
+    sonde_ft_trace_count(*trace, &s->report.counts); /* the counts of what is emitted */
+  }
   return 0;
 }
 
-/* A copy of t with its origin moved to `origin`; NULL when out of memory. */
-static struct sonde_ft_trace *rebase(const struct sonde_ft_trace *t, uint64_t origin)
+struct sonde_ft_trace *sonde_ft_trace_rebase(const struct sonde_ft_trace *t, uint64_t origin)
 {
   struct sonde_ft_trace *z = NULL;
   uint64_t pos = 0;
@@ -296,7 +358,8 @@ int sonde_ft_runner_verify(const struct sonde_ft_trace *trace,
   int rc = sonde_ft_project_dwt(ground_truth, &proj);
   if (rc < 0)
     return sonde_diag_set(diag, rc, "out of memory");
-  uint64_t at = find_pc(trace, preamble), gat = find_pc(proj, preamble);
+  uint64_t at = sonde_ft_trace_find_pc(trace, preamble);
+  uint64_t gat = sonde_ft_trace_find_pc(proj, preamble);
   if (at == UINT64_MAX || gat == UINT64_MAX || gat < at) {
     sonde_ft_trace_free(proj);
     return sonde_diag_set(diag, SONDE_E_FORMAT,
@@ -304,7 +367,7 @@ int sonde_ft_runner_verify(const struct sonde_ft_trace *trace,
                           at == UINT64_MAX ? "is not in the trace" : "is not in the ground truth");
   }
   *offset = gat - at;
-  if (!(moved = rebase(trace, gat - at))) {
+  if (!(moved = sonde_ft_trace_rebase(trace, gat - at))) {
     sonde_ft_trace_free(proj);
     return sonde_diag_set(diag, SONDE_E_NOMEM, "out of memory");
   }

@@ -529,6 +529,48 @@ static int rerun_suspects(const struct plan *pl, struct iter *its, uint32_t tota
   return changed;
 }
 
+/* A LENGTH conflict says that runs a and b went apart, not where (its cycle
+ * is the shorter one's end). Run b's environment (its run index) again at
+ * a's phase and compare the two sample by sample: the first k where they
+ * differ (or where one has ended) is the first sampled cycle of the
+ * divergence, the same evidence a SAMPLES conflict gives. UINT64_MAX when
+ * there is no LENGTH conflict or the re-run is unusable; <0 never (a failed
+ * re-run only leaves it unlocated). */
+static uint64_t locate_length(const struct plan *pl, const struct iter *its, uint32_t total,
+                              const struct sonde_ft_report *rep, struct sonde_ft_vm_stats *stats)
+{
+  const struct sonde_ft_conflict *c = NULL;
+  for (size_t i = 0; i < rep->conflict_count && !c; i++)
+    if (rep->conflicts[i].kind == SONDE_FT_CONFLICT_LENGTH)
+      c = &rep->conflicts[i];
+  if (!c || c->iter_a >= total || c->iter_b >= total || its[c->iter_a].corrupt)
+    return UINT64_MAX;
+  const struct iter *a = &its[c->iter_a];
+  struct iter b = {.id = its[c->iter_b].id, .phase = a->phase};
+  run_until_sound(&b, pl);
+  uint64_t at = UINT64_MAX;
+  if (!b.rc && !b.corrupt) {
+    uint64_t k0 = a->k0 < b.k0 ? a->k0 : b.k0;
+    uint64_t end_a = a->k0 + a->n, end_b = b.k0 + b.n;
+    uint64_t end = end_a > end_b ? end_a : end_b;
+    for (uint64_t k = k0; k < end && at == UINT64_MAX; k++) {
+      bool in_a = k >= a->k0 && k < end_a, in_b = k >= b.k0 && k < end_b;
+      uint32_t va = in_a ? a->samples[k - a->k0] : 0, vb = in_b ? b.samples[k - b.k0] : 0;
+      if (in_a && in_b && (va == SONDE_FT_SAMPLE_LOST || vb == SONDE_FT_SAMPLE_LOST))
+        continue;
+      if (in_a != in_b || va != vb)
+        at = k * pl->cfg->n + a->phase;
+    }
+    if (at == UINT64_MAX) /* the same samples: they differ after the shorter one's last */
+      at = c->first_cycle;
+    stats->length_runs[0] = c->iter_a;
+    stats->length_runs[1] = c->iter_b;
+  }
+  stats->flipped_bits += b.flipped; /* not a re-run: an extra run asked by the conflict */
+  free(b.samples);
+  return at;
+}
+
 /* ---- the plan, on threads ---------------------------------------------------- */
 
 struct pool {
@@ -587,6 +629,7 @@ int sonde_ft_vm_run(const struct sonde_ft_vm_config *cfg, struct sonde_ft_trace 
   memset(stats, 0, sizeof *stats);
   struct plan pl = {cfg, sonde_machine_clock_hz(cfg->machine), 0};
   stats->distrusted_from = UINT64_MAX;
+  stats->length_first_difference = UINT64_MAX;
   if (cfg->sym) { /* build the symbol index before the threads look things up */
     uint32_t a;
     sonde_sym_lookup(cfg->sym, 0, NULL, NULL);
@@ -715,15 +758,24 @@ int sonde_ft_vm_run(const struct sonde_ft_vm_config *cfg, struct sonde_ft_trace 
     if (report)
       *report = rep;
     sonde_ft_trace_set_clock_hz(*trace, pl.clock_hz);
-    /* From the first disagreement (or impossible transition, the earlier sign
-     * of runs that went apart) no cycle can be trusted. */
-    uint64_t from = sonde_ft_first_conflict(&rep);
-    uint64_t bad = first_impossible(&pl, *trace);
-    if (bad < from)
-      from = bad;
+    /* From one interval before the first sign of runs that went apart (a
+     * disagreement, an impossible transition, a located length difference)
+     * no cycle is trusted (sonde_ft_untrusted_from says why the interval). */
+    uint64_t bad = first_impossible(&pl, *trace); /* the cycle before it */
+    uint64_t from = sonde_ft_untrusted_from(&rep, bad == UINT64_MAX ? bad : bad + 1, cfg->n,
+                                            rep.origin);
+    uint64_t len_at = locate_length(&pl, its, total, &rep, stats);
+    stats->length_first_difference = len_at;
+    if (len_at != UINT64_MAX) { /* the same margin as for any other first sign */
+      uint64_t f = len_at >= rep.origin + cfg->n ? len_at - cfg->n : rep.origin;
+      if (f < from)
+        from = f;
+    }
     stats->distrusted_from = from;
     if (from != UINT64_MAX && (rc = sonde_ft_distrust_from(trace, from)) < 0)
       sonde_diag_set(diag, rc, "out of memory");
+    else if (from != UINT64_MAX && report) /* the counts of what is emitted */
+      sonde_ft_trace_count(*trace, &report->counts);
   }
   for (uint32_t i = 0; i < total; i++)
     free(its[i].samples);

@@ -184,8 +184,12 @@ static void run_one(struct ctx *x, uint32_t j, unsigned attempt, struct slot *s)
     return;
   }
   sonde_vm_set_run_index(vm, j); /* the environment of boot j (a delay peripheral's jitter) */
-  int rc = ft_vm_catch_reset(vm);
-  if (!rc && j) {
+  /* Stop at the reset that ends the iteration. Not by halting debug
+   * (C_DEBUGEN + VC_CORERESET): with it a DWT watchpoint halts the core
+   * instead of raising the DebugMonitor an invasive LSU iteration needs. */
+  sonde_vm_set_stop_at_reset(vm, true);
+  int rc = 0;
+  if (j) {
     uint32_t st[STATE_WORDS] = {STATE_MAGIC, x->run_id, j, x->total, 0};
     st[4] = state_sum(st);
     rc = sonde_vm_write_mem(vm, x->st_addr, st, sizeof st);
@@ -199,7 +203,7 @@ static void run_one(struct ctx *x, uint32_t j, unsigned attempt, struct slot *s)
   if (!rc && !j && !x->total) { /* the cold boot: learn the plan from the state it left */
     uint32_t st[STATE_WORDS];
     rc = sonde_vm_read_mem(vm, x->st_addr, st, sizeof st);
-    if (!rc && stop.reason == SONDE_VM_STOP_BREAKPOINT &&
+    if (!rc && stop.reason == SONDE_VM_STOP_HALT &&
         (st[0] != STATE_MAGIC || st[4] != state_sum(st) || st[2] != 1 || !st[3])) {
       snprintf(s->msg, sizeof s->msg,
                "%s: after iteration 0 the runner state ft_st is not that of iteration 1 (magic "
@@ -212,7 +216,7 @@ static void run_one(struct ctx *x, uint32_t j, unsigned attempt, struct slot *s)
   if (!j && stop.reason == SONDE_VM_STOP_EXIT)
     read_fw_config(x, vm);
   sonde_vm_free(vm);
-  if (!rc && stop.reason != SONDE_VM_STOP_BREAKPOINT) {
+  if (!rc && stop.reason != SONDE_VM_STOP_HALT) {
     if (stop.reason == SONDE_VM_STOP_EXIT)
       snprintf(s->msg, sizeof s->msg,
                "%s: iteration %u exited (code %d) instead of resetting: the runner did not "
@@ -245,7 +249,16 @@ static void run_one(struct ctx *x, uint32_t j, unsigned attempt, struct slot *s)
  * record (CUT) lost it on the wire, like a corrupt one. */
 static bool usable(const struct slot *s)
 {
-  return s->have && (s->it.verdict == SONDE_FT_RUNNER_OK || s->it.verdict == SONDE_FT_RUNNER_LSU);
+  if (s->have && s->it.verdict == SONDE_FT_RUNNER_LSU) { /* judged by its packets (lsu_runs.c) */
+    if (!s->lsu.has_end || s->lsu.wire_errors)
+      return false;
+    for (size_t i = 0; i < s->lsu.count; i++)
+      if (s->lsu.packets[i].type == SONDE_ITM_SKIP &&
+          s->lsu.packets[i].flags != SONDE_ITM_SKIP_TRUNCATED)
+        return false;
+    return true;
+  }
+  return s->have && s->it.verdict == SONDE_FT_RUNNER_OK;
 }
 
 /* Iteration j until it is sound on the wire or the attempts are used up. */
@@ -333,10 +346,27 @@ static int run_chained(struct ctx *x, struct sonde_ft_vm_runner_stats *stats,
     return sonde_diag_set(diag, rc, "%s", msg);
   }
   struct sonde_vm_stop stop = {0};
-  rc = sonde_vm_run(vm, cfg->max_cycles ? cfg->max_cycles : DEFAULT_MAX_CYCLES, &stop);
+  uint64_t limit = cfg->max_cycles ? cfg->max_cycles : DEFAULT_MAX_CYCLES;
   struct sonde_vm_stats vs;
-  sonde_vm_get_stats(vm, &vs);
   uint32_t st[STATE_WORDS] = {0};
+  if (!cfg->progress) {
+    rc = sonde_vm_run(vm, limit, &stop);
+  } else {
+    /* in slices, telling the iteration the runner's state (ft_st) is at,
+     * read as a debugger would; the run is the same cycle for cycle */
+    enum { SLICE = 1u << 22 };
+    for (;;) {
+      sonde_vm_get_stats(vm, &vs);
+      uint64_t to = limit - vs.cycles > SLICE ? vs.cycles + SLICE : limit;
+      rc = sonde_vm_run(vm, to, &stop);
+      if (rc < 0 || stop.reason != SONDE_VM_STOP_CYCLE_LIMIT || to == limit)
+        break;
+      if (sonde_vm_read_mem(vm, x->st_addr, st, sizeof st) == 0 && st[0] == STATE_MAGIC &&
+          st[2] <= st[3])
+        cfg->progress(cfg->progress_ctx, st[2], st[3]);
+    }
+  }
+  sonde_vm_get_stats(vm, &vs);
   if (!rc)
     rc = sonde_vm_read_mem(vm, x->st_addr, st, sizeof st);
   if (!rc && (st[0] != STATE_MAGIC || st[2] != st[3]))
@@ -386,45 +416,6 @@ static int run_chained(struct ctx *x, struct sonde_ft_vm_runner_stats *stats,
 }
 
 /* ---- the whole ------------------------------------------------------------- */
-
-uint64_t sonde_ft_first_conflict(const struct sonde_ft_report *rep)
-{
-  uint64_t first = UINT64_MAX;
-  for (size_t i = 0; i < rep->conflict_count; i++)
-    if (rep->conflicts[i].first_cycle < first)
-      first = rep->conflicts[i].first_cycle;
-  return first;
-}
-
-int sonde_ft_distrust_from(struct sonde_ft_trace **t, uint64_t from)
-{
-  uint64_t origin = sonde_ft_trace_origin(*t), len = sonde_ft_trace_length(*t);
-  if (from >= origin + len)
-    return 0;
-  struct sonde_ft_trace *z = NULL;
-  int rc = sonde_ft_trace_new(origin, &z);
-  uint64_t pos = 0;
-  struct sonde_ft_span sp;
-  while (!rc && sonde_ft_trace_next_span(*t, &pos, &sp) > 0) {
-    uint64_t keep = sp.cycle >= from ? 0 : sp.cycle + sp.cycles <= from ? sp.cycles : from - sp.cycle;
-    if (keep)
-      rc = sonde_ft_trace_append(z, sp.cell, keep);
-    if (!rc && keep < sp.cycles) {
-      struct sonde_ft_cell c = sp.cell;
-      if (!sonde_ft_state_unrecoverable(c.state))
-        c.state = SONDE_FT_CONFLICT;
-      rc = sonde_ft_trace_append(z, c, sp.cycles - keep);
-    }
-  }
-  if (rc) {
-    sonde_ft_trace_free(z);
-    return rc;
-  }
-  sonde_ft_trace_set_clock_hz(z, sonde_ft_trace_clock_hz(*t));
-  sonde_ft_trace_free(*t);
-  *t = z;
-  return 0;
-}
 
 static int stitch_slots(struct ctx *x, struct sonde_ft_trace **trace,
                         struct sonde_ft_runner_summary *sum, struct sonde_ft_runner **runner,
@@ -534,14 +525,9 @@ static int finish(struct ctx *x, struct sonde_ft_trace **trace, struct sonde_ft_
     *runner = NULL;
   }
   count_stats(x, stats);
-  /* From the first disagreement (or the first impossible transition, the
-   * earlier sign of runs that went apart) no cycle can be trusted. */
-  uint64_t from = sonde_ft_first_conflict(&sum->report);
-  if (sum->impossible && sum->first_impossible.cycle - 1 < from)
-    from = sum->first_impossible.cycle ? sum->first_impossible.cycle - 1 : 0;
-  stats->distrusted_from = from;
-  if (from != UINT64_MAX && (rc = sonde_ft_distrust_from(trace, from)) < 0)
-    return sonde_diag_set(diag, rc, "out of memory");
+  /* runner_finish marked every cycle from the first disagreement or
+   * impossible transition (no cycle after it can be trusted) */
+  stats->distrusted_from = sum->untrusted_from;
   for (uint32_t j = 0; cfg->lsu_iteration && j < x->total; j++) {
     struct slot *s = &x->slots[j];
     if (s->have && s->it.verdict == SONDE_FT_RUNNER_LSU &&

@@ -131,11 +131,10 @@ static int need_halted(struct sonde_mon_link *l, const char *op)
   return 0;
 }
 
-static int g_read(struct sonde_mon_link *l, uint32_t addr, uint32_t *words, unsigned n)
+/* One 'm' packet: its reply (two hex digits a byte) must fit PKT_MAX. */
+static int g_read_packet(struct sonde_mon_link *l, uint32_t addr, uint32_t *words, unsigned n)
 {
-  int rc = need_halted(l, "read");
-  if (rc < 0)
-    return rc;
+  int rc;
   char cmd[48], reply[PKT_MAX];
   snprintf(cmd, sizeof cmd, "m%x,%x", (unsigned)addr, 4u * n);
   if ((rc = g_cmd(l, cmd, reply, sizeof reply)) < 0)
@@ -153,6 +152,18 @@ static int g_read(struct sonde_mon_link *l, uint32_t addr, uint32_t *words, unsi
     words[w] = v;
   }
   return 0;
+}
+
+/* Reads of more than 2 KiB (an MTB buffer) go in several packets. */
+#define READ_WORDS_MAX 512u
+static int g_read(struct sonde_mon_link *l, uint32_t addr, uint32_t *words, unsigned n)
+{
+  int rc = need_halted(l, "read");
+  for (unsigned done = 0; rc >= 0 && done < n; done += READ_WORDS_MAX) {
+    unsigned k = n - done < READ_WORDS_MAX ? n - done : READ_WORDS_MAX;
+    rc = g_read_packet(l, addr + 4u * done, words + done, k);
+  }
+  return rc < 0 ? rc : 0;
 }
 
 static int g_write(struct sonde_mon_link *l, uint32_t addr, uint32_t value)

@@ -71,7 +71,8 @@ static int o_simple(struct sonde_mon_link *l, const char *cmd)
   return is_error_answer(ans) ? garbage(l, cmd, ans) : 0;
 }
 
-static int o_read(struct sonde_mon_link *l, uint32_t addr, uint32_t *words, unsigned n)
+/* One mdw: its answer (about 84 characters per 8 words) must fit ANSWER_MAX. */
+static int o_read_chunk(struct sonde_mon_link *l, uint32_t addr, uint32_t *words, unsigned n)
 {
   char cmd[64], ans[ANSWER_MAX];
   snprintf(cmd, sizeof cmd, "mdw 0x%08x %u", (unsigned)addr, n);
@@ -105,6 +106,19 @@ static int o_read(struct sonde_mon_link *l, uint32_t addr, uint32_t *words, unsi
   }
   if (got != n)
     return garbage(l, cmd, ans);
+  return 0;
+}
+
+/* Reads of more than 1 KiB (an MTB buffer) go in several mdw commands. */
+#define READ_WORDS_MAX 256u
+static int o_read(struct sonde_mon_link *l, uint32_t addr, uint32_t *words, unsigned n)
+{
+  for (unsigned done = 0; done < n; done += READ_WORDS_MAX) {
+    unsigned k = n - done < READ_WORDS_MAX ? n - done : READ_WORDS_MAX;
+    int rc = o_read_chunk(l, addr + 4u * done, words + done, k);
+    if (rc < 0)
+      return rc;
+  }
   return 0;
 }
 

@@ -158,6 +158,49 @@ static bool may_branch(const struct sonde_sym *sym, uint32_t addr)
          ((h & 0xFFF0) == 0xE8D0 && (h2 & 0xFFE0) == 0xF000);        /* TBB, TBH */
 }
 
+/* The target of a direct branch at addr (B<c>, B, CBZ/CBNZ, B<c>.W, B.W,
+ * BL; ARMv7-M ARM A7.7.12, A7.7.18, A7.7.21): a branch packet from it must go
+ * there. False for every other instruction. */
+static bool direct_target(const struct sonde_sym *sym, uint32_t addr, uint32_t *target)
+{
+  uint8_t b[4];
+  if (sonde_sym_read(sym, addr, b, 2))
+    return false;
+  uint16_t h = (uint16_t)(b[0] | b[1] << 8);
+  uint32_t pc = addr + 4, off;
+  if (sonde_mtb_insn_size(h) == 2) {
+    if ((h >> 12) == 0xD && ((h >> 8) & 0xF) < 0xE) /* B<c> T1 */
+      off = (uint32_t)(int32_t)(int8_t)(h & 0xFF) << 1;
+    else if ((h >> 11) == 0x1C) /* B T2 */
+      off = (uint32_t)((int32_t)((uint32_t)(h & 0x7FF) << 21) >> 20);
+    else if ((h & 0xF500) == 0xB100) /* CBZ, CBNZ: i:imm5:'0', forward only */
+      off = ((h >> 3) & 0x1F) << 1 | ((h >> 9) & 1) << 6;
+    else
+      return false;
+    *target = pc + off;
+    return true;
+  }
+  if (sonde_sym_read(sym, addr + 2, b + 2, 2) || (h & 0xF800) != 0xF000)
+    return false;
+  uint16_t h2 = (uint16_t)(b[2] | b[3] << 8);
+  uint32_t S = (h >> 10) & 1, J1 = (h2 >> 13) & 1, J2 = (h2 >> 11) & 1;
+  if ((h2 & 0xD000) == 0x8000) { /* B<c>.W T3 */
+    if (((h >> 6) & 0xF) >= 0xE)
+      return false; /* not a branch (hints, MSR/MRS, ...) */
+    off = S << 20 | J2 << 19 | J1 << 18 | (uint32_t)(h & 0x3F) << 12 | (uint32_t)(h2 & 0x7FF) << 1;
+    off = (uint32_t)((int32_t)(off << 11) >> 11);
+  } else if ((h2 & 0xD000) == 0x9000 || (h2 & 0xD000) == 0xD000) { /* B.W T4, BL */
+    uint32_t I1 = !(J1 ^ S), I2 = !(J2 ^ S);
+    off = S << 24 | I1 << 23 | I2 << 22 | (uint32_t)(h & 0x3FF) << 12 |
+          (uint32_t)(h2 & 0x7FF) << 1;
+    off = (uint32_t)((int32_t)(off << 7) >> 7);
+  } else {
+    return false;
+  }
+  *target = pc + off;
+  return true;
+}
+
 static void count_in_image(struct builder *b, uint32_t addr)
 {
   if (sonde_mtb_is_exc_return(addr))
@@ -239,8 +282,12 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
     } else {
       start_at(&b, pi, P->src);
     }
+    uint32_t target;
     if (!P->a && !may_branch(sym, P->src))
       issue(&b, pi, P->src, P->dst, "the source 0x%08x is not a branch instruction", P->src);
+    else if (!P->a && direct_target(sym, P->src, &target) && (P->dst & ~1u) != target)
+      issue(&b, pi, P->src, P->dst, "the destination is not 0x%08x, where the branch goes",
+            target);
     have_last = true;
     last = P->src;
     if (!P->a && sonde_mtb_is_exc_return(P->dst)) {

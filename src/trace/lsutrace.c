@@ -179,19 +179,42 @@ int sonde_lsutrace_next(struct sonde_lsutrace_reader *r, struct sonde_lsutrace_r
   if (k != 6)
     return lsu_fail(r, SONDE_E_FORMAT, off, "expected 6 fields");
   uint64_t cyc, pc, addr, size, value;
-  if (!trace_parse_u64(f[0], fl[0], false, &cyc))
+  /* FrankenTrace's LSU output (docs/formats.md) adds an empty cycle (a
+   * transfer not placed on the PC trace), an empty pc (not known) and `gap`
+   * rows (an ITM overflow: transfers of the range at addr lost there). */
+  bool gap = fl[5] == 3 && !memcmp(f[5], "gap", 3);
+  if (fl[0] == 0)
+    cyc = UINT64_MAX;
+  else if (!trace_parse_u64(f[0], fl[0], false, &cyc))
     return lsu_fail(r, SONDE_E_FORMAT, off, "bad cycle");
-  if (!trace_parse_u64(f[1], fl[1], true, &pc) || pc > UINT32_MAX)
+  if (fl[1] == 0)
+    pc = UINT32_MAX;
+  else if (!trace_parse_u64(f[1], fl[1], true, &pc) || pc > UINT32_MAX)
     return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[1] - line), "bad pc");
   if (!trace_parse_u64(f[2], fl[2], true, &addr) || addr > UINT32_MAX)
     return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[2] - line), "bad addr");
+  if (gap) { /* value: optional, the gap's length in cycles */
+    if (fl[3])
+      return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[3] - line), "a gap row has no size");
+    value = 0;
+    if (fl[4] && (!trace_parse_u64(f[4], fl[4], true, &value) || value > UINT32_MAX))
+      return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[4] - line), "bad gap length");
+    memset(rec, 0, sizeof *rec);
+    rec->value = (uint32_t)value;
+    rec->cycle = cyc;
+    rec->pc = (uint32_t)pc;
+    rec->addr = (uint32_t)addr;
+    rec->gap = true;
+    r->line++;
+    return 1;
+  }
   if (!trace_parse_u64(f[3], fl[3], false, &size) || (size != 1 && size != 2 && size != 4))
     return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[3] - line), "bad size");
   if (!trace_parse_u64(f[4], fl[4], true, &value) || value > UINT32_MAX ||
       (size < 4 && value >> (8 * size)))
     return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[4] - line), "bad value");
   if (fl[5] != 1 || !f[5][0] || !strchr("rwRW", f[5][0]))
-    return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[5] - line), "rw must be r, w, R or W");
+    return lsu_fail(r, SONDE_E_FORMAT, off + (uint64_t)(f[5] - line), "rw must be r, w, R, W or gap");
   rec->cycle = cyc;
   rec->pc = (uint32_t)pc;
   rec->addr = (uint32_t)addr;
@@ -199,6 +222,7 @@ int sonde_lsutrace_next(struct sonde_lsutrace_reader *r, struct sonde_lsutrace_r
   rec->value = (uint32_t)value;
   rec->write = f[5][0] == 'w' || f[5][0] == 'W';
   rec->stacking = f[5][0] == 'R' || f[5][0] == 'W';
+  rec->gap = false;
   r->line++;
   return 1;
 }

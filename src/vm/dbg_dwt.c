@@ -427,6 +427,10 @@ void vm_dbg_transfer(struct sonde_vm *vm, uint32_t pc, uint32_t addr, unsigned s
                      uint32_t value, bool write, uint64_t cycle)
 {
   struct vm_dbg *d = vm->dbg;
+  if (!d) { /* ARMv6-M: only an MTBDWT data comparator observes (dbg_mtbdwt.c) */
+    vm_mtbdwt_transfer(vm, addr, size, value, write);
+    return;
+  }
   if (!d->data_trace || !trcena(d))
     return;
   for (unsigned c = 0; c < VM_DWT_NUMCOMP; c++) {
@@ -519,6 +523,8 @@ void vm_dbg_retire(struct sonde_vm *vm, uint32_t pc, uint64_t start, uint32_t cy
                    unsigned ntransfers)
 {
   struct vm_dbg *d = vm->dbg;
+  if (!d)
+    return; /* ARMv6-M: dbg_observe is the MTBDWT's (vm_dbg_transfer) */
   if (d->sample_pending || d->cmp_pending) {
     /* Samples due before this instruction ended: its own cycles show it,
      * the gap before it what was there. */

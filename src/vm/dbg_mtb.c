@@ -22,22 +22,33 @@
  * non-sequential PC change: the fast handlers of taken branches call
  * vm_mtb_branch(), every other instruction (exec_insn) vm_mtb_retire(), and
  * the exception model vm_mtb_exception(); the executor keeps cpu.last_pc, the
- * source of an entry packet. Only TSTART/TSTOP need every instruction (a DWT
- * comparator match on its address): then vm->mtb_hooked selects the hooked
- * executor, which calls vm_mtb_retire() for each one. */
+ * source of an entry packet. Only TSTART/TSTOP need every instruction (a
+ * comparator match on its address: the core DWT's on the M33, the MTBDWT's
+ * on an M0+ that has one, dbg_mtbdwt.c): then vm->mtb_hooked selects the
+ * hooked executor, which calls vm_mtb_retire() for each one. */
 #include "machine.h"
 #include "vm_internal.h"
 
 #include <stdlib.h>
 
-static void update_observe(struct sonde_vm *vm)
+void vm_mtb_update_observe(struct sonde_vm *vm)
 {
   struct vm_mtb *m = vm->mtb;
   bool mtb_was = vm->mtb_observe;
-  vm->mtb_observe = m && ((m->master & MTB_MASTER_EN) ||
-                          ((m->master & MTB_MASTER_TSTARTEN) && (m->tstart & 0xFu)));
-  vm->mtb_hooked =
-      vm->mtb_observe && (m->master & (MTB_MASTER_TSTARTEN | MTB_MASTER_TSTOPEN)) != 0;
+  /* Every instruction is checked while a start/stop source is armed: on the
+   * M33 TSTARTEN/TSTOPEN (core DWT comparators), on the M0+ an MTBDWT
+   * instruction comparator (its MATCHED flag is kept even without them). */
+  bool dwt_armed = m && m->dwt && vm_mtbdwt_armed(m->dwt);
+  if (m)
+    m->watch = dwt_armed ||
+               (m->m33 && (m->master & (MTB_MASTER_TSTARTEN | MTB_MASTER_TSTOPEN)) != 0);
+  vm->mtb_observe = m && ((m->master & MTB_MASTER_EN) || dwt_armed ||
+                          (m->m33 && (m->master & MTB_MASTER_TSTARTEN) && (m->tstart & 0xFu)));
+  vm->mtb_hooked = vm->mtb_observe && m->watch;
+  /* An MTBDWT data comparator needs the data transfers: on ARMv6-M (no DWT)
+   * dbg_observe is free and routes them here (vm_dbg_transfer). */
+  if (!vm->dbg)
+    vm->dbg_observe = m && m->dwt && vm_mtbdwt_data_armed(m->dwt);
   vm_update_hooked(vm, mtb_was);
 }
 
@@ -70,7 +81,8 @@ static void emit(struct sonde_vm *vm, uint32_t src, bool abit, uint32_t dst)
   if (ptr == (m->flow & ~7u) && (m->flow & (MTB_FLOW_AUTOSTOP | MTB_FLOW_AUTOHALT))) {
     if (m->flow & MTB_FLOW_AUTOSTOP) {
       m->master &= ~MTB_MASTER_EN;
-      update_observe(vm);
+      m->autostopped = true;
+      vm_mtb_update_observe(vm);
     }
     if (m->flow & MTB_FLOW_AUTOHALT) {
       m->master |= MTB_MASTER_HALTREQ;
@@ -79,8 +91,27 @@ static void emit(struct sonde_vm *vm, uint32_t src, bool abit, uint32_t dst)
   }
 }
 
-/* Bit mask of the DWT instruction-address comparators matching `pc` (the
- * same match rule as dbg_dwt.c: FUNCTION 4 or 8 without CYCMATCH). */
+void vm_mtb_trigger(struct sonde_vm *vm, unsigned sig)
+{
+  struct vm_mtb *m = vm->mtb;
+  if ((sig & VM_MTB_TSTART) && (m->master & MTB_MASTER_TSTARTEN) &&
+      !(m->master & MTB_MASTER_EN) && !m->autostopped) {
+    m->master |= MTB_MASTER_EN;
+    m->start_pending = true;
+    vm_mtb_update_observe(vm);
+  }
+  if ((sig & VM_MTB_TSTOP) && (m->master & MTB_MASTER_TSTOPEN) && (m->master & MTB_MASTER_EN)) {
+    m->master &= ~MTB_MASTER_EN;
+    vm_mtb_update_observe(vm);
+  }
+}
+
+/* Bit mask of the DWT instruction-address comparators matching `pc`: the
+ * ARMv8-M encoding of the M33's DWT (ARMv8-M ARM C1.3 DWT_FUNCTIONn.MATCH
+ * 0b0010, instruction address: an exact compare, CMPMATCH whatever the
+ * ACTION), and the ARMv7-M encodings the VM's DWT (dbg_dwt.c) implements
+ * (FUNCTION 4 or 8 without CYCMATCH, under DWT_MASKn) that earlier images
+ * use. */
 static unsigned dwt_pc_matches(const struct sonde_vm *vm, uint32_t pc)
 {
   const struct vm_dbg *d = vm->dbg;
@@ -89,6 +120,8 @@ static unsigned dwt_pc_matches(const struct sonde_vm *vm, uint32_t pc)
   unsigned hit = 0;
   for (unsigned c = 0; c < VM_DWT_NUMCOMP; c++) {
     uint32_t f = d->function[c] & 0xF;
+    if (f == 2 && pc == (d->comp[c] & ~1u))
+      hit |= 1u << c;
     if ((f == 4 || f == 8) && !(d->function[c] & (1u << 7))) {
       uint32_t msk = ~((uint32_t)((1ull << (d->mask[c] & 0x1F)) - 1));
       if ((pc & msk) == (d->comp[c] & msk))
@@ -105,21 +138,23 @@ static __attribute__((noinline)) void mtb_retire_slow(struct sonde_vm *vm, uint3
                                                       unsigned size)
 {
   struct vm_mtb *m = vm->mtb;
-  /* TSTART/TSTOP (M33): a DWT comparator match on this instruction starts
-   * tracing (its own branch is traced) or stops it (its own is not). */
-  if (m->m33 && (m->master & (MTB_MASTER_TSTARTEN | MTB_MASTER_TSTOPEN))) {
-    unsigned hit = dwt_pc_matches(vm, pc);
-    if ((m->master & MTB_MASTER_TSTARTEN) && (hit & m->tstart & 0xFu) &&
-        !(m->master & MTB_MASTER_EN)) {
-      m->master |= MTB_MASTER_EN;
-      m->start_pending = true;
-      update_observe(vm);
+  /* TSTART/TSTOP: a comparator match on this instruction starts tracing (its
+   * own branch is traced) or stops it (its own is not). The M33's inputs come
+   * from the core DWT (MTB TSTART/TSTOP select the comparators), the M0+'s
+   * from the MTBDWT (TBCTRL.ACOMPn). After a watermark AUTOSTOP, TSTART
+   * cannot set EN until software moves POINTER or WATERMARK (MASTER.EN note,
+   * MTB-M0+ TRM 3.3.2). */
+  if (m->watch) {
+    unsigned sig = 0;
+    if (m->dwt) {
+      sig = vm_mtbdwt_match(m->dwt, pc);
+    } else if (m->m33) {
+      unsigned hit = dwt_pc_matches(vm, pc);
+      sig = ((hit & m->tstart & 0xFu) ? VM_MTB_TSTART : 0) |
+            ((hit & m->tstop & 0xFu) ? VM_MTB_TSTOP : 0);
     }
-    if ((m->master & MTB_MASTER_TSTOPEN) && (hit & m->tstop & 0xFu) &&
-        (m->master & MTB_MASTER_EN)) {
-      m->master &= ~MTB_MASTER_EN;
-      update_observe(vm);
-    }
+    if (sig)
+      vm_mtb_trigger(vm, sig);
   }
   uint32_t next = vm->cpu.r[15]; /* `size`: the decoded instruction's length */
   if (next >= 0xF0000000u) { /* EXC_RETURN: the first of the two return packets */
@@ -133,8 +168,7 @@ static __attribute__((noinline)) void mtb_retire_slow(struct sonde_vm *vm, uint3
 void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc, unsigned size)
 {
   struct vm_mtb *m = vm->mtb;
-  if (__builtin_expect(!(m->master & (MTB_MASTER_TSTARTEN | MTB_MASTER_TSTOPEN)) &&
-                           (vm->cpu.r[15] & ~1u) == pc + size, 1))
+  if (__builtin_expect(!m->watch && (vm->cpu.r[15] & ~1u) == pc + size, 1))
     return; /* sequential: nothing to record */
   mtb_retire_slow(vm, pc, size);
 }
@@ -193,21 +227,31 @@ static int mtb_write(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned s
   if (size != 4 || (offset & 3))
     return VM_BUS_OK; /* the SFRs take word writes only */
   switch (offset) {
-  case 0x000: m->position = value & ~3u; break;
+  case 0x000:
+    if ((value & ~7u) != (m->position & ~7u))
+      m->autostopped = false; /* a new POINTER lets TSTART restart tracing */
+    m->position = value & ~3u;
+    break;
   case 0x004: {
     bool was = m->master & MTB_MASTER_EN;
     m->master = value & (MTB_MASTER_EN | MTB_MASTER_HALTREQ | (1u << 8) | (1u << 7) |
                          MTB_MASTER_TSTOPEN | MTB_MASTER_TSTARTEN | MTB_MASTER_MASK);
-    if (!was && (m->master & MTB_MASTER_EN))
+    if (!was && (m->master & MTB_MASTER_EN)) {
       m->start_pending = true;
-    update_observe(vm);
+      m->autostopped = false;
+    }
+    vm_mtb_update_observe(vm);
     break;
   }
-  case 0x008: m->flow = value & ~4u; break;
+  case 0x008:
+    if (!(value & MTB_FLOW_AUTOSTOP) || (value & ~7u) != (m->flow & ~7u))
+      m->autostopped = false; /* AUTOSTOP cleared or a new WATERMARK */
+    m->flow = value & ~4u;
+    break;
   case 0x010:
     if (m->m33)
       m->tstart = value;
-    update_observe(vm);
+    vm_mtb_update_observe(vm);
     break;
   case 0x014: if (m->m33) m->tstop = value; break;
   case 0x018: if (m->m33) m->secure = value; break;
@@ -258,11 +302,21 @@ int vm_mtb_create(struct sonde_vm *vm)
     return sonde_diag_set(&vm->diag, rc, "machine '%s': mtb at 0x%08x: %s", mach->name,
                           m->sram_base, sonde_strerror(rc));
   m->sram = r->mem + (m->sram_base - r->base);
+  if (mach->mtbdwt_regs) { /* M0+ only: the chip's TSTART/TSTOP source (dbg_mtbdwt.c) */
+    rc = m->m33 ? SONDE_E_RANGE : vm_mtbdwt_create(vm, mach->mtbdwt_regs);
+    if (rc < 0)
+      return sonde_diag_set(&vm->diag, rc, "machine '%s': mtb: %s", mach->name,
+                            m->m33 ? "mtbdwt= is for Cortex-M0+ (the Cortex-M33 MTB takes "
+                                     "TSTART/TSTOP from the core DWT)"
+                                   : sonde_strerror(rc));
+  }
   return 0;
 }
 
 void vm_mtb_free(struct sonde_vm *vm)
 {
+  if (vm->mtb)
+    free(vm->mtb->dwt);
   free(vm->mtb);
   vm->mtb = NULL;
 }

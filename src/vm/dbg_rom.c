@@ -6,7 +6,7 @@
  * A debugger finds the debug blocks from the AHB-AP's BASE register
  * (jtag_dp.c): each 32-bit entry is the signed offset of a component from the
  * table, bit 1 (32-bit format) and bit 0 (present). Entries are listed for the
- * blocks this machine maps (SCS, DWT, FPB, ITM, TPIU, MTB), then a zero entry
+ * blocks this machine maps (SCS, DWT, FPB, ITM, TPIU, MTB, MTBDWT), then a zero entry
  * ends the table. The table reads the same from the core as from the AP. */
 #include <stdlib.h>
 
@@ -88,6 +88,8 @@ int vm_rom_init(struct sonde_vm *vm)
   unsigned nb = 5, n = 0;
   if (vm->mtb)
     bases[nb++] = vm->mtb->regs_base;
+  if (vm->mtb && vm->mtb->dwt)
+    bases[nb++] = vm->mtb->dwt->regs_base;
   for (unsigned i = 0; i < nb; i++) {
     uint32_t cid0 = 0;
     if (vm_bus_debug_read(vm, &vm->bus, bases[i] + 0xFF0, &cid0, 4) == VM_BUS_OK && cid0 == 0x0D)

@@ -854,8 +854,13 @@ bool vm_sys_service(struct sonde_vm *vm)
     return true;
   if (s->reset_request == VM_RESET_LOCAL)
     vm_sys_reset_local(vm);
-  else if (s->reset_request)
+  else if (s->reset_request) {
     vm_sys_reset(vm, false);
+    if (vm->stop_at_reset) { /* sonde_vm_set_stop_at_reset */
+      vm_request_stop(vm, SONDE_VM_STOP_HALT);
+      return true;
+    }
+  }
   if (c->locked_up) {
     vm_request_stop(vm, SONDE_VM_STOP_LOCKUP);
     return true;

@@ -364,21 +364,30 @@ static int parse_line(struct parser *p, char *line)
     return 0;
   }
   if (strcmp(t[0], "mtb") == 0) {
-    if (n < 3 || n > 4 || !parse_num(t[1], 0, &x) || x > 0xFFFFFFFFu ||
+    if (n < 3 || n > 5 || !parse_num(t[1], 0, &x) || x > 0xFFFFFFFFu ||
         !parse_num(t[2], 1024, &y) || y == 0 || y > 0x100000000ull - x)
-      return perr(p, n > 4 ? "mtb: expected 'mtb BASE SIZE [regs=ADDR]'"
+      return perr(p, n > 5 ? "mtb: expected 'mtb BASE SIZE [regs=ADDR] [mtbdwt=ADDR]'"
                            : "mtb: expected 'mtb BASE SIZE'");
     m->has_mtb = true;
     m->mtb_base = (uint32_t)x;
     m->mtb_size = (uint32_t)y;
     m->mtb_regs = 0;
-    if (n == 4) { /* the M0+ MTB's register block is placed by the chip (dbg_mtb.c) */
+    m->mtbdwt_regs = 0;
+    /* the M0+ MTB's register block and its MTBDWT (the TSTART/TSTOP source of
+     * Kinetis/MCX parts) are placed by the chip (dbg_mtb.c, dbg_mtbdwt.c) */
+    for (int i = 3; i < n; i++) {
       char *k, *v;
       uint64_t r;
-      if (!split_kv(t[3], &k, &v) || strcmp(k, "regs") != 0 || !parse_num(v, 0, &r) ||
-          r == 0 || r > 0xFFFFF000u || (r & 0xFFF))
-        return perr(p, "mtb: expected regs=ADDR (a 4 KiB aligned address), got '%s'", t[3]);
-      m->mtb_regs = (uint32_t)r;
+      bool kv = split_kv(t[i], &k, &v);
+      bool is_regs = kv && strcmp(k, "regs") == 0, is_dwt = kv && strcmp(k, "mtbdwt") == 0;
+      if (!(is_regs || is_dwt) || !parse_num(v, 0, &r) || r == 0 || r > 0xFFFFF000u ||
+          (r & 0xFFF))
+        return perr(p, "mtb: expected regs=ADDR or mtbdwt=ADDR (a 4 KiB aligned address), "
+                       "got '%s'", t[i]);
+      if (is_regs)
+        m->mtb_regs = (uint32_t)r;
+      else
+        m->mtbdwt_regs = (uint32_t)r;
     }
     return 0;
   }

@@ -52,6 +52,7 @@ struct sonde_machine {
   bool has_mtb;
   uint32_t mtb_base, mtb_size;
   uint32_t mtb_regs; /* MTB register block (`regs=`); 0: the core's default (dbg_mtb.c) */
+  uint32_t mtbdwt_regs; /* M0+ MTBDWT block (`mtbdwt=`); 0: none (dbg_mtbdwt.c) */
   uint32_t power_run_ua, power_sleep_ua; /* microamps (power.c) */
   uint32_t power_periph_ua[4];           /* per enum vm_periph_type, while active */
   uint32_t power_mv;                     /* supply voltage, millivolts */

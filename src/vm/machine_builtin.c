@@ -71,7 +71,7 @@ static const struct {
    "# Illustrative currents (assumed: ~50 uA/MHz at 64 MHz, 1.8 V).\n"
    "power run=3200 sleep=800 uart=100 timer=60 voltage=1800\n"},
   {"cm0plus",
-   "# Generic Cortex-M0+ with an MTB.\n"
+   "# Generic Cortex-M0+ with an MTB and, as on Kinetis KL, its MTBDWT (TSTART/TSTOP).\n"
    "machine cm0plus\n"
    "core m0plus\n"
    "clock 48MHz\n"
@@ -79,7 +79,7 @@ static const struct {
    "memory flash 0x00000000 256K access=rx\n"
    "memory sram  0x20000000 32K access=rwx retain\n"
    DEMO_PERIPHERALS
-   "mtb 0x20008000 4K\n"
+   "mtb 0x20008000 4K mtbdwt=0xF0001000\n"
    "# Illustrative currents (assumed: ~40 uA/MHz at 48 MHz, 3.3 V).\n"
    "power run=1920 sleep=500 uart=100 timer=60 voltage=3300\n"},
 };

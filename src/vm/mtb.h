@@ -29,11 +29,29 @@ struct sonde_vm;
 /* POSITION (3.3.1) */
 #define MTB_POSITION_WRAP (1u << 2)
 
+/* The MTB's DWT of Kinetis/MCX Cortex-M0+ parts (MTBDWT, dbg_mtbdwt.c): two
+ * address comparators whose matches drive the MTB-M0+'s TSTART/TSTOP inputs. */
+#define VM_MTBDWT_NUMCOMP 2u
+#define MTBDWT_FCT_MATCHED (1u << 24)
+#define MTBDWT_FCT_DATAVMATCH (1u << 8)
+#define MTBDWT_FN_IFETCH 4u /* FCTn.FUNCTION: instruction fetch */
+
+struct vm_mtbdwt {
+  uint32_t regs_base;
+  uint32_t comp[VM_MTBDWT_NUMCOMP], mask[VM_MTBDWT_NUMCOMP], fct[VM_MTBDWT_NUMCOMP];
+  uint32_t tbctrl; /* ACOMP1[1], ACOMP0[0]: 1 = the match pulses TSTART, 0 = TSTOP */
+};
+#define VM_MTB_TSTART 1u /* vm_mtbdwt_match(): the TSTART input pulsed */
+#define VM_MTB_TSTOP 2u  /* ... the TSTOP input */
+
 struct vm_mtb {
   uint32_t regs_base;         /* SFR block */
   uint32_t sram_base, sram_size; /* the trace buffer (machine file `mtb BASE SIZE`) */
   uint8_t *sram;              /* host memory of sram_base (a bus region) */
   bool m33;                   /* TSTART/TSTOP/SECURE present */
+  struct vm_mtbdwt *dwt;      /* M0+: the MTBDWT driving TSTART/TSTOP (NULL: none) */
+  bool autostopped;           /* EN cleared by the watermark: TSTART cannot set it */
+  bool watch;                 /* check every instruction for TSTART/TSTOP matches */
   uint32_t position, master, flow, tstart, tstop, secure;
   bool start_pending;         /* the next packet carries the S-bit */
   uint32_t exc_return;        /* EXC_RETURN of the pending second return packet (0: none) */
@@ -50,5 +68,23 @@ void vm_mtb_free(struct sonde_vm *vm);
 void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc, unsigned size);
 void vm_mtb_branch(struct sonde_vm *vm, uint32_t pc, uint32_t next);
 void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc);
+/* Recompute vm->mtb_observe / mtb_hooked after an MTB or MTBDWT write. */
+void vm_mtb_update_observe(struct sonde_vm *vm);
+
+/* MTBDWT (dbg_mtbdwt.c): map the block at `base` (machine key `mtbdwt=`);
+ * whether a comparator watches instruction fetches (the VM then observes
+ * every instruction); the TSTART/TSTOP pulses (VM_MTB_*) of the instruction
+ * at `pc`, setting FCTn.MATCHED of the comparators that match. */
+int vm_mtbdwt_create(struct sonde_vm *vm, uint32_t base);
+bool vm_mtbdwt_armed(const struct vm_mtbdwt *w);
+unsigned vm_mtbdwt_match(struct vm_mtbdwt *w, uint32_t pc);
+/* Data comparators (FUNCTION 5-7, DATAVMATCH): whether one is armed (the VM
+ * then feeds every data transfer through vm->dbg_observe, which is free on
+ * ARMv6-M), and one transfer of an instruction (vm_dbg_transfer). */
+bool vm_mtbdwt_data_armed(const struct vm_mtbdwt *w);
+void vm_mtbdwt_transfer(struct sonde_vm *vm, uint32_t addr, unsigned size, uint32_t value,
+                        bool write);
+/* A TSTART/TSTOP pulse (VM_MTB_*) reaches the MTB (dbg_mtb.c). */
+void vm_mtb_trigger(struct sonde_vm *vm, unsigned sig);
 
 #endif

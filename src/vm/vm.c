@@ -322,6 +322,12 @@ void sonde_vm_set_jit(struct sonde_vm *vm, bool on)
   vm_blocks_free(vm); /* built again, with or without code, when next run */
 }
 
+void sonde_vm_set_stop_at_reset(struct sonde_vm *vm, bool on)
+{
+  if (vm)
+    vm->stop_at_reset = on;
+}
+
 void sonde_vm_set_output(struct sonde_vm *vm, sonde_vm_write_fn write, void *ctx)
 {
   if (!vm)

@@ -67,6 +67,7 @@ struct sonde_vm {
 
   struct sonde_vm_stop stop; /* why execution stopped (valid once VM_ATTN_STOP) */
   bool reset_done;           /* a reset happened since sonde_vm_new */
+  bool stop_at_reset;        /* sonde_vm_set_stop_at_reset: stop after a system reset */
   uint64_t start_host_ns;    /* for semihosting SYS_ELAPSED/SYS_CLOCK */
 
   sonde_vm_write_fn out_write;

@@ -3,11 +3,13 @@
  * which case the oldest packet is at POINTER, else at offset 0. */
 #include "mtb.h"
 
-int mtb_enable(size_t size, uint32_t watermark, uint32_t flow_bits)
+/* Stop the MTB, clear a buffer of `size` bytes and rewind POSITION; MASK
+ * for that size, or -1 when it is not a power of two >= 16. */
+static int mtb_prepare(size_t size)
 {
   if (size < 16 || (size & (size - 1)))
     return -1;
-  unsigned mask = 0;
+  int mask = 0;
   while ((16u << mask) < size)
     mask++;
   mtb_disable(); /* reconfigure while stopped */
@@ -15,14 +17,56 @@ int mtb_enable(size_t size, uint32_t watermark, uint32_t flow_bits)
   for (size_t i = 0; i < size / 4; i++)
     buf[i] = 0;
   MTB->POSITION = 0;
+  return mask;
+}
+
+int mtb_enable(size_t size, uint32_t watermark, uint32_t flow_bits)
+{
+  int mask = mtb_prepare(size);
+  if (mask < 0)
+    return -1;
   MTB->FLOW = watermark ? ((watermark & ~7u) | (flow_bits & 3u)) : 0;
-  MTB->MASTER = MTB_MASTER_EN | mask;
+  MTB->MASTER = MTB_MASTER_EN | (uint32_t)mask;
   return 0;
 }
 
 void mtb_disable(void)
 {
-  MTB->MASTER &= ~MTB_MASTER_EN;
+  MTB->MASTER &= ~(MTB_MASTER_EN | MTB_MASTER_TSTARTEN);
+}
+
+/* TSTART/TSTOP sources: ARMv8-M core DWT (ARMv8-M ARM C1.3 DWT_COMPn,
+ * DWT_FUNCTIONn MATCH = 0b0010 instruction address, ACTION 0b00 trigger
+ * only; the MTB's TSTART/TSTOP registers select the comparators), ARMv6-M
+ * the chip's MTBDWT (FCTn FUNCTION 4 instruction fetch, TBCTRL.ACOMPn). */
+int mtb_enable_window(size_t size, uint32_t start_pc, uint32_t stop_pc)
+{
+  int mask = mtb_prepare(size);
+  if (mask < 0)
+    return -1;
+  MTB->FLOW = 0;
+#if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8M_BASE__)
+  volatile uint32_t *const demcr = (volatile uint32_t *)0xE000EDFCu;
+  volatile uint32_t *const dwt = (volatile uint32_t *)0xE0001000u;
+  *demcr |= 1u << 24; /* TRCENA: the DWT runs */
+  dwt[0x20 / 4] = start_pc & ~1u; /* COMP0 */
+  dwt[0x28 / 4] = 2u;             /* FUNCTION0: instruction address, trigger only */
+  dwt[0x30 / 4] = stop_pc & ~1u;  /* COMP1 */
+  dwt[0x38 / 4] = stop_pc ? 2u : 0u;
+  MTB->TSTART = 1u << 0;
+  MTB->TSTOP = stop_pc ? 1u << 1 : 0u;
+#else
+  MTBDWT->CMP[0].COMP = start_pc & ~1u;
+  MTBDWT->CMP[0].MASK = 0;
+  MTBDWT->CMP[0].FCT = MTBDWT_FCT_IFETCH;
+  MTBDWT->CMP[1].COMP = stop_pc & ~1u;
+  MTBDWT->CMP[1].MASK = 0;
+  MTBDWT->CMP[1].FCT = stop_pc ? MTBDWT_FCT_IFETCH : 0u;
+  MTBDWT->TBCTRL = 1u << 0; /* ACOMP0: comparator 0 pulses TSTART, 1 TSTOP */
+#endif
+  MTB->MASTER = MTB_MASTER_TSTARTEN | (stop_pc ? MTB_MASTER_TSTOPEN : 0u) | (uint32_t)mask;
+  /* EN stays clear until the start */
+  return 0;
 }
 
 size_t mtb_read(uint32_t *out, size_t max)

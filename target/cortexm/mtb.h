@@ -33,9 +33,36 @@ typedef struct {
 
 #define MTB ((mtb_regs_t *)MTB_SFR_BASE)
 #define MTB_MASTER_EN (1u << 31)
+#define MTB_MASTER_TSTOPEN (1u << 6)
+#define MTB_MASTER_TSTARTEN (1u << 5)
 #define MTB_POSITION_WRAP (1u << 2)
 #define MTB_FLOW_AUTOSTOP (1u << 0)
 #define MTB_FLOW_AUTOHALT (1u << 1)
+
+/* Cortex-M0+: the MTB's TSTART/TSTOP inputs are driven by the chip. NXP
+ * Kinetis KL/KE/KW and MCX parts have the MTBDWT (reference manual chapter
+ * "Micro Trace Buffer", MTB_DWT): two comparators whose matches pulse
+ * TSTART or TSTOP per TBCTRL.ACOMPn. Define MTBDWT_BASE to move it; parts
+ * without one (LPC800: SYSCON EXTTRACECMD, SAM D: event system) need their
+ * own trigger code. */
+#ifndef MTBDWT_BASE
+#define MTBDWT_BASE 0xF0001000u
+#endif
+typedef struct {
+  volatile const uint32_t CTRL; /* 0x000 NUMCMP[31:28] (read-only) */
+  uint32_t reserved0[7];
+  struct {
+    volatile uint32_t COMP; /* 0x020 + 16n: the address to match */
+    volatile uint32_t MASK; /* 0x024 + 16n: MASK[4:0] low address bits ignored */
+    volatile uint32_t FCT;  /* 0x028 + 16n: FUNCTION[3:0], MATCHED[24] (read clears) */
+    uint32_t reserved;
+  } CMP[2];
+  uint32_t reserved1[112];
+  volatile uint32_t TBCTRL; /* 0x200 ACOMPn[n]: 1 = match starts, 0 = stops */
+} mtbdwt_regs_t;
+#define MTBDWT ((mtbdwt_regs_t *)MTBDWT_BASE)
+#define MTBDWT_FCT_IFETCH 4u /* FUNCTION: instruction fetch */
+#define MTBDWT_FCT_MATCHED (1u << 24)
 
 /* Start tracing into a circular buffer of `size` bytes (a power of two >= 16)
  * at MTB->BASE. `watermark` (a byte offset, 0: none) with `flow_bits`
@@ -43,7 +70,19 @@ typedef struct {
  * pointer reaches it. The buffer is cleared first. Returns 0, or -1 for a bad
  * size. */
 int mtb_enable(size_t size, uint32_t watermark, uint32_t flow_bits);
-/* Stop tracing (keeps POSITION, so the buffer can be read out). */
+/* Trace sessions between two instructions (MTB TSTART/TSTOP): tracing is
+ * off until the core executes the instruction at start_pc, and stops when it
+ * executes the one at stop_pc (0: never), as often as the program passes
+ * them; each start begins a session whose first packet has the S-bit. The
+ * start instruction's own branch is recorded, the stop's is not. Addresses
+ * may be function pointers (the Thumb bit is dropped); the match is exact
+ * (MASK 0). The start/stop sources: on ARMv8-M core DWT comparators 0 and 1
+ * (DEMCR.TRCENA is set; MTB TSTART/TSTOP select them), on ARMv6-M the MTBDWT
+ * at MTBDWT_BASE (comparator 0 starts, 1 stops). The buffer of `size` bytes
+ * (a power of two >= 16) is cleared first. Returns 0, or -1 for a bad size. */
+int mtb_enable_window(size_t size, uint32_t start_pc, uint32_t stop_pc);
+/* Stop tracing (keeps POSITION, so the buffer can be read out); also clears
+ * MASTER.TSTARTEN, so a start address passed later cannot restart it. */
 void mtb_disable(void);
 /* Copy up to `max` packets, oldest first, into out[2*i] (source word) and
  * out[2*i+1] (destination word). Returns the number of packets. */
@@ -159,8 +198,10 @@ extern volatile uint32_t *const mtb_master_reg;
                      "ldr r0, =mtb_master_reg\n" /* stop the MTB first */           \
                      "ldr r0, [r0]\n"                                               \
                      "ldr r1, [r0]\n"                                               \
-                     "lsls r1, r1, #1\n"                                            \
+                     "lsls r1, r1, #1\n" /* EN */                                    \
                      "lsrs r1, r1, #1\n"                                            \
+                     "movs r2, #32\n" /* TSTARTEN: no restart by a start address */   \
+                     "bics r1, r2\n"                                                \
                      "str r1, [r0]\n"                                               \
                      "ldr r0, =mtb_fault_regs\n"                                    \
                      "adds r0, #4\n"                                                \

@@ -49,6 +49,8 @@ trace exc_svc_pendsv_m3.elf cm3 1024 4800000  # SVC, PendSV; a slow line (ACPR 9
 trace exc_systick_m3.elf cm3 256 24000000    # SysTick; the paper's 24 Mbaud line (ACPR 1)
 trace exc_nesting_m3.elf cm3 3072 2000000    # N 3072 (CYCTAP = 1) on a 2 Mbaud line
 trace exc_wfi_m3.elf cm3 5120 1000000        # the paper's 1 Mbaud row, N 5120
+trace ft_plain.elf cm3 128                   # ft_prog without its runner: calls through function
+trace ft_plain.elf cm3 512 8000000           # pointers, a busy-wait on the delay peripheral, SysTick, WFI
 
 # compiled (--jit) and interpreted (the default) give the same bytes
 "$SONDE" frankentrace run -e "$fw/exc_nesting_m3.elf" --probe -N 192 --jit -o "$tmp/jit.pct" 2>/dev/null \

@@ -22,12 +22,38 @@ for fw in ft_prog ft_prog128; do
     -o "$tmp/$fw.pct" >"$tmp/out" 2>"$tmp/err"
   check "$fw stitch rc" $? 0
   check "$fw no warnings" "$(cat "$tmp/err")" ""
-  check "$fw 0 different" "$(grep -c '7185 compared, 7185 equal, 0 different, 0 unrecoverable' "$tmp/out")" 1
+  check "$fw 0 different" "$(grep -c '7190 compared, 7190 equal, 0 different, 0 unrecoverable' "$tmp/out")" 1
   check "$fw preamble" "$(grep -c '^preamble: intact at cycles 6..69' "$tmp/out")" 1
   check "$fw check" "$(grep -c '^check: all .* transitions possible' "$tmp/out")" 1
 done
 check "ft_prog summary" "$(head -1 "$tmp/out" | sed 's/^frankentrace stitch: //')" \
-  "N 128, 130 iterations (0 LSU, 0 cut, 0 corrupt), 128 of 128 phases, 2 redundant; 7185 cycles, 7298 samples, 0 lost, 0 overflows, 0 outside the ELF, 0 conflicts"
+  "N 128, 130 iterations (0 LSU, 0 cut, 0 corrupt), 128 of 128 phases, 2 redundant; 7190 cycles, 7303 samples, 0 lost, 0 overflows, 0 outside the ELF, 0 conflicts"
+
+# `frankentrace verify` aligns a runner trace on the preamble (or a given offset) by itself
+"$S" frankentrace verify -e "$B/ft_prog.elf" --preamble "$tmp/ft_prog.pct" "$tmp/ft_prog-gt.pct" >"$tmp/v"
+check "verify --preamble rc" $? 0
+check "verify --preamble" "$(head -1 "$tmp/v" | sed 's/; [0-9]* ground-truth cycles outside.*//')" \
+  "compared 7185 cycles: 7185 equal, 0 different; 0 unrecoverable in the trace"
+off=$(sed -n 's/^verify: trace cycle 0 = ground-truth cycle \([0-9]*\);.*/\1/p' "$tmp/out") # ft_prog128's
+"$S" frankentrace verify --offset "$off" "$tmp/ft_prog128.pct" "$tmp/ft_prog128-gt.pct" >/dev/null
+check "verify --offset $off rc" $? 0
+"$S" frankentrace verify "$tmp/ft_prog.pct" "$tmp/ft_prog-gt.pct" >/dev/null
+check "verify unaligned fails" $? 1
+"$S" frankentrace verify --preamble "$tmp/ft_prog.pct" "$tmp/ft_prog-gt.pct" 2>/dev/null
+check "verify --preamble without -e" $? 2
+
+# a capture in two files: split at an iteration's begin record, the same trace; split inside an
+# iteration, that iteration is corrupt (its packets cut), the rest the same
+head -c 38461 "$tmp/ft_prog.swo" >"$tmp/a.swo"; tail -c +38462 "$tmp/ft_prog.swo" >"$tmp/b.swo"
+"$S" frankentrace stitch -e "$B/ft_prog.elf" "$tmp/a.swo" "$tmp/b.swo" -o "$tmp/ab.pct" >/dev/null 2>&1
+check "two files rc" $? 0
+cmp -s "$tmp/ab.pct" "$tmp/ft_prog.pct"; check "two files: the same trace" $? 0
+head -c 38000 "$tmp/ft_prog.swo" >"$tmp/a.swo"; tail -c +38001 "$tmp/ft_prog.swo" >"$tmp/b.swo"
+"$S" frankentrace stitch -e "$B/ft_prog.elf" "$tmp/a.swo" "$tmp/b.swo" -o "$tmp/ab.pct" >"$tmp/out" 2>"$tmp/err"
+check "split inside an iteration rc" $? 1
+check "split inside an iteration: flagged" "$(grep -c 'iteration 196 (phase 196) is corrupt on the wire' "$tmp/err")" 1
+"$S" frankentrace verify --raw "$tmp/ab.pct" "$tmp/ft_prog.pct" >"$tmp/v" 2>&1
+check "split inside an iteration: nothing wrong" "$(grep -c ' 0 different; 14 unrecoverable' "$tmp/v")" 1
 
 # the same capture as 8 Mbaud UART samples at 24 MS/s (3 per bit, as the paper's FX2 analyzer)
 "$S" run --swo-samples "$tmp/la.bin" --sample-rate 24M "$B/ft_prog.elf" >/dev/null 2>&1
@@ -49,12 +75,36 @@ check "bit errors: missing phases listed" "$(grep -c '^missing: [0-9]* phases ha
 # what the wire checks cannot see (a flipped bit inside a PC payload) the code check flags
 check "bit errors: impossible transition flagged" "$(grep -c '^check: 1 impossible transitions' "$tmp/out")" 1
 
-# deliberate nondeterminism (the delay peripheral's length changes per boot): reported
-"$S" run --swo "$tmp/nd.swo" "$B/ft_nondet.elf" >/dev/null 2>&1
-"$S" frankentrace stitch -e "$B/ft_nondet.elf" "$tmp/nd.swo" -o "$tmp/nd.pct" >"$tmp/out" 2>&1
+# deliberate nondeterminism (the delay peripheral's length changes per boot; the udiv that
+# computes it takes longer for some boot counts, so runs go apart at cycle 4106, unseen until
+# 4224): reported, and every cycle from one interval before the first sign marked conflict, so
+# what the trace claims equals the ground truth of the first iteration
+"$S" run --swo "$tmp/nd.swo" --trace-pc "$tmp/nd-gt.pct" "$B/ft_nondet.elf" >/dev/null 2>&1
+"$S" frankentrace stitch -e "$B/ft_nondet.elf" "$tmp/nd.swo" --verify "$tmp/nd-gt.pct" -o "$tmp/nd.pct" >"$tmp/out" 2>&1
 check "nondeterminism rc" $? 1
 check "nondeterminism reported" "$(grep '^nondeterminism' "$tmp/out")" \
   "nondeterminism: samples: iterations 0 and 128 (phase 0) differ from cycle 4224 (12 cycles)"
+check "nondeterminism marked" "$(grep -c '^untrusted: cycles 4096.. marked conflict' "$tmp/out")" 1
+check "nondeterminism: nothing wrong" "$(grep -c '^verify: .*; 4096 compared, 4096 equal, 0 different' "$tmp/out")" 1
+"$S" frankentrace stitch -e "$B/ft_nondet.elf" "$tmp/nd.swo" --verify "$tmp/nd-gt.pct" --json -o "$tmp/nd.pct" >"$tmp/out" 2>&1
+check "nondeterminism json" "$(tail -1 "$tmp/out" | python3 -c '
+import json, sys; d = json.load(sys.stdin); k = d["conflicts"][0]
+print(d["untrusted_from"], d["verify"]["compared"], d["verify"]["different"], k["iter_a"], k["iter_b"], k["first_cycle"], d["pc"] + d["sleep"] + d["unrecoverable"] == d["cycles"], d["ok"])')" \
+  "4096 4096 0 0 128 4224 True False"
+"$S" frankentrace convert --format csv -o "$tmp/nd.csv" "$tmp/nd.pct"
+check "nondeterminism: marked cells are not valid" \
+  "$(awk -F, 'NR > 1 && $1 >= 4096 && $3 == "true"' "$tmp/nd.csv" | wc -l),$(awk -F, 'NR > 1 && $1 < 4096 && $3 != "true"' "$tmp/nd.csv" | wc -l)" "0,0"
+# a delay peripheral whose time varies per boot (jitter=, seeded by the boot count), three
+# seeds: from the chained capture, the same marking; never a wrong cycle
+M=$(dirname "$0")/../frankentrace/jitter.machine
+for seed in 1 3 5; do
+  sed "s/seed=7/seed=$seed/" "$M" >"$tmp/j.machine"
+  "$S" run -m "$tmp/j.machine" --swo "$tmp/j.swo" --trace-pc "$tmp/j-gt.pct" "$B/ft_prog.elf" >/dev/null 2>&1
+  "$S" frankentrace stitch -e "$B/ft_prog.elf" "$tmp/j.swo" --verify "$tmp/j-gt.pct" -o "$tmp/j.pct" >"$tmp/out" 2>&1
+  check "jitter seed $seed rc" $? 1
+  check "jitter seed $seed marked" "$(grep -c '^untrusted: cycles [0-9]*.. marked conflict' "$tmp/out")" 1
+  check "jitter seed $seed nothing wrong" "$(grep -c '^verify: .* compared, [0-9]* equal, 0 different' "$tmp/out")" 1
+done
 
 # a capture cut mid-way: the phases never seen are listed, exit 1, trace still written
 head -c 40120 "$tmp/ft_prog.swo" >"$tmp/cut.swo"
@@ -64,6 +114,43 @@ check "cut missing" "$(grep '^missing' "$tmp/out")" \
   "missing: 304 phases have no usable iteration (first: 208 209 210 211 212 213 214 215); their cycles are unsampled"
 check "cut: last iteration has no end" "$(grep -c 'has no end record: the capture is cut' "$tmp/err")" 1
 [ -s "$tmp/cut.pct" ]; check "cut: trace written" $? 0
+
+# iterations missing from the middle (30 kB of the capture lost): the gap and the phases it
+# leaves unsampled are said, the iteration the loss cut into is corrupt, exit 1
+{ head -c 30000 "$tmp/ft_prog.swo"; tail -c +60001 "$tmp/ft_prog.swo"; } >"$tmp/gap.swo"
+"$S" frankentrace stitch -e "$B/ft_prog.elf" "$tmp/gap.swo" -o "$tmp/gap.pct" >"$tmp/out" 2>"$tmp/err"
+check "gap rc" $? 1
+check "gap said" "$(grep '^gap' "$tmp/out")" \
+  "gap: 158 iterations are not in the capture (first: 155..312): bytes were lost between records; capture again"
+check "gap missing phases" "$(grep -c '^missing: 158 phases have no usable iteration' "$tmp/out")" 1
+check "gap: the cut iteration is corrupt" "$(grep -c 'iteration 154 (phase 154) is corrupt on the wire' "$tmp/err")" 1
+"$S" frankentrace verify --raw "$tmp/gap.pct" "$tmp/ft_prog.pct" >"$tmp/v" 2>&1
+check "gap: what is there is right" "$(grep -c ' 0 different;' "$tmp/v")" 1
+
+# logic-analyzer samples decoded at the wrong baud: nothing usable, and the likely reason
+for b in 4000000 6000000; do
+  "$S" frankentrace stitch -e "$B/ft_prog.elf" --line uart:$b --sample-rate 24M "$tmp/la.bin" -o "$tmp/x" 2>"$tmp/err"
+  check "wrong baud $b rc" $? 1
+  check "wrong baud $b why" "$(grep -c "the line decoder dropped [0-9]* of [0-9]* frames (framing errors): is 'uart:$b' the runner's SWO baud" "$tmp/err")" 1
+done
+
+# N or baud that cannot work on the line the user names (--clock with --baud or --line): why,
+# and the smallest N that works
+"$S" frankentrace stitch -e "$B/ft_prog.elf" --clock 48M --baud 4000000 "$tmp/ft_prog.swo" -o "$tmp/x" >"$tmp/out"
+check "N too small for the line rc" $? 1
+check "N too small for the line why" "$(grep '^line' "$tmp/out")" \
+  "line: N = 512 is too small for SWO at 4000000 baud (a sample is 8 bytes, 960 cycles on the line at 48000000 Hz); the smallest N that works is 960"
+"$S" frankentrace stitch -e "$B/ft_prog.elf" --clock 48M --baud 7000000 "$tmp/ft_prog.swo" -o "$tmp/x" >"$tmp/out"
+check "baud no divider rc" $? 1
+check "baud no divider why" "$(grep -c '^line: SWO 7000000 baud does not divide the 48000000 Hz core clock' "$tmp/out")" 1
+"$S" frankentrace stitch -e "$B/ft_prog.elf" --clock 48M --line uart:8000000 --sample-rate 24M "$tmp/la.bin" -o "$tmp/x" >"$tmp/out"
+check "the paper's line fits rc" $? 0
+check "the paper's line fits" "$(grep -c '^line' "$tmp/out")" 0
+
+# the capture of one runner image stitched with another runner image's ELF
+"$S" frankentrace stitch -e "$B/ft_irq.elf" "$tmp/ft_prog.swo" -o "$tmp/x" 2>"$tmp/err"
+check "other runner ELF rc" $? 1
+check "other runner ELF why" "$(grep -c "the capture does not fit the ELF's code: its preamble (ft_preamble) is never in the trace and [0-9]* of [0-9]* transitions are impossible in the code: wrong ELF?" "$tmp/err")" 1
 
 # wrong ELF, wrong firmware id, no iterations, garbage
 "$S" frankentrace stitch -e "$B/demo.elf" "$tmp/ft_prog.swo" -o "$tmp/x" 2>"$tmp/err"

@@ -33,9 +33,9 @@ n=$(echo "$out" | grep -c ',div32,')
 wait "$pid"; check_eq $? 0 "the server ran the firmware to its exit after the detach"
 
 serve
-out=$("$SONDE" monitor pc -e "$FW" --link "gdb:127.0.0.1:$port" --max-ms 300 --json)
+out=$("$SONDE" monitor pc -e "$FW" --link "gdb:127.0.0.1:$port" --max-ms 1500 --json)
 check_eq $? 0 "pc over gdb"
-echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["polls"] >= 10 and d["changes"] >= 2 and d["link"].startswith("gdb:") else 1)' \
+echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["polls"] >= 3 and d["changes"] >= 2 and d["link"].startswith("gdb:") else 1)' \
   && ok || bad "pc json: $out"
 wait "$pid"; check_eq $? 0 "exit after the second detach"
 

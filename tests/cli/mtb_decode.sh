@@ -26,10 +26,22 @@ grep -q "exception return at .*SysTick_Handler+0x[0-9a-f]* (.*) (EXC_RETURN 0xf"
 grep -q "PendSV_Handler" "$tmp/t" && ok || bad "no PendSV"
 grep -q "trace session starts" "$tmp/t" && ok || bad "no S-bit session start"
 
+# TSTART/TSTOP sessions (M0+: the MTBDWT's comparators; and the M33's DWT):
+# three S-bit session starts, no inconsistent packet, the history ends at
+# traced_stop's first instruction.
+for c in m0plus m33; do
+  read -r SB SP SM SE < "$D/mtb_sessions_$c.regs"
+  "$SONDE" mtb decode -e "$FW/mtb_sessions_$c.elf" --raw "$D/mtb_sessions_$c.bin" --base "$SB" \
+    --position "$SP" --master "$SM" --end-pc "$SE" --instructions >"$tmp/s" 2>"$tmp/se"; rc=$?
+  [ $rc -eq 0 ] && [ "$(grep -c 'trace session starts (S-bit)' "$tmp/s")" -eq 3 ] \
+    && head -1 "$tmp/s" | grep -q ", 0 inconsistent" && tail -1 "$tmp/s" | grep -q "traced_stop" \
+    && ok || bad "sessions $c: exit $rc: $(head -1 "$tmp/s") / $(tail -1 "$tmp/s") $(cat "$tmp/se")"
+done
+
 # json: every instruction, newest last, ending at the stopping store (--end-pc)
 dec --position "$P" --master "$M" --end-pc "$E" --instructions --format json >"$tmp/j"; rc=$?
 n=$(grep -c '"kind":"instruction"' "$tmp/j")
-[ $rc -eq 0 ] && [ "$n" -eq 456 ] && ok || bad "json: exit $rc, $n instructions"
+[ $rc -eq 0 ] && [ "$n" -eq 457 ] && ok || bad "json: exit $rc, $n instructions"
 last=$(tail -1 "$tmp/j")
 [ "$last" = "$(tail -1 "$tmp/j" | grep "\"kind\":\"instruction\",\"packet\":91,\"pc\":$((E)),\"function\":\"mtb_disable\"")" ] \
   && ok || bad "json last: $last"

@@ -19,9 +19,10 @@ for core in m33 m0plus; do
   mach=cm33; [ $core = m0plus ] && mach=cm0plus
   serve() { # one client per server: the firmware spins forever after it
     port=$(free_port)
-    "$SONDE" run -m $mach --gdb "$port" "$FW" > "$T/run.out" 2> "$T/run.err" &
+    # a log per server: the previous server's "listening" must not count
+    "$SONDE" run -m $mach --gdb "$port" "$FW" > "$T/run.out" 2> "$T/run.$port.err" &
     pids+=($!)
-    for i in $(seq 50); do grep -q listening "$T/run.err" 2>/dev/null && break; sleep 0.1; done
+    for i in $(seq 100); do grep -q listening "$T/run.$port.err" 2>/dev/null && break; sleep 0.1; done
   }
   serve
   "$SONDE" mtb fetch --link "gdb:127.0.0.1:$port" --core $core --run-ms 300 -e "$FW" -o "$T/live.smtb" 2>"$T/e"; rc=$?
@@ -47,6 +48,23 @@ for core in m33 m0plus; do
   tail -1 "$T/stored.json" | grep -q '"kind":"fault","pc":[0-9]*,"function":"culprit"' && ok || bad "$core stored: no fault in culprit"
   tail -1 "$T/live.json" | grep -q '"kind":"halt","pc":[0-9]*,"function":"on_fault"' && ok || bad "$core live: not halted in on_fault: $(tail -1 "$T/live.json")"
 done
+# TSTART/TSTOP sessions running forever on the M0+ (MTBDWT): the fetch stops
+# the MTB with EN and TSTARTEN cleared (MASTER at bundle offset 20) and keeps
+# TSTOPEN and MASK; --no-stop leaves TSTARTEN; the history has S-bit sessions.
+FW="$SONDE_BUILD/firmware/mtb_sessions_hang_m0plus.elf"
+mach=cm0plus
+master_of() { python3 -c 'import struct,sys; print("%08x" % struct.unpack_from("<I", open(sys.argv[1],"rb").read(), 20)[0])' "$1"; }
+serve
+"$SONDE" mtb fetch --gdb "127.0.0.1:$port" --core m0plus --run-ms 100 -e "$FW" -o "$T/s.smtb" 2>"$T/e"; rc=$?
+[ $rc -eq 0 ] && [ "$(master_of "$T/s.smtb")" = "00000048" ] && ok \
+  || bad "sessions fetch: exit $rc, MASTER $(master_of "$T/s.smtb" 2>&1) $(cat "$T/e")"
+"$SONDE" mtb decode -e "$FW" "$T/s.smtb" >"$T/s.txt" 2>"$T/e"; rc=$?
+[ $rc -eq 0 ] && head -1 "$T/s.txt" | grep -q ", 0 inconsistent" && grep -q "trace session starts (S-bit)" "$T/s.txt" \
+  && ok || bad "sessions decode: exit $rc: $(head -1 "$T/s.txt") $(cat "$T/e")"
+serve
+"$SONDE" mtb fetch --gdb "127.0.0.1:$port" --core m0plus --run-ms 100 --no-stop -o "$T/n.smtb" 2>"$T/e"; rc=$?
+m=$(master_of "$T/n.smtb" 2>/dev/null)
+[ $rc -eq 0 ] && [ $((0x$m & 0x7fffffff)) -eq $((0x68)) ] && ok || bad "--no-stop: exit $rc, MASTER $m"
 "$SONDE" mtb fetch --link "gdb:127.0.0.1:1" --timeout-ms 500 -o "$T/x.smtb" 2>"$T/e"; rc=$?
 [ $rc -eq 1 ] && grep -q "gdb:127.0.0.1:1" "$T/e" && ok || bad "refused link: exit $rc: $(cat "$T/e")"
 "$SONDE" mtb fetch --gdb 127.0.0.1:1 --link gdb:127.0.0.1:1 -o "$T/x.smtb" 2>"$T/e"; rc=$?

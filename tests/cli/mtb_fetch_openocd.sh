@@ -5,7 +5,8 @@
 # firmware/mtb/mtb_fault.c (HANG_TEST) faults, its handler stores a bundle
 # and spins. The live fetch (MTB registers, buffer, core registers through
 # DCRSR, the build id read from the target) and the stored bundle decode to
-# the same branch history; both carry the ELF's build id.
+# the same branch history; both carry the ELF's build id. And a 4 KiB buffer
+# of M0+ TSTART/TSTOP sessions, read in several mdw commands.
 set -u
 pass=0 fail=0
 T=$(mktemp -d)
@@ -16,19 +17,23 @@ ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 command -v openocd >/dev/null || { echo "FAIL: openocd missing (scripts/install-deps)"; exit 1; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-for core in m33 m0plus; do
-  FW="$SONDE_BUILD/firmware/mtb_fault_hang_$core.elf"
-  [ -f "$FW" ] || { echo "FAIL: missing $FW"; exit 1; }
-  mach=cm33; [ $core = m0plus ] && mach=cm0plus
+# start_ocd MACHINE FW: the firmware under `sonde run --jtag`, OpenOCD on it; TP = its Tcl port
+start_ocd() {
   JP=$(free_port)
   TP=$(free_port)
-  "$SONDE" run -m $mach --jtag "$JP" "$FW" >"$T/run.log" 2>&1 &
+  "$SONDE" run -m "$1" --jtag "$JP" "$2" >"$T/run.$JP.log" 2>&1 &
   pids+=($!)
-  for i in $(seq 50); do grep -q listening "$T/run.log" && break; sleep 0.1; done
+  for i in $(seq 100); do grep -q listening "$T/run.$JP.log" && break; sleep 0.1; done
   SONDE_JTAG_PORT=$JP openocd -c "gdb_port disabled; telnet_port disabled; tcl_port $TP" \
     -f "$SONDE_SRC/scripts/openocd/sonde-vm.cfg" >"$T/ocd.log" 2>&1 &
   pids+=($!)
   for i in $(seq 100); do grep -q "Listening on port $TP" "$T/ocd.log" && break; sleep 0.1; done
+}
+for core in m33 m0plus; do
+  FW="$SONDE_BUILD/firmware/mtb_fault_hang_$core.elf"
+  [ -f "$FW" ] || { echo "FAIL: missing $FW"; exit 1; }
+  mach=cm33; [ $core = m0plus ] && mach=cm0plus
+  start_ocd $mach "$FW"
   "$SONDE" mtb fetch --link "openocd:127.0.0.1:$TP" --core $core --run-ms 300 -e "$FW" -o "$T/live.smtb" 2>"$T/e"; rc=$?
   [ $rc -eq 0 ] && ok || bad "$core live fetch over OpenOCD: exit $rc: $(cat "$T/e")"
   "$SONDE" mtb fetch --link "openocd:127.0.0.1:$TP" --core $core --stored mtb_bundle -e "$FW" -o "$T/stored.smtb" 2>"$T/e"; rc=$?
@@ -59,5 +64,16 @@ PY
   wait 2>/dev/null
   pids=()
 done
+# A whole 4 KiB buffer (more than one mdw answer holds) of TSTART/TSTOP
+# sessions on the M0+ (MTBDWT): fetched over OpenOCD, it decodes with S-bit
+# sessions and nothing inconsistent; MASTER (offset 20) keeps TSTOPEN and MASK.
+FW="$SONDE_BUILD/firmware/mtb_sessions_hang_m0plus.elf"
+start_ocd cm0plus "$FW"
+"$SONDE" mtb fetch --link "openocd:127.0.0.1:$TP" --core m0plus --run-ms 100 -e "$FW" -o "$T/s.smtb" 2>"$T/e"; rc=$?
+m=$(python3 -c 'import struct,sys; print("%08x" % struct.unpack_from("<I", open(sys.argv[1],"rb").read(), 20)[0])' "$T/s.smtb" 2>/dev/null)
+[ $rc -eq 0 ] && [ "$m" = "00000048" ] && ok || bad "sessions fetch over OpenOCD: exit $rc, MASTER $m: $(cat "$T/e")"
+"$SONDE" mtb decode -e "$FW" "$T/s.smtb" >"$T/s.txt" 2>"$T/e"; rc=$?
+[ $rc -eq 0 ] && head -1 "$T/s.txt" | grep -q ", 0 inconsistent" && grep -q "trace session starts (S-bit)" "$T/s.txt" \
+  && ok || bad "sessions decode: exit $rc: $(head -1 "$T/s.txt") $(cat "$T/e")"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

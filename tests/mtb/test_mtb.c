@@ -89,6 +89,7 @@ static uint32_t insn_size(struct sonde_vm *vm, uint32_t pc)
 static size_t expected(struct sonde_vm *vm, const struct gt *g, struct pkt **out)
 {
   struct pkt *e = calloc(g->n * 3 + 1, sizeof *e);
+  bool *first = calloc(g->n * 3 + 1, sizeof *first); /* a session's packets begin here */
   size_t ne = 0;
   bool on = false, en_pending = false;
   long last = -1; /* index of the previous retire while tracing */
@@ -131,6 +132,8 @@ static size_t expected(struct sonde_vm *vm, const struct gt *g, struct pkt **out
       }
       entered = exited = returned = false;
       if (en_pending) {
+        if (!on)
+          first[ne] = true;
         on = true;
         en_pending = false;
       }
@@ -139,13 +142,22 @@ static size_t expected(struct sonde_vm *vm, const struct gt *g, struct pkt **out
       break;
     }
   }
-  size_t k = 0; /* drop the slots of exceptions taken after sequential code */
-  for (size_t i = 0; i < ne; i++)
-    if (!e[i].skip)
-      e[k++] = e[i];
+  /* drop the slots of exceptions taken after sequential code; S-bit on the
+   * first packet of each session (after each start) */
+  size_t k = 0;
+  bool s_next = false;
+  for (size_t i = 0; i < ne; i++) {
+    s_next |= first[i];
+    if (e[i].skip)
+      continue;
+    e[k] = e[i];
+    if (s_next)
+      e[k].dst |= 1;
+    s_next = false;
+    k++;
+  }
+  free(first);
   ne = k;
-  if (ne)
-    e[0].dst |= 1; /* S-bit: the first packet after the start */
   *out = e;
   return ne;
 }
@@ -172,10 +184,11 @@ struct run {
 
 /* The hooks above make the VM run its hooked executor, which observes every
  * instruction. Without hooks the MTB is fed by the MTB executor (branch
- * reports from the fast handlers, exec.c): run the image again that way and
- * require the same buffer, registers, stop and cycle count. */
+ * reports from the fast handlers, exec.c): run the image again that way, and
+ * once more with the JIT allowed, and require the same buffer, registers,
+ * stop and cycle count. */
 static void same_without_hooks(const struct run *r, const unsigned char *img, size_t n,
-                               const char *name, uint32_t size)
+                               const char *name, uint32_t size, bool jit)
 {
   struct sonde_vm *vm;
   if (sonde_vm_new(r->m, &vm) != 0 || sonde_vm_load_elf(vm, img, n, name) != 0) {
@@ -183,6 +196,7 @@ static void same_without_hooks(const struct run *r, const unsigned char *img, si
     return;
   }
   sonde_vm_set_output(vm, quiet, NULL);
+  sonde_vm_set_jit(vm, jit);
   sonde_vm_reset(vm);
   struct sonde_vm_stop stop;
   CHECK_EQ_I(sonde_vm_run(vm, 2000000, &stop), 0);
@@ -267,7 +281,8 @@ static bool run_fw(struct run *r, const char *name, const char *machine)
     sonde_vm_read_mem(r->vm, r->base + ((first + off) & (size - 1)), w, 8);
     r->buf[r->nbuf++] = (struct pkt){w[0], w[1], false};
   }
-  same_without_hooks(r, img, n, name, size);
+  same_without_hooks(r, img, n, name, size, false);
+  same_without_hooks(r, img, n, name, size, true); /* and with the compiled blocks */
   return true;
 }
 
@@ -402,43 +417,66 @@ static void test_watermark_autohalt(void)
   run_free(&r);
 }
 
-/* TSTART/TSTOP: DWT comparator 0 (traced_start) starts, 1 (traced_stop)
- * stops; the window in the ground truth is marked from the comparators read
- * back through the debugger view. */
-static void test_tstart_tstop(void)
+/* TSTART/TSTOP: comparator 0 (traced_start) starts, comparator 1
+ * (traced_stop) stops: the core DWT's on the M33 (0xE0001020/30), the
+ * MTBDWT's on the M0+ (0xF0001020/30). The windows in the ground truth are
+ * marked from the comparators read back through the debugger view; every
+ * session's first packet has the S-bit. */
+static void tstart(const char *fw, const char *machine, uint32_t dwt, unsigned windows)
 {
   struct run r;
-  if (!run_fw(&r, "mtb_tstart", "cm33"))
+  if (!run_fw(&r, fw, machine))
     return;
   CHECK_EQ_I(r.stop.reason, SONDE_VM_STOP_EXIT);
   uint32_t comp[2] = {0, 0};
-  sonde_vm_read_mem(r.vm, 0xE0001020u, &comp[0], 4);
-  sonde_vm_read_mem(r.vm, 0xE0001030u, &comp[1], 4);
+  sonde_vm_read_mem(r.vm, dwt + 0x20, &comp[0], 4);
+  sonde_vm_read_mem(r.vm, dwt + 0x30, &comp[1], 4);
   CHECK(comp[0] != 0 && comp[1] != 0);
   CHECK_EQ_U(r.master >> 31, 0); /* stopped by comparator 1 */
   struct gt w = {0};
+  unsigned starts = 0, stops = 0;
   for (size_t i = 0; i < r.g.n; i++) {
     const struct ev *v = &r.g.ev[i];
     if (v->kind == EV_EN || v->kind == EV_DIS)
       continue; /* MASTER writes: EN stays clear in this firmware */
-    if (v->kind == EV_RETIRE && v->pc == comp[0])
+    if (v->kind == EV_RETIRE && v->pc == comp[0]) {
       push(&w, EV_EN, 0);
+      starts++;
+    }
     push(&w, v->kind, v->pc);
-    if (v->kind == EV_RETIRE && v->pc == comp[1])
+    if (v->kind == EV_RETIRE && v->pc == comp[1]) {
       push(&w, EV_DIS, 0);
+      stops++;
+    }
   }
+  CHECK_EQ_U(starts, windows);
+  CHECK_EQ_U(stops, windows);
   struct pkt *e;
   size_t ne = expected(r.vm, &w, &e);
-  CHECK(ne > 10);
+  CHECK(ne > 10 * windows);
   CHECK_EQ_U(r.nbuf, ne);
   CHECK_EQ_U(r.position, ne * 8);
   compare(&r, e, 0);
-  CHECK_EQ_U(r.buf[0].dst & 1, 1); /* S-bit */
-  printf("mtb_tstart: %zu packets between the comparators, all match\n", ne);
+  unsigned sbits = 0, abits = 0;
+  for (size_t i = 0; i < r.nbuf; i++) {
+    sbits += r.buf[i].dst & 1;
+    abits += r.buf[i].src & 1;
+  }
+  CHECK_EQ_U(r.buf[0].dst & 1, 1);
+  CHECK_EQ_U(sbits, windows); /* one S-bit per session */
+  if (windows > 1)
+    CHECK(abits >= 2); /* SysTick entered and returned inside a session */
+  printf("%s: %zu packets (%u with the A-bit) in %u session(s) between the comparators, all "
+         "match\n", fw, ne, abits, windows);
   free(e);
   free(w.ev);
   run_free(&r);
 }
+
+static void test_tstart_tstop(void) { tstart("mtb_tstart", "cm33", 0xE0001000u, 1); }
+static void test_tstart_tstop_m0p(void) { tstart("mtb_tstart_m0plus", "cm0plus", 0xF0001000u, 1); }
+static void test_sessions_m33(void) { tstart("mtb_sessions_m33", "cm33", 0xE0001000u, 3); }
+static void test_sessions_m0p(void) { tstart("mtb_sessions_m0plus", "cm0plus", 0xF0001000u, 3); }
 
 int main(void)
 {
@@ -449,5 +487,8 @@ int main(void)
   RUN(test_watermark_autostop);
   RUN(test_watermark_autohalt);
   RUN(test_tstart_tstop);
+  RUN(test_tstart_tstop_m0p);
+  RUN(test_sessions_m33);
+  RUN(test_sessions_m0p);
   return check_summary();
 }

@@ -100,44 +100,113 @@ struct result {
   bool wrapped;
 };
 
+static bool is_bl(const struct sonde_sym *sym, uint32_t addr)
+{
+  uint8_t b[4];
+  if (sonde_sym_read(sym, addr, b, 4))
+    return false;
+  return (b[1] & 0xF8) == 0xF0 && (b[3] & 0xD0) == 0xD0;
+}
+
+/* The other core's build of fw's source (mtb_stack_m33 -> mtb_stack_m0plus,
+ * mtb_m0p -> mtb_m33); the plain trace image when there is none. */
+static void other_core_elf(const char *fw, char *out, size_t cap)
+{
+  char name[256];
+  const char *at;
+  size_t n = strlen(fw);
+  if (n > 4 && strcmp(fw + n - 4, "_m33") == 0)
+    snprintf(name, sizeof name, "%.*s_m0plus", (int)(n - 4), fw);
+  else if ((at = strstr(fw, "m0plus")) != NULL)
+    snprintf(name, sizeof name, "%.*sm33%s", (int)(at - fw), fw, at + 6);
+  else if ((at = strstr(fw, "m0p")) != NULL)
+    snprintf(name, sizeof name, "%.*sm33%s", (int)(at - fw), fw, at + 3);
+  else
+    name[0] = 0;
+  snprintf(out, cap, "%s/%s.elf", SONDE_FIRMWARE_DIR, name);
+  FILE *f = name[0] ? fopen(out, "rb") : NULL;
+  if (f)
+    fclose(f);
+  else
+    snprintf(out, cap, "%s/%s.elf", SONDE_FIRMWARE_DIR, strstr(fw, "m0p") ? "mtb_m33" : "mtb_m0p");
+}
+
+/* fw run to its end on a built-in machine with the ground-truth hooks, and
+ * what a debugger reads after the run: the MTB registers and the buffer. */
+struct capture {
+  char path[512]; /* the ELF */
+  struct sonde_machine *m;
+  struct sonde_vm *vm;
+  struct gt g;
+  uint32_t regs[4]; /* POSITION, MASTER, FLOW, BASE */
+  uint32_t size;    /* the whole circle, 2^(MASK+4) bytes */
+  unsigned char *buf;
+};
+
+static void capture_free(struct capture *c)
+{
+  free(c->buf);
+  free(c->g.ev);
+  sonde_vm_free(c->vm);
+  sonde_machine_free(c->m);
+}
+
+static bool capture_run(const char *fw, const char *machine, struct capture *c)
+{
+  memset(c, 0, sizeof *c);
+  snprintf(c->path, sizeof c->path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
+  FILE *f = fopen(c->path, "rb");
+  if (!f) {
+    CHECK_FAIL_("missing firmware %s", c->path);
+    return false;
+  }
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  if (sonde_machine_builtin(machine, &c->m) != 0) {
+    CHECK_FAIL_("no machine %s", machine);
+    return false;
+  }
+  uint32_t sfr = sonde_machine_core(c->m) == SONDE_VM_CORE_M33 ? 0xE0043000u : 0xF0000000u;
+  c->g.master = sfr + 4;
+  if (sonde_vm_new(c->m, &c->vm) != 0 || sonde_vm_load_elf(c->vm, img, n, fw) != 0) {
+    CHECK_FAIL_("cannot load %s on %s", fw, machine);
+    capture_free(c);
+    return false;
+  }
+  sonde_vm_set_output(c->vm, quiet, NULL);
+  struct sonde_vm_hooks h = {.ctx = &c->g, .retire = on_retire, .transfer = on_transfer,
+                             .exception = on_exc};
+  sonde_vm_set_hooks(c->vm, &h);
+  sonde_vm_reset(c->vm);
+  struct sonde_vm_stop stop;
+  CHECK_EQ_I(sonde_vm_run(c->vm, 20000000, &stop), 0);
+  CHECK_EQ_I(stop.reason, SONDE_VM_STOP_EXIT);
+  if (sonde_vm_read_mem(c->vm, sfr, c->regs, sizeof c->regs) == 0) {
+    c->size = 16u << (c->regs[1] & 0x1F);
+    c->buf = malloc(c->size);
+  }
+  if (!c->buf || sonde_vm_read_mem(c->vm, c->regs[3], c->buf, c->size) != 0) {
+    CHECK_FAIL_("%s: cannot read the MTB", fw);
+    capture_free(c);
+    return false;
+  }
+  return true;
+}
+
 /* end_sym: the function whose first instruction stopped the MTB (a TSTOP
  * comparator); NULL: the last store that cleared MASTER.EN. */
 static void decode_and_compare(const char *fw, const char *machine, struct result *res,
                                const char *end_sym)
 {
   memset(res, 0, sizeof *res);
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s.elf", SONDE_FIRMWARE_DIR, fw);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    CHECK_FAIL_("missing firmware %s", path);
+  struct capture c;
+  if (!capture_run(fw, machine, &c))
     return;
-  }
-  static unsigned char img[1 << 20];
-  size_t n = fread(img, 1, sizeof img, f);
-  fclose(f);
-  struct sonde_machine *m = NULL;
-  struct sonde_vm *vm = NULL;
-  REQUIRE(sonde_machine_builtin(machine, &m) == 0);
-  uint32_t sfr = sonde_machine_core(m) == SONDE_VM_CORE_M33 ? 0xE0043000u : 0xF0000000u;
-  struct gt g = {.master = sfr + 4};
-  REQUIRE(sonde_vm_new(m, &vm) == 0 && sonde_vm_load_elf(vm, img, n, fw) == 0);
-  sonde_vm_set_output(vm, quiet, NULL);
-  struct sonde_vm_hooks h = {.ctx = &g, .retire = on_retire, .transfer = on_transfer,
-                             .exception = on_exc};
-  sonde_vm_set_hooks(vm, &h);
-  sonde_vm_reset(vm);
-  struct sonde_vm_stop stop;
-  CHECK_EQ_I(sonde_vm_run(vm, 20000000, &stop), 0);
-  CHECK_EQ_I(stop.reason, SONDE_VM_STOP_EXIT);
-
-  /* What a debugger reads after the run. */
-  uint32_t regs[4];
-  REQUIRE(sonde_vm_read_mem(vm, sfr, regs, sizeof regs) == 0);
-  uint32_t position = regs[0], master = regs[1], base = regs[3];
-  uint32_t size = 16u << (master & 0x1F);
-  unsigned char *buf = malloc(size);
-  REQUIRE(buf && sonde_vm_read_mem(vm, base, buf, size) == 0);
+  const char *path = c.path;
+  const struct gt g = c.g;
+  uint32_t position = c.regs[0], master = c.regs[1], base = c.regs[3], size = c.size;
+  unsigned char *buf = c.buf;
 
   struct sonde_diag d;
   struct sonde_sym *sym = NULL;
@@ -252,12 +321,29 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
     CHECK_EQ_U(hist.ev[hist.n - 1].pc, end_pc); /* still runs on to the end */
     sonde_mtb_history_free(&hist);
     p[bad].src = saved;
+    /* A direct branch (a BL here) whose packet goes elsewhere than its
+     * target: an issue at that packet. */
+    size_t db = 0;
+    while (db < np && (p[db].a || !is_bl(sym, p[db].src)))
+      db++;
+    if (db < np) {
+      uint32_t dst = p[db].dst;
+      p[db].dst = dst + 2;
+      CHECK_EQ_I(sonde_mtb_rebuild(p, np, sym, &opt, &hist, &d), 0);
+      bool named = false;
+      for (size_t i = 0; i < hist.nissues; i++)
+        named |= hist.issues[i].packet == db && strstr(hist.issues[i].why, "where the branch goes");
+      CHECK(named);
+      sonde_mtb_history_free(&hist);
+      p[db].dst = dst;
+    } else {
+      CHECK_FAIL_("%s: no direct branch packet", fw);
+    }
   }
   /* The wrong ELF (the other core's build of the same source, at the same
    * addresses): most packets are inconsistent with its code. */
   char other[512];
-  snprintf(other, sizeof other, "%s/%s.elf", SONDE_FIRMWARE_DIR,
-           strstr(fw, "m0p") ? "mtb_m33" : "mtb_m0p");
+  other_core_elf(fw, other, sizeof other);
   struct sonde_sym *osym = NULL;
   if (np > 20 && sonde_sym_open(other, &osym, &d) == 0) {
     CHECK_EQ_I(sonde_mtb_rebuild(p, np, osym, &opt, &hist, &d), 0);
@@ -267,10 +353,7 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
   }
   free(p);
   sonde_sym_free(sym);
-  free(buf);
-  free(g.ev);
-  sonde_vm_free(vm);
-  sonde_machine_free(m);
+  capture_free(&c);
 }
 
 static void test_m33(void)
@@ -347,6 +430,120 @@ static void test_tstart_tstop(void)
   CHECK_EQ_U(r.sessions, 1);
   CHECK(r.packets > 10);
 }
+
+/* MTB TSTART/TSTOP on the M0+: the MTBDWT's comparators (cm0plus,
+ * mtbdwt=0xF0001000) start tracing at traced_start, stop it at traced_stop. */
+static void test_tstart_tstop_m0p(void)
+{
+  struct result r;
+  decode_and_compare("mtb_tstart_m0plus", "cm0plus", &r, "traced_stop");
+  CHECK_EQ_U(r.sessions, 1);
+  CHECK(r.packets > 10);
+}
+
+/* Several trace sessions in one buffer (mtb_sessions_*: three windows
+ * between traced_start and traced_stop, SysTick inside and outside them).
+ * The history is split at its session starts (S-bit); each session's
+ * instructions must be a contiguous run of the ground truth, in order,
+ * between a retire of traced_start and one of traced_stop (the stop: its
+ * first instruction ends the last session); its exception entries those of
+ * the ground truth in that run. */
+static void decode_sessions(const char *fw, const char *machine, unsigned windows)
+{
+  struct capture c;
+  if (!capture_run(fw, machine, &c))
+    return;
+  const struct gt g = c.g;
+  const uint32_t *regs = c.regs;
+  uint32_t size = c.size;
+  unsigned char *buf = c.buf;
+  const char *path = c.path;
+  struct sonde_diag d;
+  struct sonde_sym *sym = NULL;
+  REQUIRE(sonde_sym_open(path, &sym, &d) == 0);
+  uint32_t start = 0, stop_at = 0;
+  REQUIRE(sonde_sym_address(sym, "traced_start", &start, NULL) == 0);
+  REQUIRE(sonde_sym_address(sym, "traced_stop", &stop_at, NULL) == 0);
+  write_dump(fw, buf, size, regs[3], regs[0], regs[1], stop_at);
+  struct sonde_mtb_raw raw = {buf, size, regs[3], regs[0], regs[1], true};
+  struct sonde_mtb_packet *p = NULL;
+  size_t np = 0;
+  CHECK_EQ_I(sonde_mtb_packets(&raw, &p, &np, &d), 0);
+  struct sonde_mtb_options opt = {.end_pc = stop_at};
+  struct sonde_mtb_history hist;
+  CHECK_EQ_I(sonde_mtb_rebuild(p, np, sym, &opt, &hist, &d), 0);
+  CHECK_EQ_U(hist.nissues, 0);
+  unsigned sessions = 0, sbits = 0;
+  size_t cursor = 0, total = 0, entries = 0;
+  for (size_t i = 0; i < np; i++)
+    sbits += p[i].s;
+  for (size_t i = 0; i < hist.n;) {
+    if (hist.ev[i].kind != SONDE_MTB_SESSION) {
+      i++;
+      continue;
+    }
+    sessions++;
+    /* this session's instructions and exception entries */
+    size_t j = i + 1, ni = 0, hent = 0;
+    static uint32_t pcs[65536];
+    for (; j < hist.n && hist.ev[j].kind != SONDE_MTB_SESSION; j++) {
+      if (hist.ev[j].kind == SONDE_MTB_INSN && ni < 65536)
+        pcs[ni++] = hist.ev[j].pc;
+      hent += hist.ev[j].kind == SONDE_MTB_EXC_ENTRY ||
+              (hist.ev[j].kind == SONDE_MTB_EXC_RETURN && hist.ev[j].tail_chain);
+    }
+    i = j;
+    /* find it in the ground truth after the previous session */
+    bool found = false, started = false;
+    for (size_t a = cursor; a < g.n && !found; a++) {
+      if (g.ev[a].kind != EV_RETIRE)
+        continue;
+      if (g.ev[a].pc == start)
+        started = true;
+      if (!started || g.ev[a].pc != pcs[0])
+        continue;
+      size_t k = a, got = 0;
+      size_t gent = 0;
+      for (; k < g.n && got < ni; k++) {
+        if (g.ev[k].kind == EV_ENTER)
+          gent++;
+        if (g.ev[k].kind != EV_RETIRE)
+          continue;
+        if (g.ev[k].pc != pcs[got])
+          break;
+        got++;
+      }
+      if (got != ni)
+        continue;
+      found = true;
+      total += ni;
+      entries += hent;
+      CHECK_EQ_U(hent, gent);
+      /* the stop ends the session: the next retire after the run, or the
+       * run's last instruction (the last session, which runs to end_pc) */
+      size_t nx = k;
+      while (nx < g.n && g.ev[nx].kind != EV_RETIRE)
+        nx++;
+      CHECK(pcs[ni - 1] == stop_at || (nx < g.n && g.ev[nx].pc == stop_at));
+      cursor = k;
+    }
+    if (!found)
+      CHECK_FAIL_("%s: session %u (%zu instructions from 0x%08x) is not a run of the ground truth",
+                  fw, sessions, ni, ni ? pcs[0] : 0);
+  }
+  CHECK_EQ_U(sessions, windows);
+  CHECK_EQ_U(sbits, windows);
+  CHECK(entries >= 1); /* SysTick inside a session */
+  printf("%s on %s: %zu packets, %u sessions (S-bits), %zu instructions, %zu exception "
+         "entries: each session a run of the ground truth\n", fw, machine, np, sessions, total,
+         entries);
+  sonde_mtb_history_free(&hist);
+  free(p);
+  sonde_sym_free(sym);
+  capture_free(&c);
+}
+static void test_sessions_m33(void) { decode_sessions("mtb_sessions_m33", "cm33", 3); }
+static void test_sessions_m0p(void) { decode_sessions("mtb_sessions_m0plus", "cm0plus", 3); }
 
 /* Run fw without hooks to its end; *sym is its ELF; the bundle the fault
  * handler stored (symbol mtb_bundle) is copied to a malloc'd *bundle. */
@@ -786,6 +983,9 @@ int main(void)
   RUN(test_fault_reset_m0p);
   RUN(test_fault_m0p);
   RUN(test_tstart_tstop);
+  RUN(test_tstart_tstop_m0p);
+  RUN(test_sessions_m33);
+  RUN(test_sessions_m0p);
   RUN(test_nested_m33);
   RUN(test_nested_m0p);
   RUN(test_chain_m33);

@@ -4,7 +4,8 @@ find_program(SONDE_ARM_GCC_FOR_MTB arm-none-eabi-gcc)
 if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_MTB)
   sonde_unit_test(test_mtb mtb/test_mtb.c LIBS sonde_vm LABELS firmware)
   target_compile_definitions(test_mtb PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
-  add_dependencies(test_mtb fw_mtb_m33 fw_mtb_m0p fw_mtb_m0p_regs fw_mtb_wrap fw_mtb_wm fw_mtb_halt fw_mtb_tstart)
+  add_dependencies(test_mtb fw_mtb_m33 fw_mtb_m0p fw_mtb_m0p_regs fw_mtb_wrap fw_mtb_wm fw_mtb_halt fw_mtb_tstart
+    fw_mtb_tstart_m0plus fw_mtb_sessions_m33 fw_mtb_sessions_m0plus)
 endif()
 # Register-level tests (no firmware needed).
 sonde_unit_test(test_mtb_regs mtb/test_mtb_regs.c LIBS sonde_vm)
@@ -15,6 +16,7 @@ if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_MTB)
   sonde_unit_test(test_mtb_decode mtb/test_mtb_decode.c LIBS sonde_mtb sonde_sym sonde_vm LABELS firmware)
   target_compile_definitions(test_mtb_decode PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
   add_dependencies(test_mtb_decode fw_mtb_m33 fw_mtb_m0p fw_mtb_wrap fw_mtb_wrap_long fw_mtb_wrap_m0p fw_mtb_tstart
+    fw_mtb_tstart_m0plus fw_mtb_sessions_m33 fw_mtb_sessions_m0plus
     fw_mtb_nest_m33 fw_mtb_nest_m0plus fw_mtb_chain_m33 fw_mtb_chain_m0plus
     fw_mtb_fault_m33 fw_mtb_fault_m0plus fw_mtb_fault_reset_m33 fw_mtb_fault_reset_m0plus
     fw_mtb_wild_m33 fw_mtb_wild_m0plus fw_mtb_smash_m33 fw_mtb_smash_m0plus

@@ -67,7 +67,7 @@ static void test_bad(void)
   } cases[] = {
       {"cycle,pc,addr,size,value,rw\n1,0x0,0x0,3,0x0,r\n", "l.csv: offset 38: line 2: bad size"},
       {"cycle,pc,addr,size,value,rw\n1,0x0,0x0,1,0x100,r\n", "bad value"},
-      {"cycle,pc,addr,size,value,rw\n1,0x0,0x0,1,0x1,x\n", "rw must be r, w, R or W"},
+      {"cycle,pc,addr,size,value,rw\n1,0x0,0x0,1,0x1,x\n", "rw must be r, w, R, W or gap"},
       {"cycle,pc,addr,size,value,rw\n1,0x0,0x0,1\n", "expected 6 fields"},
       {"cycle,pc,addr,size,value,rw\n1,0x0,0x100000000,1,0,r\n", "bad addr"},
   };
@@ -88,9 +88,41 @@ static void test_bad(void)
   CHECK_EQ_I(sonde_lsutrace_reader_new_buffer("", 0, "l.csv", &r, &d), SONDE_E_TRUNCATED);
 }
 
+/* FrankenTrace's LSU output: an empty cycle (not placed), an empty pc, gap rows. */
+static void test_frankentrace_rows(void)
+{
+  static const char text[] = "cycle,pc,addr,size,value,rw\n"
+                             ",0x00000100,0x20000004,4,0x7,w\n"
+                             "12,,0x400f0000,2,0x1,r\n"
+                             "40,,0x20000000,,0x1c9,gap\n"
+                             "50,,0x20000000,,,gap\n"
+                             "60,,0x20000000,4,,gap\n";
+  struct sonde_lsutrace_reader *r;
+  struct sonde_lsutrace_record x;
+  REQUIRE(sonde_lsutrace_reader_new_buffer(text, strlen(text), "f.csv", &r, NULL) == 0);
+  CHECK_EQ_I(sonde_lsutrace_next(r, &x), 1);
+  CHECK_EQ_U(x.cycle, UINT64_MAX);
+  CHECK_EQ_U(x.pc, 0x100);
+  CHECK(x.write && !x.gap);
+  CHECK_EQ_I(sonde_lsutrace_next(r, &x), 1);
+  CHECK_EQ_U(x.cycle, 12);
+  CHECK_EQ_U(x.pc, 0xFFFFFFFFu);
+  CHECK_EQ_I(sonde_lsutrace_next(r, &x), 1);
+  CHECK(x.gap);
+  CHECK_EQ_U(x.cycle, 40);
+  CHECK_EQ_U(x.addr, 0x20000000);
+  CHECK_EQ_U(x.value, 0x1c9);
+  CHECK_EQ_I(sonde_lsutrace_next(r, &x), 1);
+  CHECK(x.gap && x.value == 0);
+  CHECK_EQ_I(sonde_lsutrace_next(r, &x), SONDE_E_FORMAT);
+  CHECK(strstr(sonde_lsutrace_reader_error_detail(r), "a gap row has no size") != NULL);
+  sonde_lsutrace_reader_free(r);
+}
+
 int main(void)
 {
   RUN(test_roundtrip);
   RUN(test_bad);
+  RUN(test_frankentrace_rows);
   return check_summary();
 }

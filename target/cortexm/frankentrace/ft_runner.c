@@ -91,6 +91,17 @@ static void put_record(uint32_t type, const struct ft_config *c, uint32_t n)
 static const struct ft_config *ft_cfg;
 static uint32_t ft_n;
 
+/* The four DWT_FUNCTION registers written back to back from registers: no
+ * data transfer (a literal load, a spill) can fall between enabling one
+ * comparator and the next, so every run of a range sees the same transfers
+ * whichever comparator traces it. */
+static inline void dwt_functions(uint32_t f0, uint32_t f1, uint32_t f2, uint32_t f3)
+{
+  __asm volatile("str %1, [%0]\n str %2, [%0, #16]\n str %3, [%0, #32]\n str %4, [%0, #48]"
+                 ::"r"(0xE0001028u), "r"(f0), "r"(f1), "r"(f2), "r"(f3)
+                 : "memory");
+}
+
 static void setup_lsu(const struct ft_config *c)
 {
   /* Comparators 0/1 emit for range a/b, 2/3 raise DebugMonitor on the same
@@ -99,13 +110,20 @@ static void setup_lsu(const struct ft_config *c)
   static const uint32_t fns[FT_LSU_KINDS] = {0x21u, 0x02u, 0x01u};
   uint32_t r[2] = {c->ranges[ft_cur.range_a], c->ranges[ft_cur.range_b]};
   unsigned used = ft_cur.range_a == ft_cur.range_b ? 1 : 2;
+  uint32_t f[4] = {0, 0, 0, 0};
   for (unsigned i = 0; i < used; i++) {
-    cm_dwt_data_trace(i, (const volatile void *)(uintptr_t)(r[i] << 16), 16, fns[ft_cur.lsu_kind]);
+    CM_DWT_COMP(i) = r[i] << 16;
+    CM_DWT_MASK(i) = 16;
+    f[i] = fns[ft_cur.lsu_kind];
     if (c->lsu_delay) {
-      cm_dwt_data_trace(2 + i, (const volatile void *)(uintptr_t)(r[i] << 16), 16, 0x7u);
-      CM_DEMCR |= (1u << 16); /* MON_EN */
+      CM_DWT_COMP(2 + i) = r[i] << 16;
+      CM_DWT_MASK(2 + i) = 16;
+      f[2 + i] = 0x7u;
     }
   }
+  if (c->lsu_delay)
+    CM_DEMCR |= (1u << 16); /* MON_EN */
+  dwt_functions(f[0], f[1], f[2], f[3]);
 }
 
 int ft_begin(const struct ft_config *c)
@@ -118,6 +136,11 @@ int ft_begin(const struct ft_config *c)
   if (rc)
     return rc;
   ft_n = n;
+  if (c->nranges) { /* a pair takes comparators 0/1, and 2/3 for DebugMonitor */
+    CM_DEMCR |= CM_DEMCR_TRCENA;
+    if ((CM_DWT_CTRL >> 28) < (c->lsu_delay ? 4u : 2u))
+      return FT_SETUP_COMPARATORS;
+  }
   uint32_t total = ft_plan_length(c, n);
   if (ft_st.magic != FT_STATE_MAGIC || ft_st.sum != ft_state_sum(&ft_st) ||
       ft_st.run_id != c->run_id || ft_st.total != total) {
@@ -134,7 +157,9 @@ int ft_begin(const struct ft_config *c)
   if (c->pin_setup)
     c->pin_setup();
   cm_tpiu_swo(s.acpr, 1);
-  cm_itm_setup((1u << FT_PORT), 1, 0, 1);
+  /* Timestamps: PC samples are dated by them; invasive LSU runs do not use
+   * them, and without them more packets fit the ITM FIFO. */
+  cm_itm_setup((1u << FT_PORT), !(ft_cur.kind && c->lsu_delay), 0, 1);
   put_record(1, c, n);
   while (CM_ITM_TCR & FT_ITM_TCR_BUSY) /* the metadata is out before sampling */
     ;
@@ -152,9 +177,17 @@ void ft_end(void)
 {
   if (!ft_active)
     return;
-  CM_DWT_CTRL = 0; /* no more samples */
-  for (unsigned i = 0; i < 4; i++)
-    CM_DWT_FUNCTION(i) = 0;
+  /* No more samples or data trace. An LSU iteration (PC sampling off) turns
+   * its comparators off first, so its last traced transfer lies inside the
+   * window PC iterations sample. Which one this is comes from DWT_CTRL, not
+   * from RAM: a RAM read would be traced itself, with a value that differs
+   * between the two kinds of iteration. No literal pool either (movw/movt). */
+  __asm volatile("movw r0, #0x1000\n movt r0, #0xE000\n movs r1, #0\n"
+                 "ldr r2, [r0]\n tst r2, #0x1000\n bne 1f\n"
+                 "str r1, [r0, #0x28]\n str r1, [r0, #0x38]\n str r1, [r0, #0x48]\n"
+                 "str r1, [r0, #0x58]\n"
+                 "1: str r1, [r0]\n"
+                 ::: "r0", "r1", "r2", "cc", "memory");
   while (CM_ITM_TCR & FT_ITM_TCR_BUSY)
     ;
   put_record(2, ft_cfg, ft_n);
@@ -196,11 +229,24 @@ void ft_critical_exit(uint32_t saved)
   __asm volatile("msr basepri, %0" ::"r"(saved) : "memory");
 }
 
-void ft_debugmon_handler(void)
+/* A leaf that touches no RAM: a load or store in a traced range would be
+ * traced itself (and its watchpoint ignored, DebugMonitor being active), and
+ * a literal pool in flash is a data read too, hence movw/movt. It clears the
+ * comparators' MATCHED flags and waits until the ITM has sent everything
+ * (ITM_TCR.BUSY), the delay the next transfer's packets need, no more;
+ * FT_DEBUGMON_SPIN adds a fixed loop on top. */
+#ifndef FT_DEBUGMON_SPIN
+#define FT_DEBUGMON_SPIN 0
+#endif
+#define FT_STR2(x) #x
+#define FT_STR(x) FT_STR2(x)
+__attribute__((naked)) void ft_debugmon_handler(void)
 {
-  /* Clear the DWT match flags, then wait for the SWO to drain. */
-  for (unsigned i = 0; i < 4; i++)
-    (void)CM_DWT_FUNCTION(i);
-  for (volatile uint32_t i = ft_cfg ? ft_cfg->lsu_delay : 0; i; i--)
-    ;
+  __asm volatile("movw r0, #0x1028\n movt r0, #0xE000\n"
+                 "ldr r1, [r0]\n ldr r1, [r0, #16]\n ldr r1, [r0, #32]\n ldr r1, [r0, #48]\n"
+                 "movw r0, #0x0E80\n movt r0, #0xE000\n"
+                 "1: ldr r1, [r0]\n tst r1, #0x800000\n bne 1b\n"
+                 "movw r1, #" FT_STR(FT_DEBUGMON_SPIN) "\n"
+                 "2: cbz r1, 3f\n subs r1, r1, #1\n b 2b\n"
+                 "3: bx lr\n");
 }

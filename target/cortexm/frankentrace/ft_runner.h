@@ -33,7 +33,10 @@ struct ft_config {
    * PC phases, each pair once per packet kind; nranges 0: no LSU. */
   const uint16_t *ranges;
   uint32_t nranges;
-  uint32_t lsu_delay; /* DebugMonitor delay loop iterations per match; 0: noninvasive */
+  /* LSU, nonzero: invasive (paper 5.2): every matched transfer raises
+   * DebugMonitor, whose handler waits until the ITM has sent its packets;
+   * 0: noninvasive (packets the ITM cannot take are lost: overflow). */
+  uint32_t lsu_delay;
   /* Hook: runs before the PC setup in every iteration (e.g. route the SWO pin:
    * STM32 DBGMCU_CR.TRACE_IOEN, CC2650 IOC). May be NULL. */
   void (*pin_setup)(void);
@@ -83,7 +86,16 @@ void ft_lower_priorities(uint32_t nirq, uint32_t prio);
 #define FT_CRITICAL_PRIO 0x20u
 uint32_t ft_critical_enter(void);
 void ft_critical_exit(uint32_t saved);
-/* The DebugMonitor delay (install as DebugMon_Handler when using LSU). */
+/* The DebugMonitor delay for invasive LSU runs: clears the comparators'
+ * MATCHED flags and waits for the ITM to drain, touching no memory (a leaf
+ * without stack; docs/frankentrace-target.md). Install it with
+ * FT_DEBUGMON_VECTOR at file scope, which defines DebugMon_Handler as a
+ * branch to it (a C wrapper could push to the stack, a traced range). */
 void ft_debugmon_handler(void);
+#define FT_DEBUGMON_VECTOR                                                                         \
+  __attribute__((naked)) void DebugMon_Handler(void)                                               \
+  {                                                                                                \
+    __asm volatile("b ft_debugmon_handler");                                                       \
+  }
 
 #endif

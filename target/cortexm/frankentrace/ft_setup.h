@@ -15,6 +15,7 @@ enum ft_setup_error {
   FT_SETUP_N_SHAPE = 2,      /* N is not (1..16) x 64 or (1..16) x 1024 */
   FT_SETUP_N_BANDWIDTH = 3,  /* N cycles are too short to send one sample */
   FT_SETUP_PHASE = 4,        /* phase >= N */
+  FT_SETUP_COMPARATORS = 5,  /* LSU: the DWT has fewer comparators than a pair needs (2, 4 invasive) */
 };
 
 struct ft_setup {
