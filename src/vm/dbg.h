@@ -178,6 +178,28 @@ void vm_swo_push(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cyc
 /* vm_swo_push without the formatter (FFCR.EnFCont clear, no frame pending):
  * the bytes go to the pin; returns the first one's start cycle. */
 uint64_t vm_swo_push_plain(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle);
+
+/* The pin's schedule for n bytes, the first not before `cycle` (the pin
+ * drains at a fixed rate: byte i starts at first + i x 10 bit times);
+ * `queue`: they also enter the output FIFO until their start bit. Returns
+ * the first one's start cycle. The bytes themselves go to the SWO callback
+ * (dbg_swo.c pin_send). */
+static inline uint64_t vm_swo_schedule(struct vm_dbg *d, unsigned n, uint64_t cycle, bool queue)
+{
+  const uint64_t step = 10ull * ((d->acpr & 0x1FFFu) + 1);
+  const uint64_t first = cycle > d->pin_free ? cycle : d->pin_free;
+  if (queue) {
+    unsigned k = VM_DBG_FIFO_BYTES - d->fifo_n;
+    if (k > n)
+      k = n;
+    for (unsigned i = 0; i < k; i++)
+      d->fifo_start[(d->fifo_head + d->fifo_n + i) % VM_DBG_FIFO_BYTES] = first + i * step;
+    d->fifo_n += k;
+  }
+  d->pin_free = first + n * step;
+  d->bytes_out += n;
+  return first;
+}
 /* The formatter's idle timer (vm_sys timer callback), and re-arming it after a
  * system reset disarmed every timer. */
 void vm_swo_timer_fire(struct sonde_vm *vm, void *ctx);

@@ -148,6 +148,11 @@ void vm_itm_gts(struct sonde_vm *vm, uint64_t cycle)
  * ring is in start order: the ones that started leave from its head). */
 static unsigned fifo_pop_plain(struct vm_dbg *d, uint64_t cycle)
 {
+  if (d->pin_free <= cycle) { /* every queued byte started before the pin went idle */
+    d->fifo_head = (d->fifo_head + d->fifo_n) % VM_DBG_FIFO_BYTES;
+    d->fifo_n = 0;
+    return 0;
+  }
   while (d->fifo_n && d->fifo_start[d->fifo_head] <= cycle) {
     d->fifo_head = (d->fifo_head + 1) % VM_DBG_FIFO_BYTES;
     d->fifo_n--;
@@ -165,7 +170,10 @@ static bool emit_plain(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, ui
   unsigned used = fifo_pop_plain(d, cycle);
   if (VM_DBG_FIFO_BYTES - used < len)
     return false; /* the general path counts the loss */
-  vm_swo_push_plain(vm, pkt, len, cycle);
+  if (d->swo_fn) /* the bytes to the callback too */
+    vm_swo_push_plain(vm, pkt, len, cycle);
+  else
+    vm_swo_schedule(d, len, cycle, true);
   if (!(d->itm_tcr & ITM_TCR_TSENA))
     return true;
   unsigned shift = 2 * ((d->itm_tcr >> 8) & 3); /* TSPrescale 1, 4, 16, 64 */
@@ -179,7 +187,10 @@ static bool emit_plain(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, ui
     d->ts_owed = true;
     return true;
   }
-  vm_swo_push_plain(vm, b, n, at);
+  if (d->swo_fn)
+    vm_swo_push_plain(vm, b, n, at);
+  else
+    vm_swo_schedule(d, n, at, true);
   d->ts_last += ticks << shift;
   d->ts_owed = false;
   return true;

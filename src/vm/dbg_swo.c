@@ -45,17 +45,7 @@ static uint64_t pin_send(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint
   struct vm_dbg *d = vm->dbg;
   const uint32_t bc = bit_cycles(d);
   const uint64_t step = 10ull * bc;
-  const uint64_t first = cycle > d->pin_free ? cycle : d->pin_free;
-  if (queue) {
-    unsigned k = VM_DBG_FIFO_BYTES - d->fifo_n;
-    if (k > n)
-      k = n;
-    for (unsigned i = 0; i < k; i++)
-      d->fifo_start[(d->fifo_head + d->fifo_n + i) & (VM_DBG_FIFO_BYTES - 1)] = first + i * step;
-    d->fifo_n += k;
-  }
-  d->pin_free = first + n * step;
-  d->bytes_out += n;
+  const uint64_t first = vm_swo_schedule(d, n, cycle, queue);
   if (d->swo_fn && !d->swo_error) {
     uint8_t proto = d->sppr == 1 ? SONDE_VM_SWO_MANCHESTER : SONDE_VM_SWO_NRZ;
     for (unsigned i = 0; i < n; i++) {
