@@ -28,7 +28,7 @@ grep -q 'tband conv: .* 0 errors, 0 dropped' "$t/out" && ok || bad "tband conver
 # FrankenTrace: the stitched trace equals the ground truth on every cycle but cycle 0
 grep -q "frankentrace run: .*: 514 runs of 361994 cycles" "$t/out" && ok || bad "frankentrace runs"
 grep -q "ft_prog.elf: runner plan of 514 iterations" "$t/out" && ok || bad "frankentrace runner"
-grep -q "verify: trace cycle 0 = ground-truth cycle 3896; 7190 compared, 7190 equal, 0 different" "$t/out" && ok || bad "frankentrace runner verify"
+grep -q "verify: trace cycle 0 = ground-truth cycle 3897; 7190 compared, 7190 equal, 0 different" "$t/out" && ok || bad "frankentrace runner verify"
 grep -q "verify: equal to the VM's ground truth on all 361993 compared cycles" "$t/out" && ok || bad "frankentrace verify"
 # MTB post-mortem: the fault and its culprit
 # (a wild function pointer: the branch that went there, in dispatch(), on the line of the call)
