@@ -49,7 +49,8 @@ sonde_firmware(ft_irq SOURCES ft/ft_irq.c ${CMAKE_SOURCE_DIR}/target/cortexm/fra
 # pended interrupts and a BASEPRI critical section; the same with PRIMASK (an ITM overflow the
 # host reports); ft_irq with flash and SRAM; ft_lsu without its DebugMon_Handler (an error).
 foreach(t ft_lsu:ft_lsu.c:NONE ft_lsu_primask:ft_lsu.c:FT_PRIMASK=1 ft_lsu_irq:ft_irq.c:FT_LSU=1
-          ft_lsu_nomon:ft_lsu.c:FT_NO_MONITOR=1 ft_lsu_bench:ft_lsu.c:FT_ROUNDS=2000)
+          ft_lsu_nomon:ft_lsu.c:FT_NO_MONITOR=1 ft_lsu_bench:ft_lsu.c:FT_ROUNDS=2000
+          ft_lsu_one:ft_lsu.c:FT_ONE_RANGE=1)
   string(REPLACE ":" ";" t ${t})
   list(GET t 0 n)
   list(GET t 1 src)

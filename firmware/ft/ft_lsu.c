@@ -25,11 +25,15 @@
 #define FT_ROUNDS 5 /* ft_lsu_bench: more (bench/bench_frankentrace_lsu.sh) */
 #endif
 
+#ifdef FT_ONE_RANGE /* ft_lsu_one: the peripherals alone (a "pair" of one range) */
+static const uint16_t lsu_ranges[] = {0x400F};
+#else
 static const uint16_t lsu_ranges[] = {0x0000, 0x2000, 0x400F};
+#endif
 static const struct ft_config cfg = {
     .core_hz = 48000000, .swo_baud = FT_BAUD, .n = FT_N, .repeats = 2,
     .run_id = 0x15A0, .fw_id = 0xF7000010u,
-    .ranges = lsu_ranges, .nranges = 3, .lsu_delay = 1};
+    .ranges = lsu_ranges, .nranges = sizeof lsu_ranges / sizeof lsu_ranges[0], .lsu_delay = 1};
 
 #ifndef FT_NO_MONITOR /* ft_lsu_nomon: forgotten, for the host's error message */
 FT_DEBUGMON_VECTOR

@@ -45,8 +45,11 @@ static bool range_is_taken(const struct vm_bus *bus, uint32_t base, uint32_t siz
   return false;
 }
 
-/* Recompute the fast-path entry of one page. A page is fast only if exactly
- * one memory region and nothing else intersects it. */
+/* Recompute the fast-path entry of one page. A page is fast only if memory
+ * regions and nothing else intersect it; with several (SRAM and the MTB's
+ * buffer next to it, as on the built-in cm33), the largest one takes the
+ * fast path: lo..hi bound it, so the others' accesses fail the check and
+ * take the slow path. */
 static void page_update(struct vm_bus *bus, uint32_t pageno)
 {
   struct vm_page *p = &bus->page[pageno];
@@ -55,17 +58,16 @@ static void page_update(struct vm_bus *bus, uint32_t pageno)
   const struct vm_region *hit = NULL;
   unsigned n = 0;
   for (unsigned i = 0; i < bus->nregions; i++)
-    if (overlaps(pbase, PAGE_SIZE, bus->region[i].base, bus->region[i].size)) {
+    if (overlaps(pbase, PAGE_SIZE, bus->region[i].base, bus->region[i].size) &&
+        (!hit || bus->region[i].size > hit->size))
       hit = &bus->region[i];
-      n++;
-    }
   for (unsigned i = 0; i < bus->ndevices; i++)
     if (overlaps(pbase, PAGE_SIZE, bus->device[i].base, bus->device[i].size))
-      n += 2;
+      n++;
   if (bus->bitband && (overlaps(pbase, PAGE_SIZE, BB_SRAM_ALIAS, BB_ALIAS_SIZE) ||
                        overlaps(pbase, PAGE_SIZE, BB_PERI_ALIAS, BB_ALIAS_SIZE)))
-    n += 2;
-  if (n != 1 || !hit)
+    n++;
+  if (n || !hit)
     return;
   uint64_t lo = hit->base > pbase ? hit->base - pbase : 0;
   uint64_t end = (uint64_t)hit->base + hit->size;

@@ -142,6 +142,9 @@ void vm_dbg_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned 
 /* The core sleeps on after the timers due now fired (exception.c): a PC
  * sample pending at this cycle is the sleep form. */
 void vm_dbg_asleep(struct sonde_vm *vm);
+/* The run stops (exit, lockup, halt: no service follows): the PC samples
+ * due before the current cycle, whose timers would fire one cycle later. */
+void vm_dbg_settle(struct sonde_vm *vm);
 /* Recompute vm->dbg_observe and vm->hooked (after a register write). */
 void vm_dbg_update_observe(struct sonde_vm *vm);
 
@@ -172,6 +175,9 @@ extern const struct vm_device_ops vm_dbg_scs_ops;
 unsigned vm_swo_fifo_used(struct sonde_vm *vm, uint64_t cycle);
 /* Queue bytes at `cycle` (caller checked the space). */
 void vm_swo_push(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle);
+/* vm_swo_push without the formatter (FFCR.EnFCont clear, no frame pending):
+ * the bytes go to the pin; returns the first one's start cycle. */
+uint64_t vm_swo_push_plain(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle);
 /* The formatter's idle timer (vm_sys timer callback), and re-arming it after a
  * system reset disarmed every timer. */
 void vm_swo_timer_fire(struct sonde_vm *vm, void *ctx);

@@ -85,10 +85,29 @@ static unsigned postcnt_now(const struct sonde_vm *vm)
   return (unsigned)(k - 1) & 0xF;
 }
 
+/* A PC sample due at t is taken once the VM is past t (timer due t + 1):
+ * the executors stop at the first instruction boundary at or after their
+ * event, so the instruction that occupies t has then run (or the sleep or
+ * exception entry that does is under way) and the sample is decided at once
+ * (vm_pc_at). Due at t itself, a boundary exactly at t would leave it open
+ * until the next instruction retires (sample_pending, the hooked path).
+ * lag_ev/lag_cmp: 1 for the PC-sample events, 0 for the others. */
+static unsigned lag_ev(const struct vm_dbg *d)
+{
+  return (d->dwt_ctrl & DWT_CTRL_PCSAMPLENA) ? 1u : 0u;
+}
+
+static unsigned lag_cmp(const struct vm_dbg *d)
+{
+  return (d->function[0] & 0xF) == 1 ? 1u : 0u;
+}
+
 static uint64_t next_due(const struct vm_dbg *d)
 {
-  uint64_t m = d->next_ev < d->next_sync ? d->next_ev : d->next_sync;
-  m = m < d->next_cmp ? m : d->next_cmp;
+  uint64_t ev = d->next_ev == UINT64_MAX ? UINT64_MAX : d->next_ev + lag_ev(d);
+  uint64_t cmp = d->next_cmp == UINT64_MAX ? UINT64_MAX : d->next_cmp + lag_cmp(d);
+  uint64_t m = ev < d->next_sync ? ev : d->next_sync;
+  m = m < cmp ? m : cmp;
   return m < d->next_gts ? m : d->next_gts;
 }
 
@@ -218,8 +237,9 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
   uint64_t now = vm->cpu.cycles, due = next_due(d);
   if (due > now)
     now = due;
+  const bool pending = d->sample_pending || d->cmp_pending;
   flush_passed(vm);
-  while (d->next_ev <= now) {
+  while (d->next_ev < now + 1 - lag_ev(d)) { /* PC samples: due before now */
     uint64_t t = d->next_ev;
     if (d->dwt_ctrl & DWT_CTRL_PCSAMPLENA) {
       take_sample(vm, t, false);
@@ -236,7 +256,7 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
     unsigned st = (d->dwt_ctrl >> DWT_CTRL_SYNCTAP_SHIFT) & 3;
     d->next_sync += 1ull << (22 + 2 * st);
   }
-  while (d->next_cmp <= now) {
+  while (d->next_cmp < now + 1 - lag_cmp(d)) {
     uint64_t t = d->next_cmp;
     d->function[0] |= DWT_FUNC_MATCHED;
     switch (d->function[0] & 0xF) {
@@ -256,7 +276,40 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
     d->next_gts += vm_itm_gtsfreq(d) == 1 ? 128 : 8192;
   }
   arm_timer(vm);
-  vm_dbg_update_observe(vm);
+  if (pending || d->sample_pending || d->cmp_pending) /* nothing else here changes it */
+    vm_dbg_update_observe(vm);
+}
+
+/* PC samples due before now that their timer (due one cycle later) has not
+ * taken yet: at an exception event, before its packet, so that packets stay
+ * in the order of their cycles (a sample in the last cycle of an entry). */
+static void take_passed_samples(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  uint64_t now = vm->cpu.cycles;
+  bool took = false;
+  if (d->dwt_ctrl & DWT_CTRL_PCSAMPLENA) {
+    uint64_t interval = (uint64_t)(((d->dwt_ctrl >> DWT_CTRL_POSTPRESET_SHIFT) & 0xF) + 1)
+                        << tap_shift(d);
+    for (; d->next_ev < now; d->next_ev += interval, took = true)
+      take_sample(vm, d->next_ev, false);
+  }
+  if (lag_cmp(d))
+    for (; d->next_cmp < now; d->next_cmp += 1ull << 32, took = true) {
+      d->function[0] |= DWT_FUNC_MATCHED;
+      take_sample(vm, d->next_cmp, true);
+    }
+  if (took)
+    arm_timer(vm);
+}
+
+void vm_dbg_settle(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (d && trcena(d) && (d->next_ev < vm->cpu.cycles || d->next_cmp < vm->cpu.cycles)) {
+    take_passed_samples(vm);
+    vm_dbg_update_observe(vm);
+  }
 }
 
 /* ---- observers ------------------------------------------------------------ */
@@ -513,6 +566,8 @@ void vm_dbg_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned 
     flush_passed(vm);
     vm_dbg_update_observe(vm);
   }
+  if (d->next_ev < vm->cpu.cycles || d->next_cmp < vm->cpu.cycles)
+    take_passed_samples(vm);
   uint64_t now = vm->cpu.cycles;
   if (ev == SONDE_VM_EXC_ENTER)
     count(vm, &d->exccnt, vm_exc_entry_cycles(vm), DWT_CTRL_EXCEVTENA, 0x02, now);
@@ -611,8 +666,39 @@ static void start_stop_cyccnt(struct sonde_vm *vm)
   d->cyc_running = run;
 }
 
+/* A write that may change the sampling schedule (DWT registers, DEMCR): the
+ * PC samples due up to now are taken first. One due at this very cycle
+ * shows what occupies it: the writing instruction (a core write; cpu.r[15]
+ * is its address), or for a debugger's write between runs the sleep or the
+ * next instruction. */
+static void take_before_write(struct sonde_vm *vm)
+{
+  struct vm_dbg *d = vm->dbg;
+  uint64_t now = vm->cpu.cycles;
+  bool smp = (d->dwt_ctrl & DWT_CTRL_PCSAMPLENA) && d->next_ev <= now;
+  bool cmp = lag_cmp(d) && d->next_cmp <= now;
+  if (!smp && !cmp)
+    return;
+  flush_passed(vm);
+  take_passed_samples(vm);
+  struct sonde_pcsample s = {now, vm->cpu.sleeping ? SONDE_PCSAMPLE_SLEEP : SONDE_PCSAMPLE_PC,
+                             vm->cpu.sleeping ? 0 : vm->cpu.r[15]};
+  if ((d->dwt_ctrl & DWT_CTRL_PCSAMPLENA) && d->next_ev == now) {
+    emit_sample(vm, &s);
+    d->next_ev += (uint64_t)(((d->dwt_ctrl >> DWT_CTRL_POSTPRESET_SHIFT) & 0xF) + 1)
+                  << tap_shift(d);
+  }
+  if (lag_cmp(d) && d->next_cmp == now) {
+    d->function[0] |= DWT_FUNC_MATCHED;
+    emit_sample(vm, &s);
+    d->next_cmp += 1ull << 32;
+  }
+  arm_timer(vm);
+}
+
 static void dwt_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t v)
 {
+  take_before_write(vm);
   struct vm_dbg *d = vm->dbg;
   if (off == 0x000) {
     bool was = sampling(d);
@@ -641,6 +727,7 @@ static void dwt_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t v)
     return;
   } else if (off >= 0x20 && off < 0x20 + 16 * VM_DWT_NUMCOMP) {
     unsigned c = (off - 0x20) / 16;
+    d->postcnt = (uint8_t)postcnt_now(vm); /* the reschedule below starts from it */
     switch (off & 0xF) {
     case 0x0: d->comp[c] = v; break;
     case 0x4: d->mask[c] = v & 0x1F; break;
@@ -708,6 +795,7 @@ static int scs_dbg_write(void *ctx, struct sonde_vm *vm, uint32_t offset, unsign
   if ((offset & ~3u) != 0xDFC)
     return VM_BUS_OK; /* DHCSR/DCRSR/DCRDR: issue 3 item 5 */
   struct vm_dbg *d = vm->dbg;
+  take_before_write(vm);
   uint32_t shift = 8 * (offset & 3);
   uint32_t mask = (size == 4 ? 0xFFFFFFFFu : ((1u << (8 * size)) - 1)) << shift;
   d->demcr = ((d->demcr & ~mask) | ((value << shift) & mask)) & 0x010F07F1u;

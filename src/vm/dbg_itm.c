@@ -144,11 +144,55 @@ void vm_itm_gts(struct sonde_vm *vm, uint64_t cycle)
   d->gts_sent++;
 }
 
+/* The bytes queued with a start cycle > cycle, without the formatter (the
+ * ring is in start order: the ones that started leave from its head). */
+static unsigned fifo_pop_plain(struct vm_dbg *d, uint64_t cycle)
+{
+  while (d->fifo_n && d->fifo_start[d->fifo_head] <= cycle) {
+    d->fifo_head = (d->fifo_head + 1) % VM_DBG_FIFO_BYTES;
+    d->fifo_n--;
+  }
+  return d->fifo_n;
+}
+
+/* vm_itm_emit's common case (every PC sample takes it): no formatter, no
+ * overflow owed, no GTSFREQ 11, room for the packet; the FIFO and pin
+ * without the formatter's calls. The bytes, cycles and FIFO are those of
+ * the general path below. */
+static bool emit_plain(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle)
+{
+  struct vm_dbg *d = vm->dbg;
+  unsigned used = fifo_pop_plain(d, cycle);
+  if (VM_DBG_FIFO_BYTES - used < len)
+    return false; /* the general path counts the loss */
+  vm_swo_push_plain(vm, pkt, len, cycle);
+  if (!(d->itm_tcr & ITM_TCR_TSENA))
+    return true;
+  unsigned shift = 2 * ((d->itm_tcr >> 8) & 3); /* TSPrescale 1, 4, 16, 64 */
+  uint64_t at = cycle < d->ts_last ? d->ts_last : cycle;
+  uint64_t ticks = (at - d->ts_last) >> shift;
+  uint8_t b[6];
+  unsigned n = lts_encode(b, (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks),
+                          d->ts_owed ? 1 : 0);
+  used = fifo_pop_plain(d, at);
+  if (VM_DBG_FIFO_BYTES - used < n) {
+    d->ts_owed = true;
+    return true;
+  }
+  vm_swo_push_plain(vm, b, n, at);
+  d->ts_last += ticks << shift;
+  d->ts_owed = false;
+  return true;
+}
+
 bool vm_itm_emit(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle, bool hw)
 {
   struct vm_dbg *d = vm->dbg;
   if (!vm_itm_enabled(vm) || (hw && !(d->itm_tcr & ITM_TCR_TXENA)))
     return false;
+  if (!(d->ffcr & TPIU_FFCR_ENFCONT) && !d->fmt_pending && !d->overflow &&
+      vm_itm_gtsfreq(d) != 3 && emit_plain(vm, pkt, len, cycle))
+    return true;
   bool idle = vm_itm_gtsfreq(d) == 3 && vm_swo_fifo_used(vm, cycle) == 0;
   unsigned need = len + (d->overflow ? 1 : 0);
   if (fifo_free(vm, cycle) < need) {

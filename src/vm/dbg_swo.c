@@ -32,29 +32,41 @@ static void fifo_add(struct vm_dbg *d, uint64_t start)
   }
 }
 
+_Static_assert((VM_DBG_FIFO_BYTES & (VM_DBG_FIFO_BYTES - 1)) == 0, "the FIFO ring is a power of two");
+
 /* Send n bytes to the pin, the first not before `cycle`; returns the start
  * cycle of the first. `queue`: each byte also enters the output FIFO until
- * its start bit (unformatted output; the formatter queues its own). */
+ * its start bit (unformatted output; the formatter queues its own). The
+ * pin drains at a fixed rate, so byte i starts at first + i x 10 bit times
+ * (every packet's bytes; PC samples make this the hot path). */
 static uint64_t pin_send(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle,
                          bool queue)
 {
   struct vm_dbg *d = vm->dbg;
-  uint32_t bc = bit_cycles(d);
-  uint8_t proto = d->sppr == 1 ? SONDE_VM_SWO_MANCHESTER : SONDE_VM_SWO_NRZ;
-  uint64_t first = cycle > d->pin_free ? cycle : d->pin_free;
-  for (unsigned i = 0; i < n; i++) {
-    uint64_t start = cycle > d->pin_free ? cycle : d->pin_free;
-    if (queue)
-      fifo_add(d, start);
-    d->pin_free = start + 10ull * bc;
-    d->bytes_out++;
-    if (d->swo_fn && !d->swo_error) {
-      struct sonde_vm_swo_byte sb = {start, d->pin_free, bc, b[i], proto, 0, 0};
+  const uint32_t bc = bit_cycles(d);
+  const uint64_t step = 10ull * bc;
+  const uint64_t first = cycle > d->pin_free ? cycle : d->pin_free;
+  if (queue) {
+    unsigned k = VM_DBG_FIFO_BYTES - d->fifo_n;
+    if (k > n)
+      k = n;
+    for (unsigned i = 0; i < k; i++)
+      d->fifo_start[(d->fifo_head + d->fifo_n + i) & (VM_DBG_FIFO_BYTES - 1)] = first + i * step;
+    d->fifo_n += k;
+  }
+  d->pin_free = first + n * step;
+  d->bytes_out += n;
+  if (d->swo_fn && !d->swo_error) {
+    uint8_t proto = d->sppr == 1 ? SONDE_VM_SWO_MANCHESTER : SONDE_VM_SWO_NRZ;
+    for (unsigned i = 0; i < n; i++) {
+      struct sonde_vm_swo_byte sb = {first + i * step, first + (i + 1) * step, bc, b[i], proto,
+                                     0, 0};
       int rc = d->swo_fn(d->swo_ctx, &sb);
       if (rc < 0) {
         d->swo_error = rc;
         sonde_diag_set(&vm->diag, rc, "SWO output callback failed");
         vm_request_stop(vm, SONDE_VM_STOP_ERROR);
+        break;
       }
     }
   }
@@ -188,7 +200,8 @@ void sonde_vm_swo_flush(struct sonde_vm *vm)
 unsigned vm_swo_fifo_used(struct sonde_vm *vm, uint64_t cycle)
 {
   struct vm_dbg *d = vm->dbg;
-  fmt_idle(vm, cycle, false);
+  if (d->fmt_pending)
+    fmt_idle(vm, cycle, false);
   while (d->fifo_n && d->fifo_start[d->fifo_head] <= cycle) {
     d->fifo_head = (d->fifo_head + 1) % VM_DBG_FIFO_BYTES;
     d->fifo_n--;
@@ -196,10 +209,16 @@ unsigned vm_swo_fifo_used(struct sonde_vm *vm, uint64_t cycle)
   return d->fifo_n;
 }
 
+uint64_t vm_swo_push_plain(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle)
+{
+  return pin_send(vm, b, n, cycle, true);
+}
+
 void vm_swo_push(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle)
 {
   struct vm_dbg *d = vm->dbg;
-  fmt_idle(vm, cycle, false);
+  if (d->fmt_pending)
+    fmt_idle(vm, cycle, false);
   bool fmt = (d->ffcr & TPIU_FFCR_ENFCONT) != 0;
   if (!fmt && d->fmt_pending)
     fmt_idle(vm, cycle, true); /* formatter switched off: finish its frame */

@@ -1222,17 +1222,12 @@ VM_INLINE bool step_one(struct sonde_vm *vm, const bool hooked)
 #define VM_THREADED
 #endif
 
-/* run_plain(), run_mtb() and run_hooked(): the same threaded executor
- * without observers, with the MTB's branch reports (dbg_mtb.c), and with
- * every instruction observed (exec_threaded.h). */
+/* run_plain() and run_hooked(): the same threaded executor without
+ * observers (the MTB's branch reports only, dbg_mtb.c) and with every
+ * instruction observed (exec_threaded.h). */
 #define FAST_FN run_plain
 #define FAST_HOOKED 0
 #define FAST_MTB 0
-#define FAST_BLOCK 0
-#include "exec_threaded.h"
-#define FAST_FN run_mtb
-#define FAST_HOOKED 0
-#define FAST_MTB 1
 #define FAST_BLOCK 0
 #include "exec_threaded.h"
 #define FAST_FN run_hooked
@@ -1261,17 +1256,27 @@ int vm_cpu_execute(struct sonde_vm *vm)
     /* No pipeline reset here: where the VM stops to service events must not
      * change the timing (exception entry/return and branches reset it). */
     if (needs_service(vm)) {
-      if (vm_sys_service(vm))
+      if (vm_sys_service(vm)) {
+        if (vm->dbg) /* PC samples due before now (dbg_dwt.c) */
+          vm_dbg_settle(vm);
         return 0;
+      }
       if (vm->cpu.sleeping || vm->cpu.locked_up)
         continue;
     }
-    if (vm->hooked)
+    if (vm->hooked) {
       run_hooked(vm);
-    else if (vm->mtb_observe)
-      run_mtb(vm);
-    else
+    } else if (!vm->mtb_observe) {
       run_block(vm);
+    } else {
+      /* The MTB: its branch packets from the blocks and compiled code
+       * (NONSEQ); the source of an entry packet is the last instruction
+       * that ran (cpu.last_pc), which their exits keep in cpu.exec_pc. */
+      uint64_t ir = vm->cpu.instret;
+      run_block(vm);
+      if (vm->cpu.instret != ir)
+        vm->cpu.last_pc = vm->cpu.exec_pc;
+    }
   }
 }
 

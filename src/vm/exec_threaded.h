@@ -137,8 +137,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   do {                                                                                 \
     const uint32_t next_ = (NEXT);                                                     \
     cy += (CYCLES);                                                                    \
-    if (VM_UNLIKELY(cy >= ev)) /* it crossed the event (block.c) */                    \
-      c->exec_pc = e->tag;                                                             \
+    c->exec_pc = e->tag; /* it may cross the event, or the target fault (block.c) */   \
     ir += e->nth + 1u;                                                                 \
     pc = next_;                                                                        \
     lsp = (LS_PIPE);                                                                   \
@@ -152,15 +151,16 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #define RETIRE_TAKEN()                                                                 \
   do {                                                                                 \
     const struct vm_block_op *to_ = BLOCK_OP(e)->link;                                 \
+    NONSEQ((uint32_t)e->soff);                                                         \
     cy += e->taken_cycles;                                                             \
     ir += e->nth + 1u;                                                                 \
     lsp = false;                                                                       \
     lsrt = VM_NOREG;                                                                   \
+    c->exec_pc = e->tag; /* it may cross the event, or the target fault (block.c) */   \
     if (VM_LIKELY(to_ != NULL) && cy + to_->bound < ev) {                              \
       e = &to_->d;                                                                     \
       goto *to_->handler;                                                              \
     }                                                                                  \
-    c->exec_pc = e->tag; /* it may have crossed the event (block.c) */                \
     pc = (uint32_t)e->soff;                                                            \
     link_from = BLOCK_OP(e);                                                           \
     goto enter;                                                                        \
@@ -184,14 +184,14 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     cy += (CYCLES);                                                                    \
     if (FAST_MTB)                                                                      \
       c->last_pc = pc;                                                                 \
+    /* for the event, or a fault of the next (its entry shows this one) */            \
+    c->exec_pc = pc;                                                                   \
     pc = (NEXT);                                                                       \
     ir++;                                                                              \
     lsp = (LS_PIPE);                                                                   \
     lsrt = (LS_RT);                                                                    \
-    if (VM_UNLIKELY(cy >= ev)) {                                                       \
-      c->exec_pc = e->tag & ~1u; /* its entry's tag is its address | 1 */             \
+    if (VM_UNLIKELY(cy >= ev))                                                         \
       goto out;                                                                        \
-    }                                                                                  \
     DISPATCH();                                                                        \
   } while (0)
 #else
@@ -228,6 +228,17 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     c->r[15] = (NEXT);                                                                 \
     vm_mtb_branch(vm, pc, (NEXT));                                                     \
     ev = VM_UNLIKELY(vm->attention) ? 0 : vm->event_cycle; /* AUTOSTOP moves it */     \
+  } while (0)
+#elif !FAST_HOOKED
+/* the block and one-at-a-time executors (and compiled code, jit_x64.c)
+ * with the MTB on; the hooked one reports every instruction instead */
+#define NONSEQ(NEXT)                                                                   \
+  do {                                                                                 \
+    if (VM_UNLIKELY(vm->mtb_observe) && (NEXT) != PC + in->len) { /* vm_mtb_retire's */ \
+      c->r[15] = (NEXT);                                                               \
+      vm_mtb_branch(vm, PC, (NEXT));                                                   \
+      ev = VM_UNLIKELY(vm->attention) ? 0 : vm->event_cycle;                           \
+    }                                                                                  \
   } while (0)
 #else
 #define NONSEQ(NEXT) ((void)0)
@@ -315,6 +326,7 @@ blkend: /* a block ended at its length limit, before a fast instruction */
   goto enter;
 jit: /* a compiled block (jit.h): its code runs on from block to block */
   code = BLOCK_OP(e)->jit;
+  js.exec_pc = c->exec_pc; /* kept unless it runs or branches */
 jit_run: {
   js.cy = cy;
   js.ev = ev;
@@ -326,15 +338,23 @@ jit_run: {
   cy = js.cy;
   ir = js.ir;
   fl = js.fl;
-  if (VM_UNLIKELY(cy >= ev) || how == VM_JIT_ENTER) /* its exits kept the last */
-    c->exec_pc = js.exec_pc;
+  ev = VM_UNLIKELY(vm->attention) ? 0 : vm->event_cycle; /* the MTB's AUTOSTOP/AUTOHALT */
+  c->exec_pc = js.exec_pc; /* the last branch, or (towards the event) instruction */
   if (how != VM_JIT_ENTER) { /* it stopped before an entry, with nothing of it done */
     lsp = js.lsp;
     lsrt = js.lsrt;
     e = &js.op->d;
     if (how == VM_JIT_RESUME) /* on with that entry's handler */
       goto *handler[e->fast];
-    pc = e->tag; /* VM_JIT_PLAIN: on one instruction at a time */
+    /* VM_JIT_PLAIN: on one instruction at a time up to the event. What
+     * exec_insn runs anyway (an IT block, a slow instruction) and the end
+     * of a block go the way they go in a block, which checks the event
+     * before every instruction from there (step_one, enter). */
+    if (e->fast == VM_FAST_IT || e->fast == VM_FAST_SLOW)
+      goto slow;
+    if (e->fast == VM_FAST_BLKEND)
+      goto blkend;
+    pc = e->tag;
     ir += e->nth;
     LS_FROM_PREV();
     if (cy >= ev) /* the event is due: nothing to run before it */

@@ -69,6 +69,13 @@ _Static_assert(sizeof(struct vm_page) == 32, "page entry size");
 #define ST_LSP ((int32_t)offsetof(struct vm_jit_state, lsp))
 #define ST_LSRT ((int32_t)offsetof(struct vm_jit_state, lsrt))
 #define ST_XPC ((int32_t)offsetof(struct vm_jit_state, exec_pc))
+#define CPU_IT ((int32_t)offsetof(struct vm_cpu, itstate))
+#define CPU_PC ((int32_t)offsetof(struct vm_cpu, r[15]))
+/* rbx is the cpu and, the cpu being the VM's first member, the VM */
+_Static_assert(offsetof(struct sonde_vm, cpu) == 0, "the cpu at the start of the VM");
+#define VM_MTB_OBS ((int32_t)offsetof(struct sonde_vm, mtb_observe))
+#define VM_ATTN ((int32_t)offsetof(struct sonde_vm, attention))
+#define VM_EV ((int32_t)offsetof(struct sonde_vm, event_cycle))
 _Static_assert(offsetof(struct vm_jit_state, lsrt) == offsetof(struct vm_jit_state, lsp) + 1,
                "lsp and lsrt are written as one halfword");
 #define OP_LINK ((int32_t)offsetof(struct vm_block_op, link))
@@ -92,6 +99,7 @@ struct stub {
   const struct vm_block_op *op; /* the entry to resume at, or the branch taken */
   uint32_t pend; /* cycles owed at the jump */
   bool taken; /* a direct branch taken, else a resume */
+  uint8_t it; /* a resume inside an IT block: its ITSTATE there (cpu.itstate), else 0 */
 };
 
 struct emit {
@@ -107,6 +115,54 @@ struct emit {
 };
 
 /* ---- shared stubs ------------------------------------------------------------- */
+
+/* A taken branch with the MTB on (vm->mtb_observe, checked as it runs: the
+ * MTB may be switched on or off at any time): c->r[15] = the target, then
+ * vm_mtb_branch(vm, branch, target) as the block executor's NONSEQ does
+ * (dbg_mtb.c); its AUTOSTOP or AUTOHALT may move the event or ask for
+ * attention, so ev is read again (0 with attention: the next check stops).
+ * The branch's address and target are in esi and edx when called; rax,
+ * rcx, rdx, rsi, rdi and r8-r11 do not survive it. */
+static void emit_mtb_call(struct emit *e, void (*fn)(struct sonde_vm *, uint32_t, uint32_t))
+{
+  mov64_rr(&e->a, RDI, RBX);
+  mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)fn);
+  op_r(&e->a, false, 0xff, 2, RAX); /* call rax */
+  load64(&e->a, R13, RBX, VM_EV);
+  cmp_mi8(&e->a, RBX, VM_ATTN, 0);
+  uint8_t *calm = jcc_fwd(&e->a, CC_E);
+  alu_rr(&e->a, false, ALU_XOR, R13, R13);
+  patch(&e->a, calm, e->a.p);
+}
+
+/* An indirect branch (BX, POP/LDM with PC) from `pc` to `next` with the
+ * MTB on: a packet unless it went to the next instruction. */
+static void mtb_indirect(struct sonde_vm *vm, uint32_t pc, uint32_t next)
+{
+  if (next - pc == 2 || next - pc == 4) { /* maybe the next one: its length decides */
+    const struct vm_icache_entry *in = vm_cpu_decoded(vm, pc);
+    if (in && next == pc + in->insn.len)
+      return;
+  }
+  vm_mtb_branch(vm, pc, next);
+}
+
+/* The MTB check of a direct branch op to `target` (one to the next
+ * instruction is sequential: no packet, as vm_mtb_retire decides). */
+static void emit_mtb_direct(struct emit *e, const struct vm_block_op *op, uint32_t target)
+{
+  const uint32_t from = op->d.tag;
+  if (target == from + op->d.insn.len)
+    return;
+  op_m(&e->a, false, 0x80, ALU_CMP, RBX, VM_MTB_OBS); /* cmp byte [rbx + mtb_observe], 0 */
+  b1(&e->a, 0);
+  uint8_t *off = jcc_fwd(&e->a, CC_E);
+  store32_i(&e->a, RBX, CPU_PC, target);
+  mov_ri(&e->a, RSI, from);
+  mov_ri(&e->a, RDX, target);
+  emit_mtb_call(e, vm_mtb_branch);
+  patch(&e->a, off, e->a.p);
+}
 
 /* mov word [r15 + lsp], 0xff00: after a branch no load/store is pipelined
  * (state.lsp false, lsrt VM_NOREG), for a block that starts with one */
@@ -139,6 +195,13 @@ static void emit_try_checked(struct emit *e, unsigned r)
  * none. */
 static void emit_go_block(struct emit *e, const struct vm_block_op *from)
 {
+  /* the branch is the last instruction run: for a PC sample at the event,
+   * and for a fault of the target's first instruction (its exception entry
+   * shows the branch) */
+  if (from)
+    store32_i(&e->a, R15, ST_XPC, from->d.tag);
+  else
+    store32(&e->a, R15, ST_XPC, R8);
   load32(&e->a, RSI, RAX, OP_BOUND);
   alu_rr(&e->a, true, ALU_ADD, RSI, R12);
   alu_rr(&e->a, true, ALU_CMP, RSI, R13);
@@ -153,10 +216,6 @@ static void emit_go_block(struct emit *e, const struct vm_block_op *from)
   mov_ri(&e->a, RAX, VM_JIT_RESUME);
   jmp_to(&e->a, e->j->exit);
   patch(&e->a, bound, e->a.p); /* the event is near */
-  if (from)
-    store32_i(&e->a, R15, ST_XPC, from->d.tag);
-  else
-    store32(&e->a, R15, ST_XPC, R8);
   emit_try_checked(e, RAX);
 }
 
@@ -192,6 +251,19 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
   /* dispatch: eax = the target of a retired indirect branch (cy, ir done),
    * r8d = the branch's address */
   j->dispatch = e->a.p;
+  { /* the MTB: eax and r8d kept in c->r[15] and state.exec_pc across the call */
+    op_m(&e->a, false, 0x80, ALU_CMP, RBX, VM_MTB_OBS);
+    b1(&e->a, 0);
+    uint8_t *off = jcc_fwd(&e->a, CC_E);
+    store32(&e->a, RBX, CPU_PC, RAX);
+    store32(&e->a, R15, ST_XPC, R8);
+    mov_rr(&e->a, RSI, R8);
+    mov_rr(&e->a, RDX, RAX);
+    emit_mtb_call(e, mtb_indirect);
+    load32(&e->a, RAX, RBX, CPU_PC);
+    load32(&e->a, R8, R15, ST_XPC);
+    patch(&e->a, off, e->a.p);
+  }
   mov_rr(&e->a, RCX, RAX);
   shift_ri(&e->a, false, SH_SHR, RCX, 1);
   alu_ri(&e->a, false, ALU_AND, RCX, VM_BLOCK_MAP - 1);
@@ -224,7 +296,7 @@ static bool add_stub(struct emit *e, uint8_t *patch_at, const struct vm_block_op
     e->a.full = true;
     return false;
   }
-  e->stub[e->nstub++] = (struct stub){patch_at, op, pend, taken};
+  e->stub[e->nstub++] = (struct stub){patch_at, op, pend, taken, 0};
   return true;
 }
 
@@ -253,6 +325,14 @@ static void emit_enter_exit(struct emit *e, const struct vm_block_op *op)
   jmp_to(&e->a, e->j->exit);
 }
 
+/* Whether compiled code may stop before an entry of this kind, for the
+ * block executor (which may fault it): loads, stores, BX. */
+static bool may_stop_first(unsigned fast)
+{
+  return vm_fast_is_load_store(fast) || fast == VM_FAST_LDM || fast == VM_FAST_STM ||
+         fast == VM_FAST_BX || fast == VM_FAST_IT || fast == VM_FAST_SLOW;
+}
+
 /* A direct branch op taken: retire it and go to its target block. When the
  * target is compiled already (or is this block), a direct jump after the
  * bound check; else through op's link when set and the target's bound
@@ -270,6 +350,7 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   } else if (tb->tag == (target | 1) && tb->op->jit) {
     to = tb->op, code = tb->op->jit;
   }
+  emit_mtb_direct(e, op, target);
   add64_i(&e->a, R12, pend + op->d.taken_cycles);
   add64_i(&e->a, R14, op->d.nth + 1u);
   if (to) {
@@ -278,6 +359,8 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
     uint8_t *bound = jcc_fwd(&e->a, CC_AE);
     if (vm_fast_is_load_store(to->d.fast)) /* it reads the pipelining state */
       emit_ls_clear(e);
+    if (may_stop_first(to->d.fast)) /* a fault's entry shows the branch (pc_at.c) */
+      store32_i(&e->a, R15, ST_XPC, op->d.tag);
     jmp_to(&e->a, code);
     patch(&e->a, bound, e->a.p); /* the event is near: the checked variant, or the block executor */
     store32_i(&e->a, R15, ST_XPC, op->d.tag); /* op may have crossed it (block.c) */
@@ -300,6 +383,10 @@ static void emit_stubs(struct emit *e)
   for (unsigned i = 0; i < e->nstub; i++) {
     const struct stub *s = &e->stub[i];
     patch(&e->a, s->patch, e->a.p);
+    if (s->it) { /* mov byte [rbx + itstate], it: the one-at-a-time executor goes on */
+      op_m(&e->a, false, 0xc6, 0, RBX, CPU_IT);
+      b1(&e->a, s->it);
+    }
     if (s->taken)
       emit_taken(e, s->op, s->pend);
     else
@@ -311,6 +398,18 @@ static void emit_stubs(struct emit *e)
 static void bail_if(struct emit *e, unsigned cc, const struct vm_block_op *op, uint32_t pend)
 {
   add_stub(e, jcc_fwd(&e->a, cc), op, pend, false);
+}
+
+/* The checked variant's test before op (the one-at-a-time executor's: it
+ * starts op while cy < ev), stopping before it otherwise; `it`: the
+ * ITSTATE the stop leaves inside an IT block (0 outside one). */
+static void emit_check(struct emit *e, const struct vm_block_op *op, uint32_t pend, uint8_t it)
+{
+  op_m(&e->a, true, 0x8d, RAX, R12, (int32_t)pend); /* lea rax, [r12 + pend] */
+  alu_rr(&e->a, true, ALU_CMP, RAX, R13);
+  bail_if(e, CC_AE, op, pend);
+  if (!e->a.full && e->nstub)
+    e->stub[e->nstub - 1].it = it;
 }
 
 /* ---- instructions ------------------------------------------------------------- */
@@ -1073,11 +1172,15 @@ static bool emit_it(struct emit *e, const struct vm_block_op *op, const struct v
       return false;
   if ((it >> 4) == 15)
     return false; /* UNPREDICTABLE: exec_insn's */
+  if (e->checked) /* the IT itself: nothing of the block run yet */
+    emit_check(e, op, *pend, 0);
   *pend += 1; /* the IT */
   e->live = FL_ALL; /* the instructions run or not: nothing they write is sure */
   for (unsigned j = 0; j < len; j++) {
     const struct vm_block_op *g = &op[1 + j];
     const unsigned cond = it >> 4, f = g->d.fast;
+    if (e->checked) /* stopped here, the executor goes on with ITSTATE as it is */
+      emit_check(e, g, *pend, it);
     it = vm_it_advance(it);
     uint8_t *skip[2];
     unsigned nskip = 0;
@@ -1275,19 +1378,16 @@ static const void *compile_block(struct sonde_vm *vm, struct vm_jit *j,
       emit_resume(&e, op, pend);
       break;
     }
-    if (f == VM_FAST_IT) { /* with its block; the checked variant leaves it to run_plain */
-      if (checked || !emit_it(&e, op, t, &pend)) {
+    if (f == VM_FAST_IT) { /* with its block (the checked variant may stop inside) */
+      if (!emit_it(&e, op, t, &pend)) {
         emit_resume(&e, op, pend);
         break;
       }
       op += 1 + vm_it_length(op->d.insn.imm);
       continue;
     }
-    if (checked) { /* the one-at-a-time executor's check: cy < ev to start op */
-      op_m(&e.a, true, 0x8d, RAX, R12, (int32_t)pend); /* lea rax, [r12 + pend] */
-      alu_rr(&e.a, true, ALU_CMP, RAX, R13);
-      bail_if(&e, CC_AE, op, pend);
-    }
+    if (checked) /* the one-at-a-time executor's check: cy < ev to start op */
+      emit_check(&e, op, pend, 0);
     uint8_t *const at = e.a.p;
     const unsigned nstub = e.nstub;
     e.live = checked ? FL_ALL : live[op - first]; /* the checked variant may stop anywhere */

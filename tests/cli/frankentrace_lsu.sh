@@ -61,6 +61,7 @@ lsu_runner() {
 }
 lsu_runner ft_lsu 0x0000,0x2000,0x400f 268   # three ranges: three pairs combined
 lsu_runner ft_lsu_irq 0x0000,0x2000 117      # one pair, nested and tail-chained handlers
+lsu_runner ft_lsu_one 0x400f 31               # one range alone (3 iterations)
 
 # PRIMASK: DebugMonitor cannot preempt, the ITM overflows: said, exit 1
 "$S" frankentrace run -e "$F/ft_lsu_primask.elf" --lsu-out "$tmp/p.csv" -o "$tmp/p.pct" 2>"$tmp/p.err"

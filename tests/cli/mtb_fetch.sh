@@ -12,17 +12,23 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/n
 trap cleanup EXIT
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+nserve=0
 for core in m33 m0plus; do
   FW="$SONDE_BUILD/firmware/mtb_fault_hang_$core.elf"
   [ -f "$FW" ] || { echo "missing $FW"; exit 1; }
   mach=cm33; [ $core = m0plus ] && mach=cm0plus
   serve() { # one client per server: the firmware spins forever after it
-    port=$(free_port)
-    # a log per server: the previous server's "listening" must not count
-    "$SONDE" run -m $mach --gdb "$port" "$FW" > "$T/run.out" 2> "$T/run.$port.err" &
+    # port 0: the server picks a free one and says which (no race for a port
+    # another test may take); a log per server
+    nserve=$((nserve + 1))
+    "$SONDE" run -m $mach --gdb 0 "$FW" > "$T/run.out" 2> "$T/run.$nserve.err" &
     pids+=($!)
-    for i in $(seq 100); do grep -q listening "$T/run.$port.err" 2>/dev/null && break; sleep 0.1; done
+    port=
+    for i in $(seq 100); do
+      port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$T/run.$nserve.err" 2>/dev/null)
+      [ -n "$port" ] && break
+      sleep 0.1
+    done
   }
   serve
   "$SONDE" mtb fetch --link "gdb:127.0.0.1:$port" --core $core --run-ms 300 -e "$FW" -o "$T/live.smtb" 2>"$T/e"; rc=$?

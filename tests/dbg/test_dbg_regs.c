@@ -134,6 +134,45 @@ static void test_cycevt(void)
   sonde_machine_free(m);
 }
 
+/* Writing a comparator (COMP, MASK, FUNCTION) while the counter samples does
+ * not move the sampling phase: the events stay at t0 + 128 + 192k (a
+ * reschedule from a stale POSTCNT once put the next one a few taps late). */
+static void test_comparator_write_keeps_phase(void)
+{
+  struct sonde_machine *m;
+  struct sonde_vm *vm = new_vm("cm3", &m);
+  nswo = 0;
+  sonde_vm_set_swo(vm, on_swo, NULL);
+  struct sonde_vm_stop st;
+  wr(vm, 0xE000EDFCu, 1u << 24);
+  wr(vm, 0xE0000FB0u, 0xC5ACCE55u);
+  wr(vm, 0xE0000E80u, 0x10009u);
+  wr(vm, 0xE0040010u, 0);
+  wr(vm, 0xE0040304u, 0x100u);
+  struct sonde_vm_stats s;
+  sonde_vm_get_stats(vm, &s);
+  uint64_t t0 = s.cycles;
+  wr(vm, 0xE0001004u, 0);
+  wr(vm, 0xE0001000u, (1u << 22) | (1u << 5) | (2u << 1) | 1u);
+  for (uint64_t at = 300; at < 2000; at += 250) { /* between taps, at several phases */
+    sonde_vm_run(vm, t0 + at, &st);
+    wr(vm, 0xE0001030u, 0x20000000u); /* COMP1 */
+    wr(vm, 0xE0001034u, 16);          /* MASK1 */
+    wr(vm, 0xE0001038u, 0);           /* FUNCTION1 */
+    wr(vm, 0xE0001028u, 0);           /* FUNCTION0 */
+  }
+  sonde_vm_run(vm, t0 + 2000, &st);
+  size_t n = 0;
+  for (size_t i = 0; i + 1 < nswo; i += 2) {
+    CHECK_EQ_U(swo[i], 0x05);
+    CHECK_EQ_U(swo_cycle[i], t0 + 128 + 192 * n);
+    n++;
+  }
+  CHECK_EQ_U(n, (2000 - 128) / 192 + 1);
+  sonde_vm_free(vm);
+  sonde_machine_free(m);
+}
+
 /* TPIU formatter at its reset value (FFCR = 0x102, CoreSight IHI 0029 D4.2):
  * two ITM byte packets, 01 41 and 01 42, with TraceBusID 1, go out as a full
  * sync and one 16-byte frame, worked out by hand: slot 0 the ID change 0x03,
@@ -276,6 +315,7 @@ int main(void)
   RUN(test_reset_values);
   RUN(test_cyccnt);
   RUN(test_cycevt);
+  RUN(test_comparator_write_keeps_phase);
   RUN(test_formatter);
   RUN(test_function_bits);
   RUN(test_fp_store_matches);

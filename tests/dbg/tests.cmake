@@ -41,3 +41,13 @@ endif()
 if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
   sonde_cli_test(itm_line_jitter LABELS firmware)
 endif()
+
+# Trace blocks on (PC sampling, exception trace, timestamps, MTB), every image
+# of the build: compiled, block and one-at-a-time executors give the same SWO
+# bytes, cycles, registers, debug-port reads and MTB buffer (issue 20).
+if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_DBG)
+  sonde_unit_test(test_dbg_exec_same dbg/test_dbg_exec_same.c LIBS sonde_vm LABELS firmware)
+  target_compile_definitions(test_dbg_exec_same PRIVATE
+    SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
+  add_dependencies(test_dbg_exec_same firmware)
+endif()
