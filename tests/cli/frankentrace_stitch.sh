@@ -32,8 +32,9 @@ check "ft_prog summary" "$(head -1 "$tmp/out" | sed 's/^frankentrace stitch: //'
 # `frankentrace verify` aligns a runner trace on the preamble (or a given offset) by itself
 "$S" frankentrace verify -e "$B/ft_prog.elf" --preamble "$tmp/ft_prog.pct" "$tmp/ft_prog-gt.pct" >"$tmp/v"
 check "verify --preamble rc" $? 0
+cyc=$(sed -n 's/.*phases, [0-9]* redundant; \([0-9]*\) cycles,.*/\1/p' "$tmp/out") # ft_prog128's = ft_prog's
 check "verify --preamble" "$(head -1 "$tmp/v" | sed 's/; [0-9]* ground-truth cycles outside.*//')" \
-  "compared 7190 cycles: 7190 equal, 0 different; 0 unrecoverable in the trace"
+  "compared $cyc cycles: $cyc equal, 0 different; 0 unrecoverable in the trace"
 off=$(sed -n 's/^verify: trace cycle 0 = ground-truth cycle \([0-9]*\);.*/\1/p' "$tmp/out") # ft_prog128's
 "$S" frankentrace verify --offset "$off" "$tmp/ft_prog128.pct" "$tmp/ft_prog128-gt.pct" >/dev/null
 check "verify --offset $off rc" $? 0
@@ -44,16 +45,22 @@ check "verify --preamble without -e" $? 2
 
 # a capture in two files: split at an iteration's begin record, the same trace; split inside an
 # iteration, that iteration is corrupt (its packets cut), the rest the same
-head -c 38461 "$tmp/ft_prog.swo" >"$tmp/a.swo"; tail -c +38462 "$tmp/ft_prog.swo" >"$tmp/b.swo"
+# (the offset of the 200th begin record, found by `sonde itm`)
+at=$("$S" itm --format csv "$tmp/ft_prog.swo" 2>/dev/null | awk -F, '$3 == "sw" && $6 == "1179910401" {print $1}' | sed -n 200p)
+head -c "$at" "$tmp/ft_prog.swo" >"$tmp/a.swo"; tail -c +$((at + 1)) "$tmp/ft_prog.swo" >"$tmp/b.swo"
 "$S" frankentrace stitch -e "$B/ft_prog.elf" "$tmp/a.swo" "$tmp/b.swo" -o "$tmp/ab.pct" >/dev/null 2>&1
 check "two files rc" $? 0
 cmp -s "$tmp/ab.pct" "$tmp/ft_prog.pct"; check "two files: the same trace" $? 0
-head -c 38000 "$tmp/ft_prog.swo" >"$tmp/a.swo"; tail -c +38001 "$tmp/ft_prog.swo" >"$tmp/b.swo"
+# (in the middle of the first PC packet of the 199th iteration: a split between two packets
+# loses nothing, the decoder starts each file afresh)
+at0=$("$S" itm --format csv "$tmp/ft_prog.swo" 2>/dev/null | awk -F, '$3 == "sw" && $6 == "1179910401" {print $1}' | sed -n 199p)
+mid=$("$S" itm --format csv "$tmp/ft_prog.swo" 2>/dev/null | awk -F, -v a="$at0" '$3 == "pc" && $1 > a {print $1 + 2; exit}')
+head -c "$mid" "$tmp/ft_prog.swo" >"$tmp/a.swo"; tail -c +$((mid + 1)) "$tmp/ft_prog.swo" >"$tmp/b.swo"
 "$S" frankentrace stitch -e "$B/ft_prog.elf" "$tmp/a.swo" "$tmp/b.swo" -o "$tmp/ab.pct" >"$tmp/out" 2>"$tmp/err"
 check "split inside an iteration rc" $? 1
-check "split inside an iteration: flagged" "$(grep -c 'iteration 196 (phase 196) is corrupt on the wire' "$tmp/err")" 1
+check "split inside an iteration: flagged" "$(grep -c 'iteration 198 (phase 198) is corrupt on the wire' "$tmp/err"),$(grep -c 'corrupt on the wire' "$tmp/err")" 1,1
 "$S" frankentrace verify --raw "$tmp/ab.pct" "$tmp/ft_prog.pct" >"$tmp/v" 2>&1
-check "split inside an iteration: nothing wrong" "$(grep -c ' 0 different; 14 unrecoverable' "$tmp/v")" 1
+check "split inside an iteration: nothing wrong" "$(grep -c ' 0 different; [1-9][0-9]* unrecoverable' "$tmp/v")" 1
 
 # the same capture as 8 Mbaud UART samples at 24 MS/s (3 per bit, as the paper's FX2 analyzer)
 "$S" run --swo-samples "$tmp/la.bin" --sample-rate 24M "$B/ft_prog.elf" >/dev/null 2>&1
@@ -120,10 +127,11 @@ check "cut: last iteration has no end" "$(grep -c 'has no end record: the captur
 { head -c 30000 "$tmp/ft_prog.swo"; tail -c +60001 "$tmp/ft_prog.swo"; } >"$tmp/gap.swo"
 "$S" frankentrace stitch -e "$B/ft_prog.elf" "$tmp/gap.swo" -o "$tmp/gap.pct" >"$tmp/out" 2>"$tmp/err"
 check "gap rc" $? 1
-check "gap said" "$(grep '^gap' "$tmp/out")" \
-  "gap: 156 iterations are not in the capture (first: 155..310): bytes were lost between records; capture again"
-check "gap missing phases" "$(grep -c '^missing: 156 phases have no usable iteration' "$tmp/out")" 1
-check "gap: the cut iteration is corrupt" "$(grep -c 'iteration 154 (phase 154) is corrupt on the wire' "$tmp/err")" 1
+g=$(sed -n 's/^gap: \([0-9]*\) iterations are not in the capture (first: \([0-9]*\)\.\..*/\1 \2/p' "$tmp/out")
+set -- $g
+[ "${1:-0}" -gt 100 ]; check "gap said ($g)" $? 0
+check "gap missing phases" "$(grep -c "^missing: $1 phases have no usable iteration" "$tmp/out")" 1
+check "gap: the cut iteration is corrupt" "$(grep -c "iteration $(($2 - 1)) (phase $(($2 - 1))) is corrupt on the wire" "$tmp/err")" 1
 "$S" frankentrace verify --raw "$tmp/gap.pct" "$tmp/ft_prog.pct" >"$tmp/v" 2>&1
 check "gap: what is there is right" "$(grep -c ' 0 different;' "$tmp/v")" 1
 
