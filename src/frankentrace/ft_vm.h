@@ -21,6 +21,17 @@ struct ft_vm_truth_args {
  * sample carries"); *len its cycles. */
 int ft_vm_truth(const struct ft_vm_truth_args *a, struct sonde_ft_trace **out, uint64_t *len,
                 struct sonde_diag *diag);
+struct ft_vm_open_args {
+  const struct sonde_machine *machine;
+  const void *elf;
+  size_t elf_len;
+  const char *elf_name;
+  bool no_jit;
+};
+/* A VM for one run: new, the ELF loaded, output silenced, SWO bytes to
+ * swo(swo_ctx), reset. On error msg says why (the ELF's name first). */
+int ft_vm_open(const struct ft_vm_open_args *a, sonde_vm_swo_fn swo, void *swo_ctx,
+               struct sonde_vm **out, char *msg, size_t cap);
 /* As a debugger: halt when the core comes out of reset (DHCSR.C_DEBUGEN,
  * DEMCR.VC_CORERESET), so a runner image stops after one iteration. */
 int ft_vm_catch_reset(struct sonde_vm *vm);

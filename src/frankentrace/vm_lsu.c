@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ft_vm.h"
 #include "ft_wire.h"
 #include "sonde/frankentrace_runner.h"
 #include "sonde/frankentrace_vm.h"
@@ -53,12 +54,6 @@ static int grow(void **p, size_t *cap, size_t n, size_t sz)
     return SONDE_E_NOMEM;
   *p = q;
   *cap = c;
-  return 0;
-}
-
-static int quiet(void *ctx, int stream, const void *buf, size_t len)
-{
-  (void)ctx, (void)stream, (void)buf, (void)len;
   return 0;
 }
 
@@ -147,7 +142,8 @@ struct tap {
 static int tap_byte(void *ctx, const struct sonde_vm_swo_byte *b)
 {
   struct tap *t = ctx;
-  sonde_vm_swo_stats(t->vm, NULL, &t->lost_last, NULL);
+  if (t->vm) /* set once ft_vm_open returns; a reset sends no SWO */
+    sonde_vm_swo_stats(t->vm, NULL, &t->lost_last, NULL);
   return ft_wire_byte(t->w, b);
 }
 
@@ -157,23 +153,15 @@ static void run_one(const struct sonde_ft_vm_lsu_config *cfg, uint32_t run, stru
   struct ft_wire w;
   ft_wire_init(&w, clock, 0, 0);
   struct sonde_vm *vm = NULL;
-  int rc = sonde_vm_new(cfg->machine, &vm);
-  if (!rc)
-    rc = sonde_vm_load_elf(vm, cfg->elf, cfg->elf_len, cfg->elf_name);
+  struct tap tap = {&w, NULL, 0};
+  struct ft_vm_open_args oa = {cfg->machine, cfg->elf, cfg->elf_len, cfg->elf_name, cfg->no_jit};
+  int rc = ft_vm_open(&oa, tap_byte, &tap, &vm, r->msg, sizeof r->msg);
   if (rc) {
-    snprintf(r->msg, sizeof r->msg, "%s: %s", cfg->elf_name,
-             vm ? sonde_vm_error_detail(vm) : sonde_strerror(rc));
     r->rc = rc;
-    sonde_vm_free(vm);
     ft_wire_free(&w);
     return;
   }
-  if (cfg->no_jit)
-    sonde_vm_set_jit(vm, false);
-  sonde_vm_set_output(vm, quiet, NULL);
-  struct tap tap = {&w, vm, 0};
-  sonde_vm_set_swo(vm, tap_byte, &tap);
-  sonde_vm_reset(vm);
+  tap.vm = vm;
   sonde_vm_set_run_index(vm, run);
   struct sonde_vm_stats st;
   sonde_vm_get_stats(vm, &st);

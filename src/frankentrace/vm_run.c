@@ -235,22 +235,13 @@ static void run_iteration(struct iter *it, const struct plan *pl)
                ft_wire_mix(cfg->seed ^ ft_wire_mix(((uint64_t)it->id << 8) | it->attempts)));
   it->attempts++;
   struct sonde_vm *vm = NULL;
-  int rc = sonde_vm_new(cfg->machine, &vm);
-  if (!rc)
-    rc = sonde_vm_load_elf(vm, cfg->elf, cfg->elf_len, cfg->elf_name);
+  struct ft_vm_open_args oa = {cfg->machine, cfg->elf, cfg->elf_len, cfg->elf_name, cfg->no_jit};
+  int rc = ft_vm_open(&oa, ft_wire_byte, &w, &vm, it->msg, sizeof it->msg);
   if (rc) {
-    snprintf(it->msg, sizeof it->msg, "%s: %s", cfg->elf_name,
-             vm ? sonde_vm_error_detail(vm) : sonde_strerror(rc));
     it->rc = rc;
-    sonde_vm_free(vm);
     ft_wire_free(&w);
     return;
   }
-  if (cfg->no_jit)
-    sonde_vm_set_jit(vm, false);
-  sonde_vm_set_output(vm, quiet, NULL);
-  sonde_vm_set_swo(vm, ft_wire_byte, &w);
-  sonde_vm_reset(vm);
   sonde_vm_set_run_index(vm, it->id);
   struct sonde_vm_stats st;
   sonde_vm_get_stats(vm, &st);

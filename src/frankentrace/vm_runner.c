@@ -135,33 +135,12 @@ static int decode(struct take *t, const uint8_t *bytes, size_t len, struct sonde
   return rc < 0 ? rc : 0;
 }
 
-static int quiet(void *ctx, int stream, const void *buf, size_t len)
-{
-  (void)ctx, (void)stream, (void)buf, (void)len;
-  return 0;
-}
-
 static int new_vm(const struct ctx *x, struct ft_wire *w, struct sonde_vm **out, char *msg,
                   size_t cap)
 {
   const struct sonde_ft_vm_runner_config *cfg = x->cfg;
-  struct sonde_vm *vm = NULL;
-  int rc = sonde_vm_new(cfg->machine, &vm);
-  if (!rc)
-    rc = sonde_vm_load_elf(vm, cfg->elf, cfg->elf_len, cfg->elf_name);
-  if (rc) {
-    snprintf(msg, cap, "%s: %s", cfg->elf_name,
-             vm ? sonde_vm_error_detail(vm) : sonde_strerror(rc));
-    sonde_vm_free(vm);
-    return rc;
-  }
-  if (cfg->no_jit)
-    sonde_vm_set_jit(vm, false);
-  sonde_vm_set_output(vm, quiet, NULL);
-  sonde_vm_set_swo(vm, ft_wire_byte, w);
-  sonde_vm_reset(vm);
-  *out = vm;
-  return 0;
+  struct ft_vm_open_args a = {cfg->machine, cfg->elf, cfg->elf_len, cfg->elf_name, cfg->no_jit};
+  return ft_vm_open(&a, ft_wire_byte, w, out, msg, cap);
 }
 
 static uint64_t wire_seed(const struct ctx *x, uint32_t j, unsigned attempt)
