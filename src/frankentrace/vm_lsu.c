@@ -281,7 +281,8 @@ static int merge_range(const struct lrun *k3, uint32_t range, struct sonde_ft_xf
       w[nw].after = k3[k].g[i].after;
       w[nw++].before = k3[k].g[i].before == UINT64_MAX ? k3[k].cycles : k3[k].g[i].before;
     }
-  qsort(w, nw, sizeof *w, by_after);
+  if (nw) /* qsort(NULL, 0, ...) is undefined */
+    qsort(w, nw, sizeof *w, by_after);
   for (size_t i = 0; i < nw;) {
     uint64_t from = w[i].after + 1, to = w[i].before;
     size_t e = i + 1;
@@ -473,7 +474,8 @@ int sonde_ft_vm_lsu_run(const struct sonde_ft_vm_lsu_config *cfg, struct sonde_f
     free(x);
     return rc;
   }
-  qsort(x, n, sizeof *x, by_cycle);
+  if (n)
+    qsort(x, n, sizeof *x, by_cycle);
   for (size_t k = 0; k < n; k++)
     st->transfers += !x[k].gap;
   *out = x;
