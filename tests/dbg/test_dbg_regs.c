@@ -97,15 +97,13 @@ static void test_cyccnt(void)
   sonde_machine_free(m);
 }
 
-/* CYCEVTENA: an event-counter packet (0x05 0x20) every (POSTPRESET+1)*64
- * cycles; POSTINIT sets the phase; CTRL[8:5] reads back POSTCNT. */
-static void test_cycevt(void)
+/* SWO on (ITM, 10 cycles per byte, no formatter) and the cycle counter
+ * started with CYCEVTENA, POSTPRESET = 2, POSTINIT = 1: returns the cycle
+ * of the start (events follow at t0 + 128 + 192k). */
+static uint64_t start_cycevt(struct sonde_vm *vm)
 {
-  struct sonde_machine *m;
-  struct sonde_vm *vm = new_vm("cm3", &m);
   nswo = 0;
   sonde_vm_set_swo(vm, on_swo, NULL);
-  struct sonde_vm_stop st;
   wr(vm, 0xE000EDFCu, 1u << 24);
   wr(vm, 0xE0000FB0u, 0xC5ACCE55u);
   wr(vm, 0xE0000E80u, 0x10009u); /* ITMENA, TXENA, no timestamps */
@@ -113,10 +111,20 @@ static void test_cycevt(void)
   wr(vm, 0xE0040304u, 0x100u);     /* formatter bypass */
   struct sonde_vm_stats s;
   sonde_vm_get_stats(vm, &s);
-  uint64_t t0 = s.cycles;
   wr(vm, 0xE0001004u, 0);
   /* POSTPRESET = 2, POSTINIT = 1, CYCEVTENA, CYCCNTENA */
   wr(vm, 0xE0001000u, (1u << 22) | (1u << 5) | (2u << 1) | 1u);
+  return s.cycles;
+}
+
+/* CYCEVTENA: an event-counter packet (0x05 0x20) every (POSTPRESET+1)*64
+ * cycles; POSTINIT sets the phase; CTRL[8:5] reads back POSTCNT. */
+static void test_cycevt(void)
+{
+  struct sonde_machine *m;
+  struct sonde_vm *vm = new_vm("cm3", &m);
+  struct sonde_vm_stop st;
+  uint64_t t0 = start_cycevt(vm);
   CHECK_EQ_U((rd(vm, 0xE0001000u) >> 5) & 0xF, 1);
   sonde_vm_run(vm, t0 + 64 + 10, &st); /* past the first tap: POSTCNT 1 -> 0 */
   CHECK_EQ_U((rd(vm, 0xE0001000u) >> 5) & 0xF, 0);
@@ -141,19 +149,8 @@ static void test_comparator_write_keeps_phase(void)
 {
   struct sonde_machine *m;
   struct sonde_vm *vm = new_vm("cm3", &m);
-  nswo = 0;
-  sonde_vm_set_swo(vm, on_swo, NULL);
   struct sonde_vm_stop st;
-  wr(vm, 0xE000EDFCu, 1u << 24);
-  wr(vm, 0xE0000FB0u, 0xC5ACCE55u);
-  wr(vm, 0xE0000E80u, 0x10009u);
-  wr(vm, 0xE0040010u, 0);
-  wr(vm, 0xE0040304u, 0x100u);
-  struct sonde_vm_stats s;
-  sonde_vm_get_stats(vm, &s);
-  uint64_t t0 = s.cycles;
-  wr(vm, 0xE0001004u, 0);
-  wr(vm, 0xE0001000u, (1u << 22) | (1u << 5) | (2u << 1) | 1u);
+  uint64_t t0 = start_cycevt(vm);
   for (uint64_t at = 300; at < 2000; at += 250) { /* between taps, at several phases */
     sonde_vm_run(vm, t0 + at, &st);
     wr(vm, 0xE0001030u, 0x20000000u); /* COMP1 */
