@@ -1,0 +1,347 @@
+/* The timing model's pipeline (tm.h): the fetch unit, Decode and Execute of
+ * a Cortex-M3, one executed instruction at a time.
+ *
+ * Clock: tm->now is the cycle in which the current instruction entered
+ * Execute. A fetch whose address phase is in cycle a has its data phase from
+ * a + 1 for as many cycles as the memory needs (vm_tm_code_access); its data
+ * is there at the end of the last one, the instruction in it can be decoded
+ * in the next cycle and enter Execute in the one after (Cortex-M3 TRM
+ * (DDI 0337) 1.2.1: three-stage pipeline; 2.4 "Prefetch Unit": a three-word
+ * fetch buffer; 3.3.1 Table 3-1 and its notes for the execute cycles:
+ * a single load is 2 cycles, 1 when pipelined after another load or store, a
+ * store's data phase goes to the write buffer, LDM/STM 1 + N, a taken branch
+ * 1 + P). Fetches are issued lazily but in address order and at the cycle
+ * they would have been: before a data access of the code memory (data has
+ * priority on the shared port) and before a redirect (fetches already on the
+ * bus are not cancelled: they hold the port). */
+#include "tm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sonde/common.h"
+
+static uint64_t max64(uint64_t a, uint64_t b)
+{
+  return a > b ? a : b;
+}
+
+int vm_tm_init(struct vm_tm *tm, const struct vm_tm_cfg *cfg, uint32_t reset_pc)
+{
+  memset(tm, 0, sizeof *tm);
+  tm->cfg = *cfg;
+  if (!tm->cfg.fetch_depth)
+    tm->cfg.fetch_depth = 3;
+  if (tm->cfg.fetch_depth > 8)
+    tm->cfg.fetch_depth = 8;
+  if (!tm->cfg.sram_read)
+    tm->cfg.sram_read = 1;
+  if (!tm->cfg.sram_write)
+    tm->cfg.sram_write = 1;
+  if (tm->cfg.cache) {
+    if (!tm->cfg.cache_line || !tm->cfg.cache_ways)
+      tm->cfg.cache = false;
+    else {
+      tm->csets = tm->cfg.cache_size / tm->cfg.cache_line / tm->cfg.cache_ways;
+      if (!tm->csets)
+        tm->csets = 1;
+      tm->ctag = calloc((size_t)tm->csets * tm->cfg.cache_ways, sizeof *tm->ctag);
+      tm->cnext = calloc(tm->csets, 1);
+      if (!tm->ctag || !tm->cnext) {
+        vm_tm_free(tm);
+        return SONDE_E_NOMEM;
+      }
+    }
+  }
+  tm->mode = tm->cfg.cache_mode;
+  tm->lb_line = 1;
+  tm->last_cline = 1;
+  tm->prev_ld_rd = VM_NOREG;
+  vm_tm_redirect(tm, reset_pc, 0);
+  return 0;
+}
+
+void vm_tm_free(struct vm_tm *tm)
+{
+  free(tm->ctag);
+  free(tm->cnext);
+  tm->ctag = NULL;
+  tm->cnext = NULL;
+}
+
+/* Issue the next sequential fetch if its address phase can be in a cycle
+ * <= t. Returns false when it cannot (queue full or later). */
+static bool fetch_one(struct vm_tm *tm, uint64_t t)
+{
+  if (tm->qn >= tm->cfg.fetch_depth)
+    return false;
+  uint32_t w = tm->fa;
+  bool code = vm_tm_is_code(tm, w);
+  uint64_t a = max64(tm->f_issue, code && tm->port_free ? tm->port_free - 1 : 0);
+  if (a > t)
+    return false;
+  uint64_t end;
+  if (code) {
+    unsigned l = vm_tm_code_access(tm, w, false);
+    end = a + l;
+    tm->port_free = end + 1;
+  } else {
+    unsigned l = vm_tm_sys_access(tm, w, false);
+    uint64_t start = max64(a + 1, tm->sbus_free);
+    end = start + l - 1;
+    tm->sbus_free = end + 1;
+  }
+  tm->qw[tm->qn] = w;
+  tm->qt[tm->qn] = end;
+  tm->qn++;
+  tm->fa = w + 4;
+  tm->f_issue = a + 1;
+  return true;
+}
+
+static void fetch_until(struct vm_tm *tm, uint64_t t)
+{
+  while (fetch_one(tm, t))
+    ;
+}
+
+/* Cycle at whose end the word at w is there (fetching it, and what precedes
+ * it, as early as the queue allows). */
+static uint64_t word_ready(struct vm_tm *tm, uint32_t w)
+{
+  for (;;) {
+    for (unsigned i = 0; i < tm->qn; i++)
+      if (tm->qw[i] == w)
+        return tm->qt[i];
+    if (tm->fa > w || w - tm->fa > 64) { /* not on the sequential path: refetch */
+      tm->qn = 0;
+      tm->fa = w;
+    }
+    if (!fetch_one(tm, UINT64_MAX)) {
+      /* queue full of words before w: the oldest leaves when Decode takes it */
+      memmove(tm->qw, tm->qw + 1, (tm->qn - 1) * sizeof tm->qw[0]);
+      memmove(tm->qt, tm->qt + 1, (tm->qn - 1) * sizeof tm->qt[0]);
+      tm->qn--;
+    }
+  }
+}
+
+/* Drop the words before the one holding pc (Decode has taken them); a freed
+ * slot lets the fetch unit go on from cycle t. */
+static void consume(struct vm_tm *tm, uint32_t pc, uint64_t t)
+{
+  uint32_t w = pc & ~3u;
+  unsigned k = 0;
+  while (k < tm->qn && tm->qw[k] != w)
+    k++;
+  if (k == tm->qn) /* not queued: nothing of it is useful */
+    k = tm->qn;
+  if (!k)
+    return;
+  if (tm->qn >= tm->cfg.fetch_depth)
+    tm->f_issue = max64(tm->f_issue, t);
+  memmove(tm->qw, tm->qw + k, (tm->qn - k) * sizeof tm->qw[0]);
+  memmove(tm->qt, tm->qt + k, (tm->qn - k) * sizeof tm->qt[0]);
+  tm->qn -= k;
+}
+
+/* A redirect whose target's address phase is in cycle r (or when the port
+ * lets it): fetches issued before r stay on the bus; the queue is flushed. */
+static void redirect_at(struct vm_tm *tm, uint32_t target, uint64_t r)
+{
+  fetch_until(tm, r - 1);
+  tm->qn = 0;
+  tm->fa = target & ~3u;
+  tm->f_issue = max64(tm->f_issue, r);
+}
+
+void vm_tm_redirect(struct vm_tm *tm, uint32_t pc, unsigned cycles)
+{
+  tm->now += cycles;
+  tm->qn = 0;
+  tm->fa = pc & ~3u;
+  tm->f_issue = max64(tm->f_issue, tm->now);
+  tm->dpc = pc;
+  tm->prev_ls = false;
+  tm->prev_ld_rd = VM_NOREG;
+}
+
+/* Data accesses of n words from addr with the address phase of the first in
+ * cycle a: returns the cycle at whose end the last data phase ends. */
+static uint64_t data_access(struct vm_tm *tm, uint32_t addr, unsigned n, bool write, uint64_t a,
+                            uint32_t wdata)
+{
+  uint64_t end = a;
+  if (write && n)
+    vm_tm_store_hook(tm, addr, wdata);
+  for (unsigned i = 0; i < n; i++, addr += 4) {
+    if (!write && vm_tm_is_code(tm, addr)) {
+      fetch_until(tm, a - 1); /* fetches already on the bus go first */
+      unsigned l = vm_tm_code_access(tm, addr, true);
+      uint64_t start = max64(a + 1, tm->port_free);
+      end = start + l - 1;
+      tm->port_free = end + 1;
+    } else {
+      unsigned l = vm_tm_sys_access(tm, addr, write);
+      uint64_t start = max64(a + 1, tm->sbus_free);
+      end = start + l - 1;
+      tm->sbus_free = end + 1;
+    }
+    a = end; /* the next address phase overlaps this data phase's last cycle */
+  }
+  return end;
+}
+
+static bool writes_pc_dp(const struct vm_insn *d)
+{
+  if (d->rd != 15)
+    return false;
+  if (d->op >= VM_OP_DPI0) {
+    unsigned alu = (d->op - VM_OP_DPI0) & 15;
+    return alu != VM_ALU_TST && alu != VM_ALU_TEQ && alu != VM_ALU_CMP && alu != VM_ALU_CMN;
+  }
+  return d->op == VM_OP_DP_RSR || d->op == VM_OP_ADR || d->op == VM_OP_MOVT;
+}
+
+unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
+{
+  const struct vm_insn *d = in->d;
+  uint64_t e = tm->now;
+  uint64_t done = e + 1;     /* first cycle the next instruction may be in Execute */
+  uint64_t redirect = 0;     /* address-phase cycle of a redirect's target fetch */
+  bool decode_redirect = false, ls = false;
+  uint8_t ld_rd = VM_NOREG;
+  bool taken = in->next_pc != in->pc + d->len;
+  if (d->op == VM_OP_IT)
+    return 0; /* folded into the instruction before it (TRM 3.3.1 note) */
+  if (taken && tm->read16 && in->next_pc == in->pc + d->len + 2) {
+    uint16_t hw = tm->read16(tm->read_ctx, in->pc + d->len);
+    if ((hw & 0xFF00) == 0xBF00 && (hw & 0xF)) /* over a folded IT */
+      taken = false;
+  }
+  if (in->executed) {
+    unsigned n;
+    bool pipelined;
+    switch (d->op) {
+    case VM_OP_LD: case VM_OP_ST: case VM_OP_LDREX: case VM_OP_STREX:
+    case VM_OP_LDA: case VM_OP_STL: case VM_OP_LDAEX: case VM_OP_STLEX: {
+      bool wr = d->op == VM_OP_ST || d->op == VM_OP_STREX || d->op == VM_OP_STL ||
+                d->op == VM_OP_STLEX;
+      pipelined = tm->prev_ls && (d->op == VM_OP_LD || d->op == VM_OP_ST) &&
+                  tm->prev_ld_rd != d->rn && tm->prev_ld_rd != d->rm;
+      uint64_t a = pipelined ? e - 1 : e;
+      uint64_t end = data_access(tm, in->addr, 1, wr, a, in->wdata);
+      if (wr && tm->cfg.write_buffer)
+        done = max64(done, e + 1); /* the data phase goes on in the write buffer */
+      else
+        done = max64(done, end + 1);
+      if (!wr && d->rd == 15)
+        redirect = end;
+      ls = d->op == VM_OP_LD || d->op == VM_OP_ST;
+      ld_rd = wr ? VM_NOREG : d->rd;
+      break;
+    }
+    case VM_OP_LDM: case VM_OP_STM: case VM_OP_LDRD: case VM_OP_STRD: {
+      bool wr = d->op == VM_OP_STM || d->op == VM_OP_STRD;
+      n = (d->op == VM_OP_LDRD || d->op == VM_OP_STRD) ? 2
+                                                         : (unsigned)__builtin_popcount(d->imm);
+      uint64_t end = data_access(tm, in->addr, n, wr, e, in->wdata);
+      if (wr && tm->cfg.write_buffer)
+        done = max64(done, end);
+      else
+        done = max64(done, end + 1);
+      if (!wr && d->op == VM_OP_LDM && (d->imm & 0x8000))
+        redirect = end;
+      break;
+    }
+    case VM_OP_TBB: case VM_OP_TBH: {
+      uint64_t end = data_access(tm, in->addr, 1, false, e, 0);
+      done = max64(done, end + 1);
+      redirect = end + 1;
+      break;
+    }
+    case VM_OP_B:
+      if (taken || d->cond != 14) {
+        /* resolved in Decode: the target's fetch starts there (B<c>
+         * speculatively; not taken, that fetch was for nothing) */
+        decode_redirect = true;
+      }
+      break;
+    case VM_OP_BL:
+      decode_redirect = true;
+      break;
+    case VM_OP_BX: case VM_OP_BLX: case VM_OP_CBZ: case VM_OP_CBNZ:
+      if (taken)
+        redirect = e;
+      break;
+    case VM_OP_MLA: case VM_OP_MLS:
+      done = e + 2;
+      break;
+    case VM_OP_UMULL: case VM_OP_SMULL:
+      done = e + 3 + in->extra;
+      break;
+    case VM_OP_UMLAL: case VM_OP_SMLAL:
+      done = e + 4 + in->extra;
+      break;
+    case VM_OP_SDIV: case VM_OP_UDIV:
+      done = e + 2 + in->extra;
+      break;
+    case VM_OP_IT:
+      break;
+    case VM_OP_BARRIER:
+      /* DSB/DMB wait for the write buffer; ISB refetches */
+      done = max64(done, tm->sbus_free);
+      if (d->sub == 2)
+        redirect = done - 1;
+      break;
+    case VM_OP_MSR:
+      done = e + 2; /* MSR: the pipeline is flushed after a CONTROL/BASEPRI write */
+      break;
+    default:
+      if (writes_pc_dp(d))
+        redirect = e;
+      break;
+    }
+  }
+  if (decode_redirect) {
+    uint32_t target = d->op == VM_OP_BL || d->cond == 14 || taken
+                          ? in->next_pc
+                          : in->pc + 4 + (uint32_t)d->imm;
+    uint64_t r = e - 1;
+    if (taken) {
+      redirect_at(tm, target, r);
+    } else {
+      /* B<c> not taken: its speculative fetch of the target holds the port */
+      fetch_until(tm, r - 1);
+      uint32_t save = tm->fa;
+      uint64_t save_issue = tm->f_issue;
+      unsigned qn = tm->qn;
+      tm->fa = target & ~3u;
+      tm->f_issue = max64(tm->f_issue, r);
+      if (qn < tm->cfg.fetch_depth && fetch_one(tm, UINT64_MAX))
+        tm->qn--; /* the word is dropped */
+      tm->fa = save;
+      tm->f_issue = max64(save_issue, tm->f_issue);
+    }
+  } else if (redirect) {
+    redirect_at(tm, in->next_pc, redirect);
+  } else if (taken) {
+    /* a jump the model does not know as one (exception return, ...) */
+    redirect_at(tm, in->next_pc, done - 1);
+  }
+  /* the next instruction: its halfwords fetched, decoded, then Execute */
+  uint32_t pc = in->next_pc;
+  uint64_t ready = word_ready(tm, pc & ~3u);
+  if ((pc & 2) && tm->read16) {
+    uint16_t hw = tm->read16(tm->read_ctx, pc);
+    if (vm_thumb_is32(hw))
+      ready = max64(ready, word_ready(tm, (pc & ~3u) + 4));
+  }
+  uint64_t next = max64(done, ready + 2);
+  consume(tm, pc, next - 1);
+  tm->prev_ls = ls;
+  tm->prev_ld_rd = ld_rd;
+  tm->dpc = pc;
+  tm->now = next;
+  return (unsigned)(next - e);
+}
