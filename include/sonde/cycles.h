@@ -52,6 +52,7 @@ struct sonde_cycles_result {
   struct sonde_cycles_group cls[SONDE_CYCLES_CLASSES];
   struct sonde_cycles_group mode[SONDE_CYCLES_MODES]; /* VIMS mode 0 gpram, 1 cache, 3 off;
                                                        * index 2: no cache declared */
+  uint64_t addr_known, addr_total; /* loads/stores whose data address was known */
   uint64_t impossible;        /* impossible transitions */
   uint64_t left_impossible, left_exception, left_incomplete, left_no_code;
   struct { uint64_t cycle; uint32_t from, to; char why[96]; } where[SONDE_CYCLES_MAX_WHERE];

@@ -143,6 +143,8 @@ static int compare(int argc, char **argv)
            " at exception entry/return, %" PRIu64 " cut by unrecoverable cycles, %" PRIu64
            " not code of the ELF\n",
            r.left_impossible, r.impossible, r.left_exception, r.left_incomplete, r.left_no_code);
+    printf("data addresses known (code constants, register values, LSU trace): %" PRIu64
+           " of %" PRIu64 " loads/stores\n", r.addr_known, r.addr_total);
     for (unsigned i = 0; i < r.nwhere && i < 10; i++)
       printf("  impossible at cycle %" PRIu64 ": 0x%08x -> 0x%08x (%s)\n", r.where[i].cycle,
              r.where[i].from, r.where[i].to, r.where[i].why);

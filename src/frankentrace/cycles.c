@@ -11,6 +11,7 @@
 #include "vm/decode.h"
 #include "vm/machine.h"
 #include "vm/tm.h"
+#include "cycles_regs.h"
 
 enum cls { C_ALU, C_LOAD, C_STORE, C_LDM, C_BR_TAKEN, C_BR_NOT, C_CALL, C_MUL, C_OTHER };
 static const char *const cls_names[SONDE_CYCLES_CLASSES] = {
@@ -225,23 +226,16 @@ static int cmp_func(const void *a, const void *b)
   return x->obs < y->obs ? 1 : x->obs > y->obs ? -1 : strcmp(x->name, y->name);
 }
 
-/* The data address of one execution of a load/store at pc. */
-static uint32_t data_addr(struct lsu_map *m, const struct vm_insn *d, uint32_t pc,
-                          uint32_t *val)
+/* The LSU trace's transfer for the next execution of the load/store at pc. */
+static bool lsu_next(struct lsu_map *m, uint32_t pc, uint32_t *addr, uint32_t *val)
 {
-  *val = 0;
-  if (d->flags & VM_F_LIT) {
-    uint32_t base = (pc + 4) & ~3u;
-    return (d->flags & VM_F_U) ? base + d->imm : base - d->imm;
-  }
   struct pcaddr *p = m->e ? lsu_slot(m, pc, false) : NULL;
-  if (p && p->n) {
-    size_t k = p->next < p->n ? p->next++ : p->n - 1;
-    *val = p->val[k];
-    uint32_t a = p->addr[k];
-    return a;
-  }
-  return 0x20000000u; /* unknown: taken as SRAM (stack, data) */
+  if (!p || p->next >= p->n)
+    return false;
+  *addr = p->addr[p->next];
+  *val = p->val[p->next];
+  p->next++;
+  return true;
 }
 
 int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_result *r,
@@ -337,6 +331,16 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
   uint32_t vec[256];
   unsigned nvec;
   read_vectors(o->sym, vec, &nvec);
+  static struct ft_regs regs; /* 40 KiB: not on the stack */
+  memset(&regs, 0, sizeof regs);
+  uint32_t sp0 = 0;
+  if (sonde_sym_read(o->sym, 0, &sp0, 4) == 0 && sp0)
+    ft_regs_set_sp(&regs, sp0); /* the initial MSP: only its consistency matters */
+  struct {
+    uint32_t v[16];
+    uint16_t known;
+  } saved[4];
+  unsigned nsaved = 0;
   uint32_t exc_ret[16];
   unsigned nexc = 0;
   size_t nfunc = sonde_sym_func_count(o->sym);
@@ -362,6 +366,7 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
       ru->why = ru->why ? ru->why : 4;
       if (i + 1 < nr)
         vm_tm_redirect(&tm, runs[i + 1].pc, (unsigned)ru->n);
+      ft_regs_clobber_call(&regs); /* a ROM routine (AAPCS) */
       continue;
     }
     bool have_next = i + 1 < nr && runs[i + 1].cycle == ru->cycle + ru->n;
@@ -371,11 +376,27 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
     bool exc_entry = have_next && !seq && next != target && in_list(vec, nvec, next);
     bool exc_return = have_next && !seq && !exc_entry && nexc && exc_ret[nexc - 1] == next;
     struct vm_tm_insn in = {&d, ru->pc, exc_entry ? ru->pc + d.len : next, true, 0, 0, 0, 0};
-    if (d.op == VM_OP_LD || d.op == VM_OP_ST || d.op == VM_OP_LDM || d.op == VM_OP_STM ||
-        d.op == VM_OP_LDRD || d.op == VM_OP_STRD || d.op == VM_OP_LDREX || d.op == VM_OP_STREX ||
-        d.op == VM_OP_TBB || d.op == VM_OP_TBH) {
+    bool mem = d.op == VM_OP_LD || d.op == VM_OP_ST || d.op == VM_OP_LDM || d.op == VM_OP_STM ||
+               d.op == VM_OP_LDRD || d.op == VM_OP_STRD || d.op == VM_OP_LDREX ||
+               d.op == VM_OP_STREX || d.op == VM_OP_TBB || d.op == VM_OP_TBH;
+    uint32_t la = 0, lv = 0, ea = 0;
+    bool have_lsu = mem && !(d.flags & VM_F_LIT) && lsu_next(&lm, ru->pc, &la, &lv);
+    uint32_t stval = 0;
+    bool kst = (d.op == VM_OP_ST || d.op == VM_OP_STM) && d.op == VM_OP_ST &&
+               d.rd < 15 && (regs.known >> d.rd & 1);
+    if (kst)
+      stval = regs.v[d.rd];
+    bool kaddr = ft_regs_step(&regs, o->sym, &d, ru->pc, have_lsu, la, lv, &ea);
+    if (getenv("CYCADDR") && mem && (ea & ~3u) == strtoul(getenv("CYCADDR"), NULL, 0))
+      fprintf(stderr, "%llu %08x op=%d rd=%d known=%04x k=%d\n", (unsigned long long)ru->cycle, ru->pc, d.op, d.rd, regs.known, kaddr);
+    if (getenv("CYCDBG") && ru->pc >= strtoul(getenv("CYCDBG"), NULL, 0) && ru->pc < strtoul(getenv("CYCDBG"), NULL, 0) + 0x500 && ru->cycle < 40000)
+      fprintf(stderr, "%llu %08x known=%04x r4=%08x sp=%08x mem=%d addr=%08x k=%d\n", (unsigned long long)ru->cycle, ru->pc, regs.known, regs.v[4], regs.v[13], mem, ea, kaddr);
+    if (mem) {
       in.naccess = 1;
-      in.addr = data_addr(&lm, &d, ru->pc, &in.wdata);
+      in.addr = kaddr ? ea : 0x20000000u; /* unknown: taken as SRAM (stack, data) */
+      in.wdata = have_lsu ? lv : stval;
+      r->addr_known += kaddr;
+      r->addr_total++;
     }
     pmode[i] = tm.cfg.cache ? tm.mode : 2;
     pcls[i] = (uint8_t)classify(&d, !seq);
@@ -384,9 +405,29 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
       if (nexc < 16)
         exc_ret[nexc++] = next == ru->pc + d.len ? next : ru->pc + d.len;
       vm_tm_redirect(&tm, next, 12);
+      /* the handler runs with other registers; the interrupted code gets
+       * its own back at the return */
+      if (nsaved < 4) {
+        memcpy(saved[nsaved].v, regs.v, sizeof regs.v);
+        saved[nsaved].known = regs.known;
+        nsaved++;
+      }
+      uint32_t nsp = regs.v[13] - 32;
+      bool ksp = regs.known >> 13 & 1;
+      ft_regs_clear(&regs);
+      if (ksp)
+        ft_regs_set_sp(&regs, nsp);
     }
-    if (exc_return)
+    if (exc_return) {
       nexc--;
+      if (nsaved) {
+        nsaved--;
+        memcpy(regs.v, saved[nsaved].v, sizeof regs.v);
+        regs.known = saved[nsaved].known;
+      } else {
+        ft_regs_clear(&regs);
+      }
+    }
     if (exc_entry || exc_return) {
       for (size_t k = i; k <= i + 1 && k < nr; k++)
         if (!runs[k].left_out) {
@@ -401,6 +442,11 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
       }
       if (i + 1 < nr && !have_next) /* resynchronise after lost cycles */
         vm_tm_redirect(&tm, runs[i + 1].pc, 0);
+      /* lost cycles inside one function (a sampling gap) change nothing we
+       * can know of; across functions, a call may have happened */
+      if (!have_next && i + 1 < nr &&
+          sonde_sym_lookup(o->sym, runs[i + 1].pc, NULL, NULL) != pfunc[i])
+        ft_regs_clobber_call(&regs);
     }
   }
   /* 4. statistics */
