@@ -339,9 +339,9 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
   struct {
     uint32_t v[16];
     uint16_t known;
-  } saved[4];
+  } saved[16];
   unsigned nsaved = 0;
-  uint32_t exc_ret[16];
+  uint32_t exc_ret[16][2]; /* where an interrupted instruction went on: next or its target */
   unsigned nexc = 0;
   size_t nfunc = sonde_sym_func_count(o->sym);
   struct sonde_cycles_group *fg = calloc(nfunc + 1, sizeof *fg);
@@ -374,7 +374,8 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
     uint32_t target = direct_target(&d, ru->pc);
     bool seq = next == ru->pc + d.len || next == ru->pc + d.len + 2;
     bool exc_entry = have_next && !seq && next != target && in_list(vec, nvec, next);
-    bool exc_return = have_next && !seq && !exc_entry && nexc && exc_ret[nexc - 1] == next;
+    bool exc_return = have_next && !seq && !exc_entry && nexc &&
+                      (exc_ret[nexc - 1][0] == next || exc_ret[nexc - 1][1] == next);
     struct vm_tm_insn in = {&d, ru->pc, exc_entry ? ru->pc + d.len : next, true, 0, 0, 0, 0};
     bool mem = d.op == VM_OP_LD || d.op == VM_OP_ST || d.op == VM_OP_LDM || d.op == VM_OP_STM ||
                d.op == VM_OP_LDRD || d.op == VM_OP_STRD || d.op == VM_OP_LDREX ||
@@ -402,12 +403,15 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
     pcls[i] = (uint8_t)classify(&d, !seq);
     pred[i] = vm_tm_step(&tm, &in);
     if (exc_entry) {
-      if (nexc < 16)
-        exc_ret[nexc++] = next == ru->pc + d.len ? next : ru->pc + d.len;
+      if (nexc < 16) {
+        exc_ret[nexc][0] = ru->pc + d.len;
+        exc_ret[nexc][1] = target ? target : ru->pc + d.len;
+        nexc++;
+      }
       vm_tm_redirect(&tm, next, 12);
       /* the handler runs with other registers; the interrupted code gets
        * its own back at the return */
-      if (nsaved < 4) {
+      if (nsaved < 16) {
         memcpy(saved[nsaved].v, regs.v, sizeof regs.v);
         saved[nsaved].known = regs.known;
         nsaved++;
