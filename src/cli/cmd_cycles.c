@@ -62,7 +62,7 @@ static int compare(int argc, char **argv)
       OPT_U64(0, "functions", "<n>", &funcs, "list the <n> functions with the most cycles (default 15)"),
       OPT_DOUBLE(0, "min", "<percent>", &min, "fail (status 1) below this exact agreement"),
       OPT_STRING(0, "dump", "<file>", &dump,
-                 "write one CSV row per instruction (cycle,pc,where,class,mode,observed,model,left_out)"),
+                 "write one CSV row per instruction (cycle,pc,where,class,mode,observed,model,left_out,addr)"),
       OPT_JSON(&json),
       OPT_END(),
   };
@@ -104,7 +104,7 @@ static int compare(int argc, char **argv)
     goto done;
   }
   if (df)
-    fprintf(df, "cycle,pc,where,class,mode,observed,model,left_out\n");
+    fprintf(df, "cycle,pc,where,class,mode,observed,model,left_out,addr\n");
   struct sonde_cycles_opts o = {m, sym, t, x, nx, (unsigned)margin, df};
   if (sonde_cycles_compare(&o, &r, &d)) {
     cli_error("%s", d.msg);

@@ -351,7 +351,8 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
   uint8_t *pmode = calloc(nr + 1, 1);
   uint8_t *pcls = calloc(nr + 1, 1);
   long *pfunc = calloc(nr + 1, sizeof *pfunc);
-  if (!fg || !fm || !pred || !pmode || !pcls || !pfunc) {
+  uint32_t *paddr = calloc(nr + 1, sizeof *paddr);
+  if (!fg || !fm || !pred || !pmode || !pcls || !pfunc || !paddr) {
     rc = sonde_diag_set(diag, SONDE_E_NOMEM, "out of memory");
     goto out;
   }
@@ -396,6 +397,7 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
       in.naccess = 1;
       in.addr = kaddr ? ea : 0x20000000u; /* unknown: taken as SRAM (stack, data) */
       in.wdata = have_lsu ? lv : stval;
+      paddr[i] = kaddr ? ea : 1;
       r->addr_known += kaddr;
       r->addr_total++;
     }
@@ -459,9 +461,15 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
     if (o->dump) {
       char name[96];
       sonde_sym_format(o->sym, ru->pc, name, sizeof name);
-      fprintf(o->dump, "%llu,0x%08x,%s,%s,%s,%llu,%u,%d\n", (unsigned long long)ru->cycle, ru->pc,
+      fprintf(o->dump, "%llu,0x%08x,%s,%s,%s,%llu,%u,%d,", (unsigned long long)ru->cycle, ru->pc,
               name, cls_names[pcls[i]], mode_names[pmode[i]], (unsigned long long)ru->n, pred[i],
               ru->left_out ? ru->why : 0);
+      if (paddr[i] == 1)
+        fprintf(o->dump, "unknown\n");
+      else if (paddr[i] || pcls[i] == C_LOAD || pcls[i] == C_STORE || pcls[i] == C_LDM)
+        fprintf(o->dump, "0x%08x\n", paddr[i]);
+      else
+        fprintf(o->dump, "\n");
     }
     if (ru->left_out) {
       r->left_impossible += ru->why == 1;
@@ -539,6 +547,7 @@ out:
   free(pmode);
   free(pcls);
   free(pfunc);
+  free(paddr);
   free(runs);
   vm_tm_free(&tm);
   lsu_free(&lm);

@@ -68,6 +68,9 @@ unsigned vm_tm_code_access(struct vm_tm *tm, uint32_t addr, bool data)
 unsigned vm_tm_sys_access(const struct vm_tm *tm, uint32_t addr, bool write)
 {
   const struct vm_tm_cfg *c = &tm->cfg;
+  /* a bit-band alias (ARMv7-M B3.4.1) costs what the word it maps to costs */
+  if (addr - 0x22000000u < 0x2000000u || addr - 0x42000000u < 0x2000000u)
+    addr = (addr & 0xF0000000u) + ((addr & 0x1FFFFFFu) >> 5);
   for (unsigned i = 0; i < c->nlat; i++)
     if (addr - c->lat[i].base < c->lat[i].size)
       return write ? c->lat[i].write : c->lat[i].read;
