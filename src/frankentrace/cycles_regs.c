@@ -118,7 +118,8 @@ bool ft_regs_step(struct ft_regs *r, struct sonde_sym *sym, const struct vm_insn
     } else {
       b = d->imm;
     }
-    set(r, d->rd, ka && kb && alu(op, a, b, &v), v);
+    bool kv = ka && kb && alu(op, a, b, &v);
+    set(r, d->rd, kv, v);
     return false;
   }
   switch (d->op) {
