@@ -166,30 +166,57 @@ void vm_tm_redirect(struct vm_tm *tm, uint32_t pc, unsigned cycles)
   tm->prev_ld_rd = VM_NOREG;
 }
 
-/* Data accesses of n words from addr with the address phase of the first in
- * cycle a: returns the cycle at whose end the last data phase ends. */
+/* Data accesses of n words from addr, the address phase of the first
+ * offered in cycle a: the bus takes it when the transfer before it on the
+ * same bus has its last data cycle (AHB: an address phase lasts while
+ * HREADY is low). Returns the cycle at whose end the last data phase ends;
+ * *acc is the cycle in which the first address phase was taken. */
 static uint64_t data_access(struct vm_tm *tm, uint32_t addr, unsigned n, bool write, uint64_t a,
-                            uint32_t wdata)
+                            uint32_t wdata, uint64_t *acc)
 {
   uint64_t end = a;
   if (write && n)
     vm_tm_store_hook(tm, addr, wdata);
   for (unsigned i = 0; i < n; i++, addr += 4) {
+    uint64_t *bus_free;
+    unsigned l;
     if (!write && vm_tm_is_code(tm, addr)) {
       fetch_until(tm, a - 1); /* fetches already on the bus go first */
-      unsigned l = vm_tm_code_access(tm, addr, true);
-      uint64_t start = max64(a + 1, tm->port_free);
-      end = start + l - 1;
-      tm->port_free = end + 1;
+      l = vm_tm_code_access(tm, addr, true);
+      bus_free = &tm->port_free;
     } else {
-      unsigned l = vm_tm_sys_access(tm, addr, write);
-      uint64_t start = max64(a + 1, tm->sbus_free);
-      end = start + l - 1;
-      tm->sbus_free = end + 1;
+      l = vm_tm_sys_access(tm, addr, write);
+      bus_free = &tm->sbus_free;
     }
+    uint64_t taken = *bus_free ? max64(a, *bus_free - 1) : a;
+    if (!i)
+      *acc = taken;
+    end = taken + l;
+    *bus_free = end + 1;
     a = end; /* the next address phase overlaps this data phase's last cycle */
   }
   return end;
+}
+
+/* Is the instruction at pc a single load/store whose address does not
+ * depend on register `rd` (Cortex-M3 TRM 3.3.1: neighbouring loads and
+ * stores pipeline their address and data phases)? */
+static bool next_pipelines(const struct vm_tm *tm, uint32_t pc, uint8_t rd)
+{
+  if (!tm->read16)
+    return false;
+  static const struct vm_decode_features f = {true, false, false, false};
+  uint16_t h1 = tm->read16(tm->read_ctx, pc), h2 = 0;
+  if (vm_thumb_is32(h1))
+    h2 = tm->read16(tm->read_ctx, pc + 2);
+  struct vm_insn n;
+  vm_decode(&f, h1, h2, &n);
+  if (n.op != VM_OP_LD && n.op != VM_OP_ST)
+    return false;
+  if (n.op == VM_OP_LD && n.rd == 15)
+    return false;
+  /* the next one's address, or the data it stores, would be this load's */
+  return rd == VM_NOREG || (n.rn != rd && n.rm != rd && !(n.op == VM_OP_ST && n.rd == rd));
 }
 
 static bool writes_pc_dp(const struct vm_insn *d)
@@ -221,18 +248,18 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
   }
   if (in->executed) {
     unsigned n;
-    bool pipelined;
     switch (d->op) {
     case VM_OP_LD: case VM_OP_ST: case VM_OP_LDREX: case VM_OP_STREX:
     case VM_OP_LDA: case VM_OP_STL: case VM_OP_LDAEX: case VM_OP_STLEX: {
       bool wr = d->op == VM_OP_ST || d->op == VM_OP_STREX || d->op == VM_OP_STL ||
                 d->op == VM_OP_STLEX;
-      pipelined = tm->prev_ls && (d->op == VM_OP_LD || d->op == VM_OP_ST) &&
-                  tm->prev_ld_rd != d->rn && tm->prev_ld_rd != d->rm;
-      uint64_t a = pipelined ? e - 1 : e;
-      uint64_t end = data_access(tm, in->addr, 1, wr, a, in->wdata);
+      uint64_t acc;
+      uint64_t end = data_access(tm, in->addr, 1, wr, e, in->wdata, &acc);
       if (wr && tm->cfg.write_buffer)
-        done = max64(done, e + 1); /* the data phase goes on in the write buffer */
+        done = max64(done, acc + 1); /* the data phase goes on in the write buffer */
+      else if (!wr && d->rd != 15 && (d->op == VM_OP_LD) &&
+               next_pipelines(tm, in->next_pc, d->rd) && in->next_pc == in->pc + d->len)
+        done = max64(done, acc + 1); /* the next load/store takes over the bus */
       else
         done = max64(done, end + 1);
       if (!wr && d->rd == 15)
@@ -245,7 +272,8 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
       bool wr = d->op == VM_OP_STM || d->op == VM_OP_STRD;
       n = (d->op == VM_OP_LDRD || d->op == VM_OP_STRD) ? 2
                                                          : (unsigned)__builtin_popcount(d->imm);
-      uint64_t end = data_access(tm, in->addr, n, wr, e, in->wdata);
+      uint64_t acc;
+      uint64_t end = data_access(tm, in->addr, n, wr, e, in->wdata, &acc);
       if (wr && tm->cfg.write_buffer)
         done = max64(done, end);
       else
@@ -255,7 +283,8 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
       break;
     }
     case VM_OP_TBB: case VM_OP_TBH: {
-      uint64_t end = data_access(tm, in->addr, 1, false, e, 0);
+      uint64_t acc;
+      uint64_t end = data_access(tm, in->addr, 1, false, e, 0, &acc);
       done = max64(done, end + 1);
       redirect = end + 1;
       break;
