@@ -274,12 +274,9 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
                                                          : (unsigned)__builtin_popcount(d->imm);
       uint64_t acc;
       uint64_t end = data_access(tm, in->addr, n, wr, e, in->wdata, &acc);
-      if (wr && tm->cfg.write_buffer)
-        done = max64(done, end);
-      else
-        done = max64(done, end + 1);
+      done = max64(done, end + 1); /* 1 + N (TRM 3.3.1), also for stores */
       if (!wr && d->op == VM_OP_LDM && (d->imm & 0x8000))
-        redirect = end;
+        redirect = end + 1; /* the PC is written when the last word is there */
       break;
     }
     case VM_OP_TBB: case VM_OP_TBH: {
