@@ -239,13 +239,18 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
   bool decode_redirect = false, ls = false;
   uint8_t ld_rd = VM_NOREG;
   bool taken = in->next_pc != in->pc + d->len;
-  if (d->op == VM_OP_IT)
-    return 0; /* folded into the instruction before it (TRM 3.3.1 note) */
-  if (taken && tm->read16 && in->next_pc == in->pc + d->len + 2) {
-    uint16_t hw = tm->read16(tm->read_ctx, in->pc + d->len);
-    if ((hw & 0xFF00) == 0xBF00 && (hw & 0xF)) /* over a folded IT */
-      taken = false;
+  if (d->op == VM_OP_IT && tm->fold_it) {
+    tm->fold_it = false;
+    return 0; /* folded into the instruction before it */
   }
+  tm->fold_it = false;
+  bool it_next = false; /* an IT follows this (16-bit) instruction */
+  if (tm->read16 && d->len == 2) {
+    uint16_t hw = tm->read16(tm->read_ctx, in->pc + 2);
+    it_next = (hw & 0xFF00) == 0xBF00 && (hw & 0xF);
+  }
+  if (taken && it_next && in->next_pc == in->pc + 4)
+    taken = false; /* over a folded IT (a trace does not show it) */
   if (in->executed) {
     unsigned n;
     switch (d->op) {
@@ -320,9 +325,6 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
       if (d->sub == 2)
         redirect = done - 1;
       break;
-    case VM_OP_MSR:
-      done = e + 2; /* MSR: the pipeline is flushed after a CONTROL/BASEPRI write */
-      break;
     default:
       if (writes_pc_dp(d))
         redirect = e;
@@ -364,6 +366,18 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
       ready = max64(ready, word_ready(tm, (pc & ~3u) + 4));
   }
   uint64_t next = max64(done, ready + 2);
+  /* IT folding (Cortex-M3 TRM 3.3.1 note: an IT can be folded onto the
+   * 16-bit instruction before it): when the IT was in the fetch queue while
+   * this instruction was in Decode */
+  if (it_next && !taken) {
+    uint32_t itpc = in->pc + 2;
+    uint64_t rt = word_ready(tm, itpc & ~3u);
+    tm->fold_it = rt + 2 <= e;
+    if (!tm->fold_it && pc == itpc + 2) {
+      /* the trace skipped an IT the model would not fold: it costs its cycle */
+      next = max64(next, e + 2);
+    }
+  }
   consume(tm, pc, next - 1);
   tm->prev_ls = ls;
   tm->prev_ld_rd = ld_rd;

@@ -97,6 +97,7 @@ struct vm_tm {
   uint8_t mode;          /* VIMS mode */
   bool prev_ls;          /* previous instruction was a single load/store (pipelining) */
   uint8_t prev_ld_rd;    /* its destination when a load, else VM_NOREG */
+  bool fold_it;          /* the next instruction is an IT folded into this one */
   uint32_t *ctag;        /* cache tags (line | 1; 0 empty), sets x ways */
   uint8_t *cnext;        /* per set: next way to replace (round robin) */
   unsigned csets;
