@@ -54,6 +54,7 @@ static const struct {
    "# docs/vm.md): RF core registers, PRCM, the AON and AUX domains behind\n"
    "# their bridge, the flash configuration areas; other peripherals 2.\n"
    "# Writes are posted (the bridges buffer them).\n"
+   "memsys latency 0x21000000 0x10000 read=2 write=6\n"
    "memsys latency 0x40040000 0x10000 read=4 write=2\n"
    "memsys latency 0x40080000 0x10000 read=12 write=2\n"
    "memsys latency 0x40090000 0x30000 read=12 write=2\n"

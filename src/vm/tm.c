@@ -259,10 +259,17 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
       bool wr = d->op == VM_OP_ST || d->op == VM_OP_STREX || d->op == VM_OP_STL ||
                 d->op == VM_OP_STLEX;
       uint64_t acc;
-      uint64_t end = data_access(tm, in->addr, 1, wr, e, in->wdata, &acc);
-      if (wr && tm->cfg.write_buffer)
-        done = max64(done, acc + 1); /* the data phase goes on in the write buffer */
-      else if (!wr && d->rd != 15 && (d->op == VM_OP_LD) &&
+      uint64_t a0 = e;
+      if (wr && tm->cfg.write_buffer && !vm_tm_is_code(tm, in->addr)) {
+        /* a one-entry write buffer (TRM 3.3.1): a store the bus cannot take
+         * now waits in it; a second one waits for it to empty */
+        a0 = max64(e, tm->wb_until);
+      }
+      uint64_t end = data_access(tm, in->addr, 1, wr, a0, in->wdata, &acc);
+      if (wr && tm->cfg.write_buffer) {
+        tm->wb_until = acc; /* the buffer empties when the bus takes the address */
+        done = max64(done, a0 + 1);
+      } else if (!wr && d->rd != 15 && (d->op == VM_OP_LD) &&
                next_pipelines(tm, in->next_pc, d->rd) && in->next_pc == in->pc + d->len)
         done = max64(done, acc + 1); /* the next load/store takes over the bus */
       else

@@ -92,6 +92,7 @@ struct vm_tm {
   /* code port, system bus */
   uint64_t port_free;    /* first cycle the code port can start a data phase */
   uint64_t sbus_free;    /* same for the system bus */
+  uint64_t wb_until;     /* the write buffer holds a store until this cycle */
   uint32_t lb_line;      /* line in the flash line buffer (1: none) */
   uint32_t last_cline;   /* last cache request's line (tag prefetch), 1: none */
   uint8_t mode;          /* VIMS mode */
