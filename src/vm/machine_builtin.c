@@ -57,6 +57,8 @@ static const struct {
    "memsys latency 0x21000000 0x10000 read=2 write=6\n"
    "memsys latency 0x40040000 0x10000 read=4 write=2\n"
    "memsys latency 0x40080000 0x10000 read=12 write=2\n"
+   "# AON_RTC:SUBSEC reads the value latched by the read of SEC (SWCU117 16.4).\n"
+   "memsys latency 0x4009200C 4 read=1 write=2\n"
    "memsys latency 0x40090000 0x30000 read=12 write=2\n"
    "memsys latency 0x400C0000 0x40000 read=20 write=2\n"
    "memsys latency 0x40000000 0x100000 read=2 write=2\n"
