@@ -55,6 +55,7 @@ struct sonde_cycles_result {
   uint64_t addr_known, addr_total; /* loads/stores whose data address was known */
   uint64_t impossible;        /* impossible transitions */
   uint64_t left_impossible, left_exception, left_incomplete, left_no_code;
+  uint64_t left_operands;     /* a multiply/divide whose operands (so cycles) are unknown */
   struct { uint64_t cycle; uint32_t from, to; char why[96]; } where[SONDE_CYCLES_MAX_WHERE];
   unsigned nwhere;
   struct sonde_cycles_group *func; /* per function, most observed cycles first (malloc'd) */

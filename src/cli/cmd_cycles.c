@@ -127,10 +127,10 @@ static int compare(int argc, char **argv)
     for (int i = 0; i < SONDE_CYCLES_MODES; i++)
       print_json_group(&r.mode[i], i + 1 < SONDE_CYCLES_MODES);
     printf("], \"impossible_transitions\": %" PRIu64 ", \"left_out\": {\"impossible\": %" PRIu64
-           ", \"exception\": %" PRIu64 ", \"incomplete\": %" PRIu64 ", \"no_code\": %" PRIu64
+           ", \"exception\": %" PRIu64 ", \"incomplete\": %" PRIu64 ", \"no_code\": %" PRIu64 ", \"operands\": %" PRIu64
            "}, \"worst_function_error\": %.5f, \"worst_function\": ",
            r.impossible, r.left_impossible, r.left_exception, r.left_incomplete, r.left_no_code,
-           r.worst_func_err);
+           r.left_operands, r.worst_func_err);
     cli_json_string(stdout, r.worst_func);
     printf(", \"functions\": [");
     for (size_t i = 0; i < r.nfunc && i < funcs; i++)
@@ -141,8 +141,9 @@ static int compare(int argc, char **argv)
            r.instructions, r.all.compared, agree);
     printf("left out: %" PRIu64 " near %" PRIu64 " impossible transitions, %" PRIu64
            " at exception entry/return, %" PRIu64 " cut by unrecoverable cycles, %" PRIu64
-           " not code of the ELF\n",
-           r.left_impossible, r.impossible, r.left_exception, r.left_incomplete, r.left_no_code);
+           " not code of the ELF, %" PRIu64 " multiply/divide with unknown operands\n",
+           r.left_impossible, r.impossible, r.left_exception, r.left_incomplete, r.left_no_code,
+           r.left_operands);
     printf("data addresses known (code constants, register values, LSU trace): %" PRIu64
            " of %" PRIu64 " loads/stores\n", r.addr_known, r.addr_total);
     for (unsigned i = 0; i < r.nwhere && i < 10; i++)

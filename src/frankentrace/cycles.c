@@ -26,7 +26,7 @@ struct run {
   uint32_t pc;
   bool complete;  /* both neighbours are instructions right next to it */
   bool left_out;  /* near an impossible transition, an exception, ... */
-  uint8_t why;    /* 1 impossible, 2 exception, 3 incomplete, 4 no code */
+  uint8_t why;    /* 1 impossible, 2 exception, 3 incomplete, 4 no code, 5 operands unknown */
 };
 
 /* Per-PC data addresses from the LSU trace, in the order of the PC's
@@ -388,15 +388,14 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
                d.rd < 15 && (regs.known >> d.rd & 1);
     if (kst)
       stval = regs.v[d.rd];
-    bool kaddr = ft_regs_step(&regs, o->sym, &d, ru->pc, have_lsu, la, lv, &ea);
-    if (getenv("CYCSP") && (regs.known >> 13 & 1) && (regs.v[13] - 0x1FFF0000u) > 0x20000u) {
-      fprintf(stderr, "SP %08x at %llu pc %08x op %d rd %d rn %d\n", regs.v[13], (unsigned long long)ru->cycle, ru->pc, d.op, d.rd, d.rn);
-      exit(0);
+    int extra = ft_regs_extra(&regs, &d);
+    if (extra > 0)
+      in.extra = (uint8_t)extra;
+    if (extra < 0 && !ru->left_out) { /* operand-dependent cycles, operands unknown */
+      ru->left_out = true;
+      ru->why = 5;
     }
-    if (getenv("CYCADDR") && mem && (ea & ~3u) == strtoul(getenv("CYCADDR"), NULL, 0))
-      fprintf(stderr, "%llu %08x op=%d rd=%d known=%04x k=%d\n", (unsigned long long)ru->cycle, ru->pc, d.op, d.rd, regs.known, kaddr);
-    if (getenv("CYCDBG") && ru->pc >= strtoul(getenv("CYCDBG"), NULL, 0) && ru->pc < strtoul(getenv("CYCDBG"), NULL, 0) + 0x500 && ru->cycle < (getenv("CYCEND") ? strtoull(getenv("CYCEND"), NULL, 0) : 40000))
-      fprintf(stderr, "%llu %08x known=%04x r4=%08x sp=%08x r3=%08x mem=%d addr=%08x k=%d\n", (unsigned long long)ru->cycle, ru->pc, regs.known, regs.v[4], regs.v[13], regs.v[3], mem, ea, kaddr);
+    bool kaddr = ft_regs_step(&regs, o->sym, &d, ru->pc, have_lsu, la, lv, &ea);
     if (mem) {
       in.naccess = 1;
       in.addr = kaddr ? ea : 0x20000000u; /* unknown: taken as SRAM (stack, data) */
@@ -408,8 +407,6 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
     pmode[i] = tm.cfg.cache ? tm.mode : 2;
     pcls[i] = (uint8_t)classify(&d, !seq);
     pred[i] = vm_tm_step(&tm, &in);
-    if (getenv("CYCTM") && ru->cycle >= strtoull(getenv("CYCTM"), NULL, 0) && ru->cycle < strtoull(getenv("CYCTM"), NULL, 0) + 200)
-      fprintf(stderr, "%llu pc=%08x pred=%u now=%llu sbus=%llu port=%llu fi=%llu qn=%u fa=%08x addr=%08x\n", (unsigned long long)ru->cycle, ru->pc, pred[i], (unsigned long long)tm.now, (unsigned long long)tm.sbus_free, (unsigned long long)tm.port_free, (unsigned long long)tm.f_issue, tm.qn, tm.fa, in.addr);
     if (exc_entry) {
       if (nexc < 16) {
         exc_ret[nexc][0] = ru->pc + d.len;
@@ -482,6 +479,7 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
       r->left_exception += ru->why == 2;
       r->left_incomplete += ru->why == 3;
       r->left_no_code += ru->why == 4;
+      r->left_operands += ru->why == 5;
       continue;
     }
     add(&r->all, ru->n, pred[i]);

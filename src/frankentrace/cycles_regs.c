@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "vm/timing.h"
+
 void ft_regs_clear(struct ft_regs *r)
 {
   r->known = 0;
@@ -246,4 +248,42 @@ bool ft_regs_step(struct ft_regs *r, struct sonde_sym *sym, const struct vm_insn
     break;
   }
   return known_addr;
+}
+
+static uint32_t sig_bits_u(uint32_t v)
+{
+  return v ? 32 - (uint32_t)__builtin_clz(v) : 0;
+}
+
+static uint32_t sig_bits_s(uint32_t v)
+{
+  return sig_bits_u((int32_t)v < 0 ? ~v : v) + 1;
+}
+
+int ft_regs_extra(const struct ft_regs *r, const struct vm_insn *d)
+{
+  uint32_t n, m;
+  struct vm_timing t = {0};
+  t.long_mul_fast = false; /* Cortex-M3 early termination (timing.h) */
+  if (d->op != VM_OP_UMULL && d->op != VM_OP_SMULL && d->op != VM_OP_UMLAL &&
+      d->op != VM_OP_SMLAL && d->op != VM_OP_UDIV && d->op != VM_OP_SDIV)
+    return 0;
+  if (!get(r, d->rn, &n) || !get(r, d->rm, &m))
+    return -1;
+  switch (d->op) {
+  case VM_OP_UMULL: case VM_OP_UMLAL:
+    return (int)vm_timing_mull(&t, sig_bits_u(n > m ? m : n), d->op == VM_OP_UMLAL) -
+           (d->op == VM_OP_UMLAL ? 4 : 3);
+  case VM_OP_SMULL: case VM_OP_SMLAL: {
+    uint32_t bn = sig_bits_s(n), bm = sig_bits_s(m);
+    return (int)vm_timing_mull(&t, bn < bm ? bn : bm, d->op == VM_OP_SMLAL) -
+           (d->op == VM_OP_SMLAL ? 4 : 3);
+  }
+  case VM_OP_UDIV:
+    return (int)vm_timing_div(&t, n, m) - 2;
+  default: {
+    int32_t sn = (int32_t)n, sm = (int32_t)m;
+    return (int)vm_timing_div(&t, sn < 0 ? -n : n, sm < 0 ? -m : m) - 2;
+  }
+  }
 }

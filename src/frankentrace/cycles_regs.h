@@ -32,4 +32,9 @@ void ft_regs_set_sp(struct ft_regs *r, uint32_t sp);
 bool ft_regs_step(struct ft_regs *r, struct sonde_sym *sym, const struct vm_insn *d, uint32_t pc,
                   bool have_lsu, uint32_t lsu_addr, uint32_t lsu_val, uint32_t *addr);
 
+/* Operand-dependent execute cycles of a long multiply or divide beyond the
+ * table's minimum (the VM's rule, timing.h), from the register values before
+ * it; 0 for other instructions, -1 when an operand is unknown. */
+int ft_regs_extra(const struct ft_regs *r, const struct vm_insn *d);
+
 #endif

@@ -241,6 +241,7 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
   bool taken = in->next_pc != in->pc + d->len;
   if (d->op == VM_OP_IT && tm->fold_it) {
     tm->fold_it = false;
+    tm->dpc = in->next_pc;
     return 0; /* folded into the instruction before it */
   }
   tm->fold_it = false;
@@ -364,8 +365,22 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
     /* a jump the model does not know as one (exception return, ...) */
     redirect_at(tm, in->next_pc, done - 1);
   }
-  /* the next instruction: its halfwords fetched, decoded, then Execute */
+  /* IT folding (Cortex-M3 TRM 3.3.1 note: an IT can be folded onto the
+   * 16-bit instruction before it): when the IT was in the fetch queue while
+   * this instruction was in Decode */
+  bool it_cost = false;
+  if (it_next && !taken) {
+    uint32_t itpc = in->pc + 2;
+    uint64_t rt = word_ready(tm, itpc & ~3u);
+    tm->fold_it = rt + 2 <= e;
+    /* the trace skipped an IT the model would not fold: it costs its cycle */
+    it_cost = !tm->fold_it && in->next_pc == itpc + 2;
+  }
+  /* the next instruction: its halfwords fetched, decoded, then Execute (a
+   * folded IT does not enter Execute: the one after it does) */
   uint32_t pc = in->next_pc;
+  if (tm->fold_it && pc == in->pc + 2)
+    pc += 2;
   uint64_t ready = word_ready(tm, pc & ~3u);
   if ((pc & 2) && tm->read16) {
     uint16_t hw = tm->read16(tm->read_ctx, pc);
@@ -373,22 +388,12 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
       ready = max64(ready, word_ready(tm, (pc & ~3u) + 4));
   }
   uint64_t next = max64(done, ready + 2);
-  /* IT folding (Cortex-M3 TRM 3.3.1 note: an IT can be folded onto the
-   * 16-bit instruction before it): when the IT was in the fetch queue while
-   * this instruction was in Decode */
-  if (it_next && !taken) {
-    uint32_t itpc = in->pc + 2;
-    uint64_t rt = word_ready(tm, itpc & ~3u);
-    tm->fold_it = rt + 2 <= e;
-    if (!tm->fold_it && pc == itpc + 2) {
-      /* the trace skipped an IT the model would not fold: it costs its cycle */
-      next = max64(next, e + 2);
-    }
-  }
+  if (it_cost)
+    next = max64(next, e + 2);
   consume(tm, pc, next - 1);
   tm->prev_ls = ls;
   tm->prev_ld_rd = ld_rd;
-  tm->dpc = pc;
+  tm->dpc = in->next_pc;
   tm->now = next;
   return (unsigned)(next - e);
 }
