@@ -10,33 +10,61 @@
 #include "machine.h"
 #include "vm_internal.h"
 
+/* The model asks for halfwords of code near the PC: keep the last window
+ * of host memory the bus gave (its pointers do not move). */
+struct code_window {
+  struct sonde_vm *vm;
+  uint32_t base, len;
+  const uint8_t *p;
+};
+
 static uint16_t read16(void *ctx, uint32_t addr)
 {
-  struct sonde_vm *vm = ctx;
-  uint32_t avail = 0;
-  const uint8_t *p = vm_bus_code_ptr(&vm->bus, addr, &avail, NULL);
+  struct code_window *w = ctx;
   uint16_t hw = 0;
-  if (p && avail >= 2)
-    memcpy(&hw, p, 2);
+  if (addr - w->base >= w->len || w->len - (addr - w->base) < 2) {
+    uint32_t avail = 0;
+    const uint8_t *p = vm_bus_code_ptr(&w->vm->bus, addr, &avail, NULL);
+    if (!p || avail < 2)
+      return 0;
+    w->base = addr;
+    w->len = avail;
+    w->p = p;
+  }
+  memcpy(&hw, w->p + (addr - w->base), 2);
   return hw;
+}
+
+static int setup(struct sonde_vm *vm, struct code_window *w)
+{
+  int rc = vm_tm_init(vm->tm, &vm->machine->tm, vm->cpu.r[15]);
+  if (rc)
+    return rc;
+  w->vm = vm;
+  w->base = w->len = 0;
+  vm->tm->read16 = read16;
+  vm->tm->read_ctx = w;
+  return 0;
 }
 
 int vm_exec_tm_create(struct sonde_vm *vm)
 {
   if (!vm->machine->tm.on)
     return 0;
-  vm->tm = malloc(sizeof *vm->tm);
-  if (!vm->tm)
+  /* the model and its code window in one allocation */
+  struct both {
+    struct vm_tm tm;
+    struct code_window w;
+  } *b = calloc(1, sizeof *b);
+  if (!b)
     return SONDE_E_NOMEM;
-  int rc = vm_tm_init(vm->tm, &vm->machine->tm, 0);
+  vm->tm = &b->tm;
+  int rc = setup(vm, &b->w);
   if (rc) {
-    free(vm->tm);
+    free(b);
     vm->tm = NULL;
-    return rc;
   }
-  vm->tm->read16 = read16;
-  vm->tm->read_ctx = vm;
-  return 0;
+  return rc;
 }
 
 void vm_exec_tm_free(struct sonde_vm *vm)
@@ -44,7 +72,7 @@ void vm_exec_tm_free(struct sonde_vm *vm)
   if (!vm->tm)
     return;
   vm_tm_free(vm->tm);
-  free(vm->tm);
+  free(vm->tm); /* the start of struct both */
   vm->tm = NULL;
 }
 
@@ -52,14 +80,12 @@ void vm_exec_tm_reset(struct sonde_vm *vm)
 {
   if (!vm->tm)
     return;
+  struct code_window *w = vm->tm->read_ctx;
   vm_tm_free(vm->tm);
-  if (vm_tm_init(vm->tm, &vm->machine->tm, vm->cpu.r[15])) {
-    free(vm->tm); /* out of memory: the table's timing from here on */
+  if (setup(vm, w)) { /* out of memory: the table's timing from here on */
+    free(vm->tm);
     vm->tm = NULL;
-    return;
   }
-  vm->tm->read16 = read16;
-  vm->tm->read_ctx = vm;
 }
 
 /* The table's minimum of an operand-dependent instruction (what tm.c adds

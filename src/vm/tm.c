@@ -43,8 +43,11 @@ int vm_tm_init(struct vm_tm *tm, const struct vm_tm_cfg *cfg, uint32_t reset_pc)
       tm->cfg.cache = false;
     else {
       tm->csets = tm->cfg.cache_size / tm->cfg.cache_line / tm->cfg.cache_ways;
+      while (tm->csets & (tm->csets - 1)) /* a power of two: index by mask */
+        tm->csets &= tm->csets - 1;
       if (!tm->csets)
         tm->csets = 1;
+      tm->cline_shift = (unsigned)__builtin_ctz(tm->cfg.cache_line);
       tm->ctag = calloc((size_t)tm->csets * tm->cfg.cache_ways, sizeof *tm->ctag);
       tm->cnext = calloc(tm->csets, 1);
       if (!tm->ctag || !tm->cnext) {
@@ -91,8 +94,9 @@ static bool fetch_one(struct vm_tm *tm, uint64_t t)
     end = start + l - 1;
     tm->sbus_free = end + 1;
   }
-  tm->qw[tm->qn] = w;
-  tm->qt[tm->qn] = end;
+  if (!tm->qn)
+    tm->qbase = w;
+  tm->qt[(w >> 2) & 7] = end;
   tm->qn++;
   tm->fa = w + 4;
   tm->f_issue = a + 1;
@@ -110,17 +114,15 @@ static void fetch_until(struct vm_tm *tm, uint64_t t)
 static uint64_t word_ready(struct vm_tm *tm, uint32_t w)
 {
   for (;;) {
-    for (unsigned i = 0; i < tm->qn; i++)
-      if (tm->qw[i] == w)
-        return tm->qt[i];
+    if (tm->qn && w - tm->qbase < 4u * tm->qn)
+      return tm->qt[(w >> 2) & 7];
     if (tm->fa > w || w - tm->fa > 64) { /* not on the sequential path: refetch */
       tm->qn = 0;
       tm->fa = w;
     }
     if (!fetch_one(tm, UINT64_MAX)) {
       /* queue full of words before w: the oldest leaves when Decode takes it */
-      memmove(tm->qw, tm->qw + 1, (tm->qn - 1) * sizeof tm->qw[0]);
-      memmove(tm->qt, tm->qt + 1, (tm->qn - 1) * sizeof tm->qt[0]);
+      tm->qbase += 4;
       tm->qn--;
     }
   }
@@ -131,17 +133,12 @@ static uint64_t word_ready(struct vm_tm *tm, uint32_t w)
 static void consume(struct vm_tm *tm, uint32_t pc, uint64_t t)
 {
   uint32_t w = pc & ~3u;
-  unsigned k = 0;
-  while (k < tm->qn && tm->qw[k] != w)
-    k++;
-  if (k == tm->qn) /* not queued: nothing of it is useful */
-    k = tm->qn;
+  unsigned k = w - tm->qbase < 4u * tm->qn ? (w - tm->qbase) / 4 : tm->qn;
   if (!k)
     return;
   if (tm->qn >= tm->cfg.fetch_depth)
     tm->f_issue = max64(tm->f_issue, t);
-  memmove(tm->qw, tm->qw + k, (tm->qn - k) * sizeof tm->qw[0]);
-  memmove(tm->qt, tm->qt + k, (tm->qn - k) * sizeof tm->qt[0]);
+  tm->qbase += 4 * k;
   tm->qn -= k;
 }
 
@@ -352,10 +349,15 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
       uint32_t save = tm->fa;
       uint64_t save_issue = tm->f_issue;
       unsigned qn = tm->qn;
+      uint32_t qbase = tm->qbase, slot = (target >> 2) & 7;
+      uint64_t qt = tm->qt[slot];
       tm->fa = target & ~3u;
       tm->f_issue = max64(tm->f_issue, r);
-      if (qn < tm->cfg.fetch_depth && fetch_one(tm, UINT64_MAX))
-        tm->qn--; /* the word is dropped */
+      if (qn < tm->cfg.fetch_depth && fetch_one(tm, UINT64_MAX)) {
+        tm->qn = qn; /* the word is dropped */
+        tm->qbase = qbase;
+        tm->qt[slot] = qt;
+      }
       tm->fa = save;
       tm->f_issue = max64(save_issue, tm->f_issue);
     }

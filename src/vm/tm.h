@@ -85,9 +85,9 @@ struct vm_tm {
   /* fetch unit */
   uint32_t fa;           /* next word address to fetch */
   uint64_t f_issue;      /* earliest cycle of the next fetch's address phase */
-  uint32_t qw[8];        /* fetched words, oldest first: address, and the cycle */
+  uint32_t qbase;        /* fetched words (consecutive): the oldest's address, */
+  unsigned qn;           /* how many, and per word ((addr >> 2) & 7) the cycle */
   uint64_t qt[8];        /* at whose end its data is there */
-  unsigned qn;
   uint32_t dpc;          /* PC of the instruction in Decode (the next to execute) */
   /* code port, system bus */
   uint64_t port_free;    /* first cycle the code port can start a data phase */
@@ -102,6 +102,7 @@ struct vm_tm {
   uint32_t *ctag;        /* cache tags (line | 1; 0 empty), sets x ways */
   uint8_t *cnext;        /* per set: next way to replace (round robin) */
   unsigned csets;
+  unsigned cline_shift;  /* log2(cache_line) */
   /* reads the halfword at addr (is the next instruction 32-bit?); NULL:
    * taken as 16-bit */
   uint16_t (*read16)(void *ctx, uint32_t addr);

@@ -34,7 +34,7 @@ static unsigned flash_read(struct vm_tm *tm, uint32_t addr)
 static bool cache_lookup(struct vm_tm *tm, uint32_t line)
 {
   const struct vm_tm_cfg *c = &tm->cfg;
-  unsigned set = (line / c->cache_line) % tm->csets;
+  unsigned set = (line >> tm->cline_shift) & (tm->csets - 1);
   uint32_t *tags = &tm->ctag[set * c->cache_ways];
   for (unsigned w = 0; w < c->cache_ways; w++)
     if (tags[w] == (line | 1))
