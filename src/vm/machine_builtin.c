@@ -29,8 +29,8 @@ static const struct {
    "# Illustrative currents (assumed, typical of a 48 MHz M3 MCU at 3.3 V).\n"
    "power run=5000 sleep=1200 uart=150 timer=100 voltage=3300\n"},
   {"cc2650",
-   "# TI CC2650 (SimpleLink CC26xx): Cortex-M3 at 48 MHz. Flash runs through\n"
-   "# the cache, modelled as zero wait states. The TI peripherals are not\n"
+   "# TI CC2650 (SimpleLink CC26xx): Cortex-M3 at 48 MHz, timed by the\n"
+   "# memory-system model (memsys lines below). The TI peripherals are not\n"
    "# modelled; the demo peripherals are.\n"
    "machine cc2650\n"
    "core m3\n"
