@@ -79,13 +79,14 @@ static bool fetch_one(struct vm_tm *tm, uint64_t t)
   if (tm->qn >= tm->cfg.fetch_depth)
     return false;
   uint32_t w = tm->fa;
-  bool code = vm_tm_is_code(tm, w);
+  bool code = vm_tm_on_port(w);
   uint64_t a = max64(tm->f_issue, code && tm->port_free ? tm->port_free - 1 : 0);
   if (a > t)
     return false;
   uint64_t end;
   if (code) {
-    unsigned l = vm_tm_code_access(tm, w, false);
+    unsigned l = vm_tm_is_code(tm, w) ? vm_tm_code_access(tm, w, false)
+                                      : vm_tm_sys_access(tm, w, false);
     end = a + l;
     tm->port_free = end + 1;
   } else {
@@ -177,9 +178,11 @@ static uint64_t data_access(struct vm_tm *tm, uint32_t addr, unsigned n, bool wr
   for (unsigned i = 0; i < n; i++, addr += 4) {
     uint64_t *bus_free;
     unsigned l;
-    if (!write && vm_tm_is_code(tm, addr)) {
+    if (vm_tm_on_port(addr)) {
+      /* the code region: the port instruction fetches use (flash, ROM) */
       fetch_until(tm, a - 1); /* fetches already on the bus go first */
-      l = vm_tm_code_access(tm, addr, true);
+      l = !write && vm_tm_is_code(tm, addr) ? vm_tm_code_access(tm, addr, true)
+                                            : vm_tm_sys_access(tm, addr, write);
       bus_free = &tm->port_free;
     } else {
       l = vm_tm_sys_access(tm, addr, write);
@@ -258,7 +261,7 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
                 d->op == VM_OP_STLEX;
       uint64_t acc;
       uint64_t a0 = e;
-      if (wr && tm->cfg.write_buffer && !vm_tm_is_code(tm, in->addr)) {
+      if (wr && tm->cfg.write_buffer && !vm_tm_on_port(in->addr)) {
         /* a one-entry write buffer (TRM 3.3.1): a store the bus cannot take
          * now waits in it; a second one waits for it to empty */
         a0 = max64(e, tm->wb_until);

@@ -126,6 +126,13 @@ unsigned vm_tm_code_access(struct vm_tm *tm, uint32_t addr, bool data);
 /* Data phase cycles of a system-bus access. */
 unsigned vm_tm_sys_access(const struct vm_tm *tm, uint32_t addr, bool write);
 bool vm_tm_is_code(const struct vm_tm *tm, uint32_t addr);
+/* The code region (0x00000000-0x1FFFFFFF: flash, ROM, GPRAM) is reached
+ * through the I-code/D-code port that instruction fetches use (Cortex-M3 TRM
+ * 2.3 "Bus interfaces"); everything else through the system bus. */
+static inline bool vm_tm_on_port(uint32_t addr)
+{
+  return addr < 0x20000000u;
+}
 /* A store to addr with value v (the cache control register changes mode). */
 void vm_tm_store_hook(struct vm_tm *tm, uint32_t addr, uint32_t v);
 
