@@ -238,6 +238,19 @@ static bool lsu_next(struct lsu_map *m, uint32_t pc, uint32_t *addr, uint32_t *v
   return true;
 }
 
+/* After runs[i] was interrupted (an exception, lost cycles), the first of
+ * `a` and `b` the trace comes back to after a break in it: where the
+ * interrupted conditional branch went (b when not found). */
+static uint32_t resumed_at(const struct run *runs, size_t nr, size_t i, uint32_t a, uint32_t b)
+{
+  for (size_t k = i + 1; k < nr && k < i + 4096; k++) {
+    bool after_break = runs[k].cycle != runs[k - 1].cycle + runs[k - 1].n || k == i + 1;
+    if (after_break && (runs[k].pc == a || runs[k].pc == b))
+      return runs[k].pc;
+  }
+  return b;
+}
+
 int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_result *r,
                          struct sonde_diag *diag)
 {
@@ -377,7 +390,17 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
     bool exc_entry = have_next && !seq && next != target && in_list(vec, nvec, next);
     bool exc_return = have_next && !seq && !exc_entry && nexc &&
                       (exc_ret[nexc - 1][0] == next || exc_ret[nexc - 1][1] == next);
-    struct vm_tm_insn in = {&d, ru->pc, exc_entry ? ru->pc + d.len : next, true, 0, 0, 0, 0};
+    /* where it went: the next run's PC, unless an exception (or lost
+     * cycles) came between: then its own successor, as far as the code
+     * says (an unconditional branch's target, else the next instruction) */
+    uint32_t went = next;
+    if (exc_entry || !have_next) {
+      went = target && (d.op == VM_OP_BL || (d.op == VM_OP_B && d.cond == 14)) ? target
+                                                                                : ru->pc + d.len;
+      if (target && went != target) /* a conditional branch: where the code came back to */
+        went = resumed_at(runs, nr, i, target, ru->pc + d.len);
+    }
+    struct vm_tm_insn in = {&d, ru->pc, went, true, 0, 0, 0, 0};
     bool mem = d.op == VM_OP_LD || d.op == VM_OP_ST || d.op == VM_OP_LDM || d.op == VM_OP_STM ||
                d.op == VM_OP_LDRD || d.op == VM_OP_STRD || d.op == VM_OP_LDREX ||
                d.op == VM_OP_STREX || d.op == VM_OP_TBB || d.op == VM_OP_TBH;

@@ -158,7 +158,10 @@ void vm_tm_redirect(struct vm_tm *tm, uint32_t pc, unsigned cycles)
   tm->now += cycles;
   tm->qn = 0;
   tm->fa = pc & ~3u;
-  tm->f_issue = max64(tm->f_issue, tm->now);
+  /* the instruction at pc is to enter Execute at `now`: its fetch went out
+   * during those cycles (exception entry fetches the handler while it
+   * stacks), three cycles before with a memory that needs none */
+  tm->f_issue = tm->now >= 3 ? tm->now - 3 : 0;
   tm->dpc = pc;
   tm->prev_ls = false;
   tm->prev_ld_rd = VM_NOREG;

@@ -113,8 +113,9 @@ struct vm_tm {
  * SONDE_E_NOMEM. */
 int vm_tm_init(struct vm_tm *tm, const struct vm_tm_cfg *cfg, uint32_t reset_pc);
 void vm_tm_free(struct vm_tm *tm);
-/* Restart the fetch unit at `pc` after `cycles` (exception entry/return,
- * reset): the queue is flushed. */
+/* Restart the fetch unit at `pc` (exception entry/return, reset, code the
+ * model did not see): the instruction there is to enter Execute `cycles`
+ * from now, its fetch having gone out during them; the queue is flushed. */
 void vm_tm_redirect(struct vm_tm *tm, uint32_t pc, unsigned cycles);
 /* Charge one executed instruction: returns the cycles until the next
  * instruction (at in->next_pc) enters Execute. */
