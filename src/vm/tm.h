@@ -95,6 +95,7 @@ struct vm_tm {
   uint64_t wb_until;     /* the write buffer holds a store until this cycle */
   uint32_t lb_line;      /* line in the flash line buffer (1: none) */
   uint32_t last_cline;   /* last cache request's line (tag prefetch), 1: none */
+  bool last_miss;        /* ... and it missed */
   uint8_t mode;          /* VIMS mode */
   bool prev_ls;          /* previous instruction was a single load/store (pipelining) */
   uint8_t prev_ld_rd;    /* its destination when a load, else VM_NOREG */

@@ -52,14 +52,22 @@ unsigned vm_tm_code_access(struct vm_tm *tm, uint32_t addr, bool data)
   if (!c->cache || tm->mode != 1)
     return flash_read(tm, addr);
   uint32_t line = addr & ~(uint32_t)(c->cache_line - 1);
-  /* the cache answers the line it answered last from its output register */
-  if (line == tm->last_cline)
-    return 1;
+  /* the cache answers the line it answered last from its output register;
+   * right after a miss that line is still being written into the cache RAM
+   * and its tags updated (CMEmu vims/cache.rs: the TAG update comes cycles
+   * after the flash's answer), which costs the second word a cycle */
+  if (line == tm->last_cline) {
+    bool fresh = tm->last_miss;
+    tm->last_miss = false;
+    return fresh ? 2 : 1;
+  }
   bool pref = c->cache_prefetch && line == tm->last_cline + c->cache_line;
   tm->last_cline = line;
   unsigned tag = pref ? 0 : c->cache_tag;
+  tm->last_miss = false;
   if (cache_lookup(tm, line))
     return 1 + tag;
+  tm->last_miss = pref; /* a prefetched miss's shorter data phase ends before the update */
   /* a miss reads the flash line (through the flash line buffer) */
   tm->lb_line = 1;
   return tag + flash_read(tm, addr);

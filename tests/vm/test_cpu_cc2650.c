@@ -18,10 +18,10 @@
 #include "sonde/vm.h"
 
 /* exact agreement floors, in tenths of a percent */
-#define FLOOR_ALL 954         /* every clean instruction */
-#define FLOOR_OUTSIDE 840     /* outside the two dominant loops */
-#define FLOOR_CACHE 970       /* VIMS cache mode */
-#define FLOOR_GPRAM 920       /* VIMS GPRAM mode (line buffer only) */
+#define FLOOR_ALL 956         /* every clean instruction (95.7% today) */
+#define FLOOR_OUTSIDE 850     /* outside the two dominant loops (85.1%) */
+#define FLOOR_CACHE 982       /* VIMS cache mode (98.3%) */
+#define FLOOR_GPRAM 942       /* VIMS GPRAM mode, line buffer only (94.3%) */
 
 static unsigned permille(const struct sonde_cycles_group *g)
 {
@@ -87,12 +87,13 @@ static void test_cc2650_trace(void)
   CHECK(strstr(r.loops[0], "memcpy") || strstr(r.loops[1], "memcpy"));
   CHECK(strstr(r.loops[0], "memset") || strstr(r.loops[1], "memset"));
   /* every class of instruction, not only the loops' */
-  CHECK(permille(&r.cls[0]) >= 950); /* data processing */
-  CHECK(permille(&r.cls[1]) >= 850); /* loads */
-  CHECK(permille(&r.cls[2]) >= 920); /* stores */
-  CHECK(permille(&r.cls[3]) >= 850); /* ldm/stm/push/pop */
-  CHECK(permille(&r.cls[4]) >= 960); /* branches taken */
-  CHECK(permille(&r.cls[5]) >= 990); /* branches not taken */
+  CHECK(permille(&r.cls[0]) >= 976); /* data processing (97.7%) */
+  CHECK(permille(&r.cls[1]) >= 869); /* loads (87.0%) */
+  CHECK(permille(&r.cls[2]) >= 954); /* stores (95.5%) */
+  CHECK(permille(&r.cls[3]) >= 900); /* ldm/stm/push/pop (90.1%) */
+  CHECK(permille(&r.cls[4]) >= 974); /* branches taken (97.5%) */
+  CHECK(permille(&r.cls[5]) >= 995); /* branches not taken (99.6%) */
+  CHECK(permille(&r.cls[6]) >= 636); /* bl/bx/blx (63.7%) */
   /* the cycles of the two loops' functions, summed, within 1% */
   unsigned within = 0;
   for (size_t i = 0; i < r.nfunc; i++)
