@@ -112,7 +112,9 @@ uint32_t vm_exec_tm_charge(struct sonde_vm *vm, const struct vm_insn *in, uint32
   struct vm_tm_insn ti;
   ti.d = in;
   ti.pc = pc;
-  ti.next_pc = next & ~1u;
+  /* an exception return (EXC_RETURN to the PC): the unstacked PC comes
+   * next, a redirect of its own (the pc check above), as a trace shows it */
+  ti.next_pc = next >= 0xF0000000u ? pc + in->len : next & ~1u;
   ti.executed = executed;
   uint32_t min = table_min(in);
   ti.extra = (uint8_t)(min && table_cycles > min ? table_cycles - min : 0);
