@@ -115,6 +115,7 @@ static void aircr_write(struct sonde_vm *vm, uint32_t v)
     for (unsigned i = 0; i <= VM_MAX_EXC / 32; i++)
       s->nvic_active[i] = 0;
     s->nactive = 0;
+    vm_sys_nvic_changed(s);
     vm_cpu_set_ipsr(vm, 0);
   }
 }

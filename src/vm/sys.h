@@ -63,7 +63,13 @@ struct vm_sys {
    * vm_sys_nvic_changed(). Debug builds (no NDEBUG) check every answer. */
   bool hp_valid;
   unsigned hp_exc;
-  int hp_prio;
+  int hp_prio, hp_group; /* its priority and group priority (1000: none) */
+  /* Cache of the highest group priority of the active exceptions (nvic.h,
+   * vm_nvic_active_group(); 256: none): kept by vm_nvic_set_active(), dropped
+   * by vm_sys_nvic_changed() (priorities, PRIGROUP, a direct write of the
+   * active bits). */
+  bool act_valid;
+  int act_group;
   /* SCB */
   uint32_t reset_vtor; /* VTOR after a reset (the machine's `vtor`; 0 unless ARMv8-M) */
   uint32_t vtor, aircr, scr, ccr, shcsr, cfsr, hfsr, mmfar, bfar, cpacr, fpccr, fpcar, fpdscr;
@@ -110,10 +116,12 @@ struct vm_sys {
   bool maskints;
 };
 
-/* The state vm_nvic_highest_pending() reads changed: drop its cache. */
+/* The state vm_nvic_highest_pending() or the execution priority reads
+ * changed: drop their caches. */
 static inline void vm_sys_nvic_changed(struct vm_sys *s)
 {
   s->hp_valid = false;
+  s->act_valid = false;
 }
 
 /* Core-dependent feature gates (features.c): has_v7m, has_dsp, has_fpu, has_v8m. */
