@@ -176,7 +176,8 @@ void vm_sys_timer_set(struct sonde_vm *vm, int id, uint64_t due)
       s->next_valid = false; /* the earliest went later: scan when asked */
     }
   }
-  update_event(vm);
+  if (!s->firing) /* else fire_due() sets it once all due timers have fired */
+    update_event(vm);
 }
 
 /* Fire every timed event due at or before `upto`, earliest first (the lower
@@ -184,12 +185,14 @@ void vm_sys_timer_set(struct sonde_vm *vm, int id, uint64_t due)
 static void fire_due(struct sonde_vm *vm, uint64_t upto)
 {
   struct vm_sys *s = &vm->sys;
+  s->firing = true;
   while (next_timer_due(s) <= upto && s->next_due != UINT64_MAX) {
     struct vm_sys_timer *t = &s->timers[s->next_timer];
     set_due(s, s->next_timer, UINT64_MAX);
     s->next_valid = false;
     t->fire(vm, t->ctx);
   }
+  s->firing = false;
   update_event(vm);
 }
 
@@ -794,7 +797,7 @@ static void sys_reset(struct sonde_vm *vm, bool power_on, bool local)
   s->nactive = 0;
   s->aircr = s->scr = s->shcsr = s->cfsr = s->hfsr = s->mmfar = s->bfar = 0;
   s->vtor = s->reset_vtor; /* 0, or the machine's `vtor` (ARMv8-M) */
-  vm_sys_nvic_changed(s);
+  vm_nvic_prigroup_changed(vm);
   s->cpacr = s->fpcar = s->fpdscr = s->actlr = s->dfsr = s->afsr = 0;
   s->fpccr = vm->has_fpu ? (FPCCR_ASPEN | FPCCR_LSPEN) : 0;
   if (!vm->has_v7m)
@@ -844,13 +847,34 @@ void vm_sys_reset_local(struct sonde_vm *vm)
 
 /* ---- the service call -------------------------------------------------------- */
 
+/* vm_dbgh_service() (dbg_halt.c) without the call while no debugger is
+ * involved: no C_DEBUGEN (nothing halts, no vector catch), no C_STEP or
+ * MON_STEP, not halted and no debug request. Then its pre part only records
+ * what its post part reads (kept here, in case the state changes in between),
+ * and its post part does nothing. */
+static inline bool dbgh_service(struct sonde_vm *vm, bool pre)
+{
+  struct vm_dbgh *d = vm->dbgh;
+  if (!d)
+    return false;
+  if (!(d->dhcsr & DHCSR_C_DEBUGEN) && !(d->demcr & DEMCR_MON_STEP) && !d->stepping &&
+      !d->mon_stepping && !d->halted && !(vm->attention & VM_ATTN_DEBUG)) {
+    if (pre) {
+      d->taken0 = vm->sys.exceptions_taken;
+      d->resetting = vm->sys.reset_request;
+    }
+    return false;
+  }
+  return vm_dbgh_service(vm, pre);
+}
+
 bool vm_sys_service(struct sonde_vm *vm)
 {
   struct vm_sys *s = &vm->sys;
   struct vm_cpu *c = &vm->cpu;
   if (vm->attention & VM_ATTN_STOP)
     return true;
-  if (vm_dbgh_service(vm, true)) /* halt request, C_STEP/MON_STEP done (dbg_halt.c) */
+  if (dbgh_service(vm, true)) /* halt request, C_STEP/MON_STEP done (dbg_halt.c) */
     return true;
   if (s->reset_request == VM_RESET_LOCAL)
     vm_sys_reset_local(vm);
@@ -914,7 +938,7 @@ bool vm_sys_service(struct sonde_vm *vm)
   }
   update_event(vm);
   exc_update(vm);
-  if (vm_dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
+  if (dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
     return true;
   return (vm->attention & VM_ATTN_STOP) != 0;
 }

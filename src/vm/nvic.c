@@ -186,19 +186,14 @@ bool vm_nvic_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t value, uint32
 
 void vm_exc_set_pending(struct sonde_vm *vm, unsigned exc)
 {
-  if (exc >= VM_MAX_EXC)
-    return;
-  if (exc >= VM_EXC_IRQ0 && !vm_nvic_bit(vm->sys.nvic_pending, exc) && (vm->sys.scr & (1u << 4)))
-    vm->sys.event_register = true; /* SCR.SEVONPEND: a newly pending interrupt */
-  vm_nvic_bit_put(vm->sys.nvic_pending, exc, true);
-  vm_nvic_note_pending(vm, exc, true);
-  vm_exc_update(vm);
+  if (exc < VM_MAX_EXC)
+    vm_exc_pend(vm, exc);
 }
 
 void vm_irq_pulse(struct sonde_vm *vm, unsigned irq)
 {
   if (irq < vm->sys.num_irqs)
-    vm_exc_set_pending(vm, VM_EXC_IRQ0 + irq);
+    vm_exc_pend(vm, VM_EXC_IRQ0 + irq);
 }
 
 void vm_irq_set_level(struct sonde_vm *vm, unsigned irq, bool high)
@@ -209,5 +204,5 @@ void vm_irq_set_level(struct sonde_vm *vm, unsigned irq, bool high)
   bool was = vm_nvic_bit(vm->sys.irq_level, exc);
   vm_nvic_bit_put(vm->sys.irq_level, exc, high);
   if (high && !was)
-    vm_exc_set_pending(vm, exc);
+    vm_exc_pend(vm, exc);
 }

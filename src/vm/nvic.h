@@ -82,17 +82,28 @@ static inline int vm_nvic_priority(const struct sonde_vm *vm, unsigned exc)
  * (AIRCR.PRIGROUP = n: bits [n:0] are the subpriority). */
 static inline int vm_nvic_group_priority(const struct sonde_vm *vm, int prio)
 {
-  if (prio < 0)
-    return prio;
+  assert(vm->sys.group_mask ==
+         (int)((0xFFu << ((vm->has_v7m ? (vm->sys.aircr >> 8) & 7 : 0) + 1)) & 0xFF));
+  return prio < 0 ? prio : prio & vm->sys.group_mask;
+}
+
+/* Keep sys.group_mask (the group bits of a priority) after AIRCR.PRIGROUP
+ * changed, and drop the caches that depend on it. */
+static inline void vm_nvic_prigroup_changed(struct sonde_vm *vm)
+{
   unsigned prigroup = vm->has_v7m ? (vm->sys.aircr >> 8) & 7 : 0;
-  unsigned mask = 0xFFu << (prigroup + 1);
-  return prio & (int)(mask & 0xFF);
+  vm->sys.group_mask = (int)((0xFFu << (prigroup + 1)) & 0xFF);
+  vm_sys_nvic_changed(&vm->sys);
 }
 
 static inline uint8_t vm_nvic_prio_mask(const struct sonde_vm *vm)
 {
   return (uint8_t)(0xFFu << (8 - vm->sys.prio_bits));
 }
+
+/* exception.c: recompute the VM_ATTN_EXCEPTION request after any change to
+ * pending/enabled/priority/mask state (nothing while defer_exc_update). */
+void vm_exc_update(struct sonde_vm *vm);
 
 /* Out of line (nvic.c): the scans behind the caches below. */
 int vm_nvic_active_group_scan(const struct sonde_vm *vm);
@@ -102,7 +113,7 @@ unsigned vm_nvic_takeable_masked(const struct sonde_vm *vm);
 /* The highest group priority of the active exceptions (256: none), cached
  * (sys.h, act_valid). A cache, so filling it is no change of the VM: const
  * callers (the execution priority for the CPU) may ask too. */
-static inline int vm_nvic_active_group(const struct sonde_vm *vm)
+VM_INLINE int vm_nvic_active_group(const struct sonde_vm *vm)
 {
   struct vm_sys *s = (struct vm_sys *)&vm->sys;
   if (VM_UNLIKELY(!s->act_valid)) {
@@ -116,7 +127,7 @@ static inline int vm_nvic_active_group(const struct sonde_vm *vm)
 /* ARMv7-M ARM B1.5.4 ExecutionPriority(): the boosted priority of the active
  * exceptions and the mask registers. 256 is "no boost". `ignore_primask` is
  * for the WFI wake-up condition. */
-static inline int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask)
+VM_INLINE int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ignore_primask)
 {
   int highest = vm->sys.nactive ? vm_nvic_active_group(vm) : 256;
   int boost = 256;
@@ -134,7 +145,7 @@ static inline int vm_nvic_execution_priority(const struct sonde_vm *vm, bool ign
  * priority, then lowest subpriority, then lowest number), or 0; its raw
  * priority in *prio (1000 if none). Cached (sys.h, hp_valid): hence the
  * non-const vm. */
-static inline unsigned vm_nvic_highest_pending(struct sonde_vm *vm, int *prio)
+VM_INLINE unsigned vm_nvic_highest_pending(struct sonde_vm *vm, int *prio)
 {
   struct vm_sys *s = &vm->sys;
   if (VM_UNLIKELY(!s->hp_valid)) {
@@ -159,7 +170,7 @@ static inline unsigned vm_nvic_highest_pending(struct sonde_vm *vm, int *prio)
 /* The exception to take now, or 0: the highest pending one if its group
  * priority is higher (lower number) than the execution priority. Asked
  * several times per exception, mostly with nothing pending. */
-static inline unsigned vm_nvic_takeable(struct sonde_vm *vm)
+VM_INLINE unsigned vm_nvic_takeable(struct sonde_vm *vm)
 {
   struct vm_sys *s = &vm->sys;
   unsigned exc = vm_nvic_highest_pending(vm, NULL);
@@ -192,7 +203,7 @@ static inline bool vm_nvic_none_pending(struct vm_sys *s)
  * where that is cheap: a newly pending exception either beats the cached
  * choice or does not (the scan's order is group, priority, then number), and
  * clearing anything but the cached choice leaves it the choice. */
-static inline void vm_nvic_note_pending(struct sonde_vm *vm, unsigned exc, bool pending)
+VM_INLINE void vm_nvic_note_pending(struct sonde_vm *vm, unsigned exc, bool pending)
 {
   struct vm_sys *s = &vm->sys;
   if (!s->hp_valid)
@@ -213,13 +224,13 @@ static inline void vm_nvic_note_pending(struct sonde_vm *vm, unsigned exc, bool 
   }
 }
 
-static inline void vm_nvic_set_pending(struct sonde_vm *vm, unsigned exc, bool pending)
+VM_INLINE void vm_nvic_set_pending(struct sonde_vm *vm, unsigned exc, bool pending)
 {
   vm_nvic_bit_put(vm->sys.nvic_pending, exc, pending);
   vm_nvic_note_pending(vm, exc, pending);
 }
 
-static inline void vm_nvic_set_active(struct sonde_vm *vm, unsigned exc, bool active)
+VM_INLINE void vm_nvic_set_active(struct sonde_vm *vm, unsigned exc, bool active)
 {
   struct vm_sys *s = &vm->sys;
   if (vm_nvic_bit(s->nvic_active, exc) == active)
@@ -259,13 +270,23 @@ static inline void vm_nvic_deactivate(struct sonde_vm *vm, unsigned exc)
     vm_nvic_set_pending(vm, exc, true);
 }
 
+void vm_exc_update(struct sonde_vm *vm);
+
+/* vm_exc_set_pending() (sys.h) for exc < VM_MAX_EXC, inline: a timer that
+ * pends its interrupt in the service leaves the update to the service. */
+static inline void vm_exc_pend(struct sonde_vm *vm, unsigned exc)
+{
+  struct vm_sys *s = &vm->sys;
+  if (exc >= VM_EXC_IRQ0 && (s->scr & (1u << 4)) && !vm_nvic_bit(s->nvic_pending, exc))
+    s->event_register = true; /* SCR.SEVONPEND: a newly pending interrupt */
+  vm_nvic_set_pending(vm, exc, true);
+  if (!s->defer_exc_update)
+    vm_exc_update(vm);
+}
+
 /* NVIC registers at 0xE000E000 + off; false if `off` is not an NVIC register. */
 bool vm_nvic_reg_read(struct sonde_vm *vm, uint32_t off, uint32_t *value);
 bool vm_nvic_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t value, uint32_t mask);
-
-/* exception.c: recompute the VM_ATTN_EXCEPTION request after any change to
- * pending/enabled/priority/mask state. */
-void vm_exc_update(struct sonde_vm *vm);
 
 /* scb.c / systick.c register blocks. */
 bool vm_scb_reg_read(struct sonde_vm *vm, uint32_t off, uint32_t *value);

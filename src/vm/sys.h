@@ -70,6 +70,7 @@ struct vm_sys {
    * active bits). */
   bool act_valid;
   int act_group;
+  int group_mask; /* AIRCR.PRIGROUP's group bits of a priority (nvic.h) */
   /* SCB */
   uint32_t reset_vtor; /* VTOR after a reset (the machine's `vtor`; 0 unless ARMv8-M) */
   uint32_t vtor, aircr, scr, ccr, shcsr, cfsr, hfsr, mmfar, bfar, cpacr, fpccr, fpcar, fpdscr;
@@ -81,6 +82,7 @@ struct vm_sys {
   int syst_timer;           /* index in timers[] */
   bool event_register;      /* WFE/SEV event register */
   bool defer_exc_update;    /* timers fire in a service that ends with vm_exc_update() */
+  bool firing;              /* in fire_due(): it sets event_cycle when all have fired */
   uint64_t exceptions_taken;
   uint64_t sleep_cycles;
   /* The latest sleep began at sleep_from (UINT64_MAX: none since power-on)

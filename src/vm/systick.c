@@ -42,7 +42,7 @@ static void systick_fire(struct sonde_vm *vm, void *ctx)
   struct vm_sys *s = &vm->sys;
   s->syst_csr |= CSR_COUNTFLAG;
   if (s->syst_csr & CSR_TICKINT)
-    vm_exc_set_pending(vm, VM_EXC_SYSTICK);
+    vm_exc_pend(vm, VM_EXC_SYSTICK);
   if (s->syst_rvr == 0) {
     /* RVR = 0: the counter stops at zero after this wrap. */
     s->syst_cvr = 0;
