@@ -63,9 +63,14 @@
 #define TAILCHAIN_CYCLES 6u
 #define FP_FRAME_CYCLES 17u /* s0-s15 + FPSCR, one cycle per word */
 
-unsigned vm_exc_entry_cycles(const struct sonde_vm *vm)
+static inline unsigned entry_cycles(const struct sonde_vm *vm)
 {
   return vm->has_v7m ? ENTRY_CYCLES_V7 : ENTRY_CYCLES_V6;
+}
+
+unsigned vm_exc_entry_cycles(const struct sonde_vm *vm)
+{
+  return entry_cycles(vm);
 }
 
 static unsigned exit_cycles(const struct sonde_vm *vm)
@@ -481,6 +486,35 @@ static uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra, struct stacker 
   return base | (fp ? 0 : 0x10) | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
 }
 
+/* push_stack() of the common case in one go: a basic frame (no FP context)
+ * into plain memory of one page, no stacking hook, within the ARMv8-M stack
+ * limit; the same words, SP and EXC_RETURN. Returns false, having changed
+ * nothing, when push_stack() must do it. */
+static inline bool push_basic(struct sonde_vm *vm, uint32_t *lr)
+{
+  struct vm_cpu *c = &vm->cpu;
+  if ((vm->has_fpu && (c->control & CONTROL_FPCA)) || vm->hooks.stacking)
+    return false;
+  bool thread = c->ipsr == 0;
+  bool psp = thread && (c->control & CONTROL_SPSEL);
+  bool force8 = (vm->sys.ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
+  uint32_t sp = c->r[13];
+  uint32_t frame = (sp - 0x20) & ~(force8 ? 4u : 0u);
+  if (vm->has_v8m && frame < (psp ? c->psplim : c->msplim))
+    return false;
+  uint8_t *host = basic_frame(&vm->bus, frame, true);
+  if (!host)
+    return false;
+  uint32_t align = force8 ? (sp >> 2) & 1 : 0;
+  const uint32_t words[8] = {c->r[0],  c->r[1],  c->r[2],  c->r[3], c->r[12],
+                             c->r[14], c->r[15], (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9)};
+  memcpy(host, words, sizeof words);
+  c->r[13] = frame;
+  uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;
+  *lr = base | 0x10 | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
+  return true;
+}
+
 /* ExceptionTaken(): jump to the handler of `exc` with LR = exc_return. */
 static void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
 {
@@ -519,9 +553,11 @@ static void exception_entry(struct sonde_vm *vm, unsigned exc)
   uint32_t ret_pc = vm->cpu.r[15];
   struct stacker st;
   stacker_init(&st, vm);
-  uint32_t lr = push_stack(vm, &extra, &st);
+  uint32_t lr;
+  if (!push_basic(vm, &lr))
+    lr = push_stack(vm, &extra, &st);
   uint64_t start = vm->cpu.cycles;
-  uint64_t end = start + vm_exc_entry_cycles(vm) + extra;
+  uint64_t end = start + entry_cycles(vm) + extra;
   /* Timed events during the stacking, then the highest pending exception.
    * With none due, no call: the service sets event_cycle and the attention
    * bit after the entry. */
@@ -558,9 +594,41 @@ static void tail_chain(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
 }
 
+/* pop_stack() of the common case in one go: a basic frame in plain memory
+ * of one page, in Handler mode (so the frame's SP is the active MSP or the
+ * banked PSP), no stacking hook. Returns false, having changed nothing,
+ * when pop_stack() must do it. */
+static inline bool pop_basic(struct sonde_vm *vm, uint32_t exc_return)
+{
+  struct vm_cpu *c = &vm->cpu;
+  struct vm_bus *bus = &vm->bus;
+  if (!(exc_return & 0x10) || !c->ipsr || vm->hooks.stacking)
+    return false;
+  uint64_t stalls = bus->stall_cycles;
+  bool thread = exc_return & 8;
+  bool psp = thread && (exc_return & 4);
+  uint32_t frame = psp ? c->sp_inactive : c->r[13];
+  const uint8_t *host = basic_frame(bus, frame, false);
+  if (!host)
+    return false;
+  uint32_t r[8];
+  memcpy(r, host, sizeof r);
+  bool force8 = (vm->sys.ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
+  uint32_t newsp = frame + 0x20 + ((force8 && (r[7] & (1u << 9))) ? 4 : 0);
+  uint32_t control = (c->control & ~(CONTROL_SPSEL | CONTROL_FPCA)) | (psp ? CONTROL_SPSEL : 0);
+  vm_cpu_exception_return(vm, thread ? 0 : (r[7] & 0x1FF), control, psp, newsp, r);
+  c->cycles += exit_cycles(vm) + (bus->stall_cycles - stalls);
+  bus->stall_cycles = stalls;
+  vm->sys.event_register = true;
+  hook_exc(vm, SONDE_VM_EXC_RETURN, c->ipsr);
+  return true;
+}
+
 /* PopStack() and the return to the context EXC_RETURN names. */
 static void pop_stack(struct sonde_vm *vm, uint32_t exc_return)
 {
+  if (pop_basic(vm, exc_return))
+    return;
   struct vm_cpu *c = &vm->cpu;
   struct vm_sys *s = &vm->sys;
   struct vm_bus *bus = &vm->bus;
