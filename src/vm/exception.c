@@ -380,7 +380,7 @@ static uint32_t pop_word(struct stacker *st, uint32_t addr)
  * per word is the same access. Anything else (devices, read-only or unmapped
  * memory, watched code pages, a frame across a page or region end) goes word
  * by word through the bus, with its faults. */
-static uint8_t *basic_frame(struct vm_bus *bus, uint32_t addr, bool write)
+VM_INLINE uint8_t *basic_frame(struct vm_bus *bus, uint32_t addr, bool write)
 {
   const struct vm_page *p = &bus->page[addr >> VM_PAGE_SHIFT];
   uint32_t off = addr & ((1u << VM_PAGE_SHIFT) - 1);
