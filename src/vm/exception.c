@@ -131,11 +131,7 @@ static void scan_timers(struct vm_sys *s)
 
 static inline void set_due(struct vm_sys *s, unsigned id, uint64_t due)
 {
-  s->timers[id].due = due;
-  if (due != UINT64_MAX)
-    s->armed |= 1u << id;
-  else
-    s->armed &= ~(1u << id);
+  vm_sys_timer_due_set(s, id, due);
 }
 
 /* The earliest due of all timers (UINT64_MAX: none armed), from the cache. */
@@ -172,22 +168,14 @@ void vm_sys_timer_set(struct sonde_vm *vm, int id, uint64_t due)
   struct vm_sys *s = &vm->sys;
   if (id < 0 || (unsigned)id >= s->ntimers)
     return;
-  set_due(s, (unsigned)id, due);
-  if (s->next_valid) {
-    if (due < s->next_due || (due == s->next_due && (unsigned)id < s->next_timer)) {
-      s->next_due = due;
-      s->next_timer = (unsigned)id;
-    } else if ((unsigned)id == s->next_timer && due > s->next_due) {
-      s->next_valid = false; /* the earliest went later: scan when asked */
-    }
-  }
+  vm_sys_timer_rearm(s, (unsigned)id, due);
   if (!s->firing) /* else fire_due() sets it once all due timers have fired */
     update_event(vm);
 }
 
 /* Fire every timed event due at or before `upto`, earliest first (the lower
- * index first at the same cycle). */
-static void fire_due(struct sonde_vm *vm, uint64_t upto)
+ * index first at the same cycle), leaving vm->event_cycle to the caller. */
+static void fire_timers(struct sonde_vm *vm, uint64_t upto)
 {
   struct vm_sys *s = &vm->sys;
   s->firing = true;
@@ -198,6 +186,12 @@ static void fire_due(struct sonde_vm *vm, uint64_t upto)
     t->fire(vm, t->ctx);
   }
   s->firing = false;
+}
+
+/* fire_timers(), then vm->event_cycle for what is armed now. */
+static void fire_due(struct sonde_vm *vm, uint64_t upto)
+{
+  fire_timers(vm, upto);
   update_event(vm);
 }
 
@@ -683,6 +677,10 @@ static void pop_stack(struct sonde_vm *vm, uint32_t exc_return)
 
 static bool exc_return_valid(const struct sonde_vm *vm, uint32_t v)
 {
+  /* F1/F9/FD (a basic frame, ARMv7-M's values) are valid on every core:
+   * ARMv8-M's checks below accept them too. */
+  if (VM_LIKELY(v == 0xFFFFFFF9u || v == 0xFFFFFFF1u || v == 0xFFFFFFFDu))
+    return true;
   if (!(v & 0x10) && !vm->has_fpu)
     return false;
   if (vm->has_v8m) {
@@ -960,8 +958,12 @@ bool vm_sys_service(struct sonde_vm *vm)
   /* Awake and below the cycle limit, the service goes on to exc_update() at
    * its end: the updates of the timers that fire are left to that one. */
   s->defer_exc_update = !c->sleeping && c->cycles < vm->max_cycles;
-  fire_due(vm, c->cycles);
+  fire_timers(vm, c->cycles);
   s->defer_exc_update = false;
+  /* vm->event_cycle: nothing reads it before the update_event() at the end,
+   * on the way there; set it at once on the others. */
+  if (VM_UNLIKELY(c->sleeping || c->cycles >= vm->max_cycles))
+    update_event(vm);
   while (c->sleeping) {
     if (wake_condition(vm)) {
       c->sleeping = false;

@@ -136,6 +136,31 @@ int vm_sys_init(struct sonde_vm *vm, unsigned num_irqs, unsigned prio_bits);
  * cycle `due` (UINT64_MAX disarms) and keeps vm->event_cycle exact. */
 int vm_sys_timer_add(struct sonde_vm *vm, vm_timer_fn fire, void *ctx);
 void vm_sys_timer_set(struct sonde_vm *vm, int id, uint64_t due);
+
+/* timers[id].due and the `armed` bit. */
+static inline void vm_sys_timer_due_set(struct vm_sys *s, unsigned id, uint64_t due)
+{
+  s->timers[id].due = due;
+  if (due != UINT64_MAX)
+    s->armed |= 1u << id;
+  else
+    s->armed &= ~(1u << id);
+}
+
+/* vm_sys_timer_set() but for vm->event_cycle: a timer re-arming itself from
+ * its `fire` (then fire_due() sets event_cycle once all have fired), inline. */
+static inline void vm_sys_timer_rearm(struct vm_sys *s, unsigned id, uint64_t due)
+{
+  vm_sys_timer_due_set(s, id, due);
+  if (s->next_valid) {
+    if (due < s->next_due || (due == s->next_due && id < s->next_timer)) {
+      s->next_due = due;
+      s->next_timer = id;
+    } else if (id == s->next_timer && due > s->next_due) {
+      s->next_valid = false; /* the earliest went later: scan when asked */
+    }
+  }
+}
 /* Recompute vm->event_cycle = min(next timer, max_cycles). */
 void vm_sys_update_event(struct sonde_vm *vm);
 
