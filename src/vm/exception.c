@@ -85,6 +85,14 @@ static void clear_exclusive(struct sonde_vm *vm)
   vm_cpu_clear_exclusive(vm);
 }
 
+/* Whether hook_exc() calls anything now. */
+static inline bool exc_observed(const struct sonde_vm *vm)
+{
+  return (VM_UNLIKELY(vm->hooked) && vm->hooks.exception) ||
+         (vm->dbg && VM_UNLIKELY(vm->dbg->demcr & VM_DEMCR_TRCENA)) ||
+         VM_UNLIKELY(vm->mtb_observe);
+}
+
 static inline void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
 {
   if (VM_UNLIKELY(vm->hooked) && vm->hooks.exception)
@@ -510,7 +518,7 @@ static inline bool push_basic(struct sonde_vm *vm, uint32_t *lr)
 }
 
 /* ExceptionTaken(): jump to the handler of `exc` with LR = exc_return. */
-static void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
+VM_INLINE void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
 {
   struct vm_sys *s = &vm->sys;
   uint32_t vector = 0;
@@ -592,7 +600,7 @@ static void tail_chain(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
  * of one page, in Handler mode (so the frame's SP is the active MSP or the
  * banked PSP), no stacking hook. Returns false, having changed nothing,
  * when pop_stack() must do it. */
-static inline bool pop_basic(struct sonde_vm *vm, uint32_t exc_return)
+static inline bool pop_basic(struct sonde_vm *vm, uint32_t exc_return, bool observed)
 {
   struct vm_cpu *c = &vm->cpu;
   struct vm_bus *bus = &vm->bus;
@@ -614,15 +622,14 @@ static inline bool pop_basic(struct sonde_vm *vm, uint32_t exc_return)
   c->cycles += exit_cycles(vm) + (bus->stall_cycles - stalls);
   bus->stall_cycles = stalls;
   vm->sys.event_register = true;
-  hook_exc(vm, SONDE_VM_EXC_RETURN, c->ipsr);
+  if (observed)
+    hook_exc(vm, SONDE_VM_EXC_RETURN, c->ipsr);
   return true;
 }
 
 /* PopStack() and the return to the context EXC_RETURN names. */
 static void pop_stack(struct sonde_vm *vm, uint32_t exc_return)
 {
-  if (pop_basic(vm, exc_return))
-    return;
   struct vm_cpu *c = &vm->cpu;
   struct vm_sys *s = &vm->sys;
   struct vm_bus *bus = &vm->bus;
@@ -748,7 +755,11 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
   vm_nvic_deactivate(vm, exc);
   if (exc != VM_EXC_NMI)
     c->faultmask = 0;
-  hook_exc(vm, SONDE_VM_EXC_EXIT, exc);
+  /* Nothing on the way to the unstacking changes what observes exceptions:
+   * with no observer now, none at the return either (pop_basic). */
+  bool observed = exc_observed(vm);
+  if (observed)
+    hook_exc(vm, SONDE_VM_EXC_EXIT, exc);
   clear_exclusive(vm);
   unsigned next = vm_nvic_takeable(vm);
   if (next) {
@@ -762,7 +773,7 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
     c->sleeping = true;
     s->sleep_from = c->cycles;
     s->sleep_base = s->sleep_cycles;
-  } else {
+  } else if (!pop_basic(vm, exc_return, observed)) {
     pop_stack(vm, exc_return);
   }
   exc_update(vm);
