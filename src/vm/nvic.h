@@ -187,7 +187,7 @@ VM_INLINE unsigned vm_nvic_takeable(struct sonde_vm *vm)
 
 /* No exception is pending (as the scan reads the bits); then the cache says
  * so. */
-static inline bool vm_nvic_none_pending(struct vm_sys *s)
+VM_INLINE bool vm_nvic_none_pending(struct vm_sys *s)
 {
   unsigned words = (VM_EXC_IRQ0 + s->num_irqs - 1) / 32 + 1;
   for (unsigned w = 0; w < words; w++)
@@ -255,7 +255,7 @@ VM_INLINE void vm_nvic_set_active(struct sonde_vm *vm, unsigned exc, bool active
 }
 
 /* Exception entry: `exc` stops pending and becomes active. */
-static inline void vm_nvic_activate(struct sonde_vm *vm, unsigned exc)
+VM_INLINE void vm_nvic_activate(struct sonde_vm *vm, unsigned exc)
 {
   vm_nvic_set_pending(vm, exc, false);
   vm_nvic_set_active(vm, exc, true);
@@ -263,7 +263,7 @@ static inline void vm_nvic_activate(struct sonde_vm *vm, unsigned exc)
 
 /* Exception return: `exc` is no longer active; an IRQ whose level-sensitive
  * line is still high pends again. */
-static inline void vm_nvic_deactivate(struct sonde_vm *vm, unsigned exc)
+VM_INLINE void vm_nvic_deactivate(struct sonde_vm *vm, unsigned exc)
 {
   vm_nvic_set_active(vm, exc, false);
   if (exc >= VM_EXC_IRQ0 && vm_nvic_bit(vm->sys.irq_level, exc))
@@ -274,7 +274,7 @@ void vm_exc_update(struct sonde_vm *vm);
 
 /* vm_exc_set_pending() (sys.h) for exc < VM_MAX_EXC, inline: a timer that
  * pends its interrupt in the service leaves the update to the service. */
-static inline void vm_exc_pend(struct sonde_vm *vm, unsigned exc)
+VM_INLINE void vm_exc_pend(struct sonde_vm *vm, unsigned exc)
 {
   struct vm_sys *s = &vm->sys;
   if (exc >= VM_EXC_IRQ0 && (s->scr & (1u << 4)) && !vm_nvic_bit(s->nvic_pending, exc))
