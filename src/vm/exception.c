@@ -190,7 +190,10 @@ static void fire_timers(struct sonde_vm *vm, uint64_t upto)
   while (next_timer_due(s) <= upto && s->next_due != UINT64_MAX) {
     struct vm_sys_timer *t = &s->timers[s->next_timer];
     set_due(s, s->next_timer, UINT64_MAX);
-    s->next_valid = false;
+    /* The earliest of the others now, so the cache stays exact through
+     * the re-arm in `fire` (vm_sys_timer_rearm) and the next turn needs no
+     * scan. */
+    scan_timers(s);
     t->fire(vm, t->ctx);
   }
   s->firing = false;

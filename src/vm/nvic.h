@@ -236,21 +236,19 @@ VM_INLINE void vm_nvic_set_active(struct sonde_vm *vm, unsigned exc, bool active
   if (vm_nvic_bit(s->nvic_active, exc) == active)
     return;
   vm_nvic_bit_put(s->nvic_active, exc, active);
-  int g = vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc));
   if (active) {
+    int g = vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc));
     if (!s->nactive++) {
       s->act_group = g; /* the only one */
       s->act_valid = true;
     } else if (s->act_valid && g < s->act_group) {
       s->act_group = g;
     }
-  } else {
-    if (!--s->nactive) {
-      s->act_group = 256;
-      s->act_valid = true;
-    } else if (g <= s->act_group) {
-      s->act_valid = false; /* it may have been the highest: scan when asked */
-    }
+  } else if (!--s->nactive) {
+    s->act_group = 256; /* none left */
+    s->act_valid = true;
+  } else if (vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc)) <= s->act_group) {
+    s->act_valid = false; /* it may have been the highest: scan when asked */
   }
 }
 
