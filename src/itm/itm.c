@@ -397,16 +397,26 @@ decode_rare(struct sonde_itm *d, uint64_t w, unsigned kind, uint64_t *page_base,
   return len;
 }
 
-/* The loop of fast_run, inlined once per prescale (1, the common case, makes
- * the timestamp multiply vanish). Pointers instead of indices and limits
- * computed up front keep every loop variable in a register. */
+/* The loop of fast_run for random-looking streams, inlined once per
+ * prescale (1, the common case, makes the timestamp multiply vanish) and per
+ * timestamp state. `known`: a local timestamp has been seen, so the time
+ * stamped on packets is the running sum itself (ts_out == ts_abs from the
+ * first LTS on) and an LTS only adds its delta; before that (!known) LTS
+ * packets leave the loop and the general path decodes the first one.
+ * Pointers instead of indices and limits computed up front keep every loop
+ * variable in a register.
+ *
+ * The loop-carried chain is header -> length -> next header. The next
+ * header is taken from the word already loaded (a packet is at most 7
+ * bytes, so it is in there): a shift instead of a load on that chain; the
+ * word at the next packet is loaded only for its payload. */
 static inline __attribute__((always_inline)) void
 fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
-          const struct sonde_itm_packet *oend, uint64_t off0, const uint64_t pre)
+          const struct sonde_itm_packet *oend, uint64_t off0, const uint64_t pre, const bool known)
 {
   const uint8_t *p = *pp;
   struct sonde_itm_packet *o = *op;
-  uint64_t ts_abs = d->ts_abs, ts_out = d->ts_out;
+  uint64_t ts = known ? d->ts_abs : SONDE_ITM_TS_UNKNOWN;
   uint64_t page_base = d->page_base;
   uint64_t *cnt = d->st.packets;
   for (;;) {
@@ -417,69 +427,66 @@ fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct s
       break;
     size_t room = (size_t)(oend - o);
     const uint8_t *lim = (size_t)(pend - p) > room ? p + room : pend;
-    while (LIKELY(p < lim)) {
-      const struct itm_fast *e = &itm_fast_table[p[0]];
-      uint64_t w;
-      memcpy(&w, p, 8);
+    uint64_t w;
+    memcpy(&w, p, 8);
+    unsigned h = (unsigned)w & 0xff;
+    for (;;) {
+      const struct itm_fast *e = &itm_fast_table[h];
       uint64_t x = w >> 8;
-      /* The packet length is the loop-carried dependency: for fixed-length
-       * packets it is computed from the header with ALU operations only (no
-       * table load on that path): 1 + 1/2/4 for source packets, 1 for LTS2 and
-       * overflow. Fixed-length packets (almost all of a stream) are decoded
-       * without branches (masks instead of ?:); LTS1, whose length comes from
-       * continuation bits, takes a short branch. */
-      unsigned h = (unsigned)w & 0xff;
+      /* Fixed-length packets (almost all of a stream): the length from the
+       * header with ALU operations only, 1 + 1/2/4 for source packets, 1 for
+       * LTS2 and overflow; decoded without branches (masks instead of ?:).
+       * LTS1, whose length comes from continuation bits, takes a short
+       * branch. */
       unsigned plen = ((1u << (h & 3)) >> 1) + 1;
       uint64_t value, meta;
-      if (LIKELY(e->kind == 1)) {
+      unsigned type = e->type;
+      if (LIKELY(e->kind == 1) && (known || !e->lts2)) {
         value = (x & e->vmask) | e->lts2;
         meta = e->meta + ((x & e->fm) << e->fsh) + (page_base & e->pgmask);
-        ts_abs += (uint64_t)e->lts2 * pre;
-        ts_out = e->lts2 ? ts_abs : ts_out;
+        if (known)
+          ts += (uint64_t)e->lts2 * pre;
       } else {
         uint64_t c = ~w & 0x8080808000ull;
         if (UNLIKELY(e->kind != 2)) {
           /* GTS and extension packets are decoded here, in line: a call would
            * make every loop variable live across it, i.e. spilled to the stack
-           * and reloaded per packet. Anything else (sync, reserved, malformed)
-           * leaves the loop for the general path, which decodes one packet and
-           * comes back. */
-          unsigned type;
-          if (e->kind == 0)
+           * and reloaded per packet. Anything else (sync, reserved, malformed,
+           * an LTS2 before any timestamp) leaves the loop for the general
+           * path, which decodes one packet and comes back. */
+          if (e->kind == 0 || e->kind == 1)
             goto out;
           plen = decode_rare(d, w, e->kind, &page_base, &value, &meta, &type);
           if (!plen)
             goto out;
-          o->offset = off0 + (uint64_t)(uintptr_t)p;
-          o->ts = ts_out;
-          o->value = value;
-          memcpy(&o->port, &meta, sizeof meta);
-          o++;
-          cnt[type]++;
-          p += plen;
-          continue;
+        } else {
+          if (UNLIKELY(!c) || !known)
+            goto out;
+          plen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+          value = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
+          value &= (1ull << (7 * (plen - 1))) - 1;
+          ts += value * pre;
+          meta = e->meta | (uint64_t)(plen - 1) << 24;
         }
-        if (UNLIKELY(!c))
-          goto out;
-        plen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
-        value = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
-        value &= (1ull << (7 * (plen - 1))) - 1;
-        ts_abs += value * pre;
-        ts_out = ts_abs;
-        meta = e->meta | (uint64_t)(plen - 1) << 24;
       }
       o->offset = off0 + (uint64_t)(uintptr_t)p;
-      o->ts = ts_out;
+      o->ts = ts;
       o->value = value;
       memcpy(&o->port, &meta, sizeof meta); /* port, type, size, flags, reserved */
       o++;
-      cnt[e->type]++;
+      cnt[type]++;
+      h = (unsigned)(w >> (8 * plen)) & 0xff; /* plen <= 7 */
       p += plen;
+      if (UNLIKELY(p >= lim))
+        break;
+      memcpy(&w, p, 8);
     }
   }
 out:
-  d->ts_abs = ts_abs;
-  d->ts_out = ts_out;
+  if (known) {
+    d->ts_abs = ts;
+    d->ts_out = ts;
+  }
   d->page_base = (uint32_t)page_base;
   *pp = p;
   *op = o;
@@ -705,10 +712,12 @@ static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t 
     if ((uint64_t)(o - o0) >= 64 && other * 8 > (uint64_t)(o - o0))
       d->run_mode = 0;
   } else {
-    if (d->cfg.ts_prescale == 1)
-      fast_loop(d, &p, pend, &o, oend, off0, 1);
+    if (d->ts_out == SONDE_ITM_TS_UNKNOWN)
+      fast_loop(d, &p, pend, &o, oend, off0, 1, false);
+    else if (d->cfg.ts_prescale == 1)
+      fast_loop(d, &p, pend, &o, oend, off0, 1, true);
     else
-      fast_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale);
+      fast_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale, true);
     if ((uint64_t)(o - o0) >= 64 && (uint64_t)(p - p0) * 4 >= (uint64_t)(o - o0) * 15)
       d->run_mode = 1;
   }
