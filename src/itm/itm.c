@@ -438,7 +438,8 @@ fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct s
        * LTS2 and overflow; decoded without branches (masks instead of ?:).
        * LTS1, whose length comes from continuation bits, takes a short
        * branch. */
-      unsigned plen = ((1u << (h & 3)) >> 1) + 1;
+      unsigned sh = 0x28181008u >> ((h << 3) & 0x18); /* 8 * (1 + 0/1/2/4) */
+      unsigned plen = (sh & 0xff) >> 3;
       uint64_t value, meta;
       unsigned type = e->type;
       if (LIKELY(e->kind == 1) && (known || !e->lts2)) {
@@ -459,10 +460,12 @@ fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct s
           plen = decode_rare(d, w, e->kind, &page_base, &value, &meta, &type);
           if (!plen)
             goto out;
+          sh = 8 * plen;
         } else {
           if (UNLIKELY(!c) || !known)
             goto out;
           plen = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+          sh = 8 * plen;
           value = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000) | ((x >> 3) & 0xfe00000);
           value &= (1ull << (7 * (plen - 1))) - 1;
           ts += value * pre;
@@ -475,7 +478,7 @@ fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct s
       memcpy(&o->port, &meta, sizeof meta); /* port, type, size, flags, reserved */
       o++;
       cnt[type]++;
-      h = (unsigned)(w >> (8 * plen)) & 0xff; /* plen <= 7 */
+      h = (unsigned)(w >> (sh & 63)) & 0xff; /* plen <= 7 */
       p += plen;
       if (UNLIKELY(p >= lim))
         break;
