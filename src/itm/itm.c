@@ -499,14 +499,24 @@ out:
  * statistics. */
 static inline void lanes_flush(uint64_t *cnt, uint64_t acc)
 {
-  for (unsigned i = 0; i < sizeof itm_lane_type; i++)
-    cnt[itm_lane_type[i]] += (acc >> (8 * i)) & 0xff;
+  /* unrolled by hand: GCC keeps the loop, with a load per lane */
+  cnt[itm_lane_type[0]] += acc & 0xff;
+  cnt[itm_lane_type[1]] += (acc >> 8) & 0xff;
+  cnt[itm_lane_type[2]] += (acc >> 16) & 0xff;
+  cnt[itm_lane_type[3]] += (acc >> 24) & 0xff;
+  cnt[itm_lane_type[4]] += (acc >> 32) & 0xff;
+  cnt[itm_lane_type[5]] += (acc >> 40) & 0xff;
+  cnt[itm_lane_type[6]] += (acc >> 48) & 0xff;
+  cnt[itm_lane_type[7]] += acc >> 56;
 }
 
 /* A word at p that holds a 5-byte source packet (header xxxxxx11) and an
  * LTS1 (11TC0000) with two payload bytes (C = 1, then C = 0). */
 #define RUN_PAIR_MASK 0x8080cf0000000003ull
 #define RUN_PAIR 0x0080c00000000003ull
+/* ... and a sleeping PC sample (0x15 + 1 byte) with such an LTS1 */
+#define RUN_SLEEP_MASK 0x8080cf00ffull
+#define RUN_SLEEP 0x0080c00015ull
 
 /* The loop for streams of regular packets (runs of 5-byte source packets,
  * each perhaps followed by a local timestamp: PC sampling, 32-bit
@@ -539,32 +549,51 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
     /* (the run loops assume stimulus page 0: no port arithmetic) */
     if ((w & RUN_PAIR_MASK) == RUN_PAIR && room >= 2 && !page_base) {
       /* Pairs of a 5-byte source packet and an LTS1 with 2 payload bytes
-       * (PC sampling with timestamps): 8 bytes, 2 packets, one word. At
-       * most 127 pairs (the counter lanes) and the output room. */
+       * (PC sampling with timestamps): 8 bytes, 2 packets, one word; and
+       * pairs of a sleeping PC sample and such an LTS1 (5 bytes), which
+       * would otherwise end the loop about once in 16 samples. At most 127
+       * pairs (the counter lanes) and the output room: a pair takes at
+       * least 5 bytes, so stopping 5 * pairs bytes on bounds them. */
       size_t pairs = room / 2 < 127 ? room / 2 : 127;
-      const uint8_t *lim = (size_t)(pend - p) > 8 * pairs ? p + 8 * pairs : pend;
+      const uint8_t *lim = (size_t)(pend - p) > 5 * pairs ? p + 5 * pairs : pend;
       uint64_t acc = 0;
       for (;;) {
-        uint64_t meta = e->meta;
-        o[0].offset = off0 + (uint64_t)(uintptr_t)p;
-        o[0].ts = ts_out;
-        o[0].value = (uint32_t)(w >> 8);
-        memcpy(&o[0].port, &meta, sizeof meta);
-        uint64_t dt = ((w >> 48) & 0x7f) | ((w >> 49) & 0x3f80);
-        ts_abs += dt * pre;
-        ts_out = ts_abs;
-        meta = itm_fast_table[(w >> 40) & 0xff].meta | 2ull << 24;
-        o[1].offset = off0 + (uint64_t)(uintptr_t)p + 5;
+        uint64_t meta, dt;
+        if (LIKELY((w & RUN_PAIR_MASK) == RUN_PAIR)) {
+          meta = e->meta;
+          o[0].offset = off0 + (uint64_t)(uintptr_t)p;
+          o[0].ts = ts_out;
+          o[0].value = (uint32_t)(w >> 8);
+          memcpy(&o[0].port, &meta, sizeof meta);
+          dt = ((w >> 48) & 0x7f) | ((w >> 49) & 0x3f80);
+          ts_abs += dt * pre;
+          ts_out = ts_abs;
+          meta = itm_fast_table[(w >> 40) & 0xff].meta | 2ull << 24;
+          o[1].offset = off0 + (uint64_t)(uintptr_t)p + 5;
+          acc += itm_lane_inc[e->type] + ITM_LANE(SONDE_ITM_LTS);
+          p += 8;
+        } else {
+          meta = itm_fast_table[0x15].meta;
+          o[0].offset = off0 + (uint64_t)(uintptr_t)p;
+          o[0].ts = ts_out;
+          o[0].value = (w >> 8) & 0xff;
+          memcpy(&o[0].port, &meta, sizeof meta);
+          dt = ((w >> 24) & 0x7f) | ((w >> 25) & 0x3f80);
+          ts_abs += dt * pre;
+          ts_out = ts_abs;
+          meta = itm_fast_table[(w >> 16) & 0xff].meta | 2ull << 24;
+          o[1].offset = off0 + (uint64_t)(uintptr_t)p + 2;
+          acc += ITM_LANE(SONDE_ITM_PC_SLEEP) + ITM_LANE(SONDE_ITM_LTS);
+          p += 5;
+        }
         o[1].ts = ts_out;
         o[1].value = dt;
         memcpy(&o[1].port, &meta, sizeof meta);
-        acc += itm_lane_inc[e->type] + ITM_LANE(SONDE_ITM_LTS);
         o += 2;
-        p += 8;
         if (p >= lim)
           break;
         memcpy(&w, p, 8);
-        if ((w & RUN_PAIR_MASK) != RUN_PAIR)
+        if ((w & RUN_PAIR_MASK) != RUN_PAIR && (w & RUN_SLEEP_MASK) != RUN_SLEEP)
           break;
         e = &itm_fast_table[w & 0xff];
       }

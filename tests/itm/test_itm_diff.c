@@ -237,7 +237,7 @@ static void test_random_streams(void)
 /* Regular streams, what the run loops are for, with every way to leave a
  * run: runs of 5-byte packets (instrumentation on any port and page, PC
  * samples, data trace), PC + LTS1 pairs with 1-4 byte timestamps, sleep
- * samples, malformed LTS1 (C set in the last byte), LTS2, page changes,
+ * samples (alone, and in place of a PC before its LTS1), malformed LTS1 (C set in the last byte), LTS2, page changes,
  * syncs, overflow and random bytes; whole and cut at every length near the
  * end, so runs meet the 8-byte edge and the output room. */
 static size_t regular_stream(uint8_t *s, size_t cap, unsigned style)
@@ -249,9 +249,16 @@ static size_t regular_stream(uint8_t *s, size_t cap, unsigned style)
     unsigned pick = v % 1000;
     uint8_t h = style == 0 ? 0x17 : style == 1 ? (uint8_t)(0x03 | (v >> 12 & 31) << 3)
                                                : h5[(v >> 12) % sizeof h5];
-    s[n++] = h;
-    for (int k = 0; k < 4; k++)
-      s[n++] = (uint8_t)rnd();
+    if (style == 0 && pick >= 900 && pick < 960) {
+      /* a sleeping sample (any payload byte) in place of the PC: the pair
+       * loop takes it with the LTS1 that follows */
+      s[n++] = 0x15;
+      s[n++] = (uint8_t)(pick < 930 ? 0 : rnd());
+    } else {
+      s[n++] = h;
+      for (int k = 0; k < 4; k++)
+        s[n++] = (uint8_t)rnd();
+    }
     if (style == 0 || (style == 2 && v & 0x100)) { /* an LTS1 after the sample */
       unsigned pay = pick < 900 ? 2 : 1 + (v >> 20) % 4;
       s[n++] = (uint8_t)(0xc0 | (v >> 24 & 3) << 4);
