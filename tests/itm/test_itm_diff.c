@@ -4,7 +4,9 @@
  * machine and decode_packet). The hot path runs three ways: its own choice
  * of loop, and each of its two loops forced (fast_loop for random-looking
  * streams, run_loop with the 5-byte-run and PC+LTS pair loops for regular
- * ones), with LTS prescale 1 and 4. On real and fuzzed streams: the fuzz corpus
+ * ones), each in both copies of the hot loops (the baseline-ISA one and,
+ * on x86-64 CPUs with BMI2 and AVX2, the one compiled for them), with LTS
+ * prescale 1 and 4. On real and fuzzed streams: the fuzz corpus
  * (fuzz/corpus/itm) and the SWO bytes of firmware images run on the VM
  * (`sonde run --swo`, when the firmware is built), plus random chunk sizes
  * and small output arrays. Packets, offsets, timestamps and statistics must
@@ -33,6 +35,7 @@ static uint32_t rnd(void)
 
 /* chunk 0: whole buffer; -1: random chunk sizes; out: `room` packets a call */
 static unsigned loop_mode;   /* ITM_LOOP_* for the next decode */
+static bool portable;        /* the baseline-ISA copy of the hot loops */
 static unsigned ts_prescale = 1;
 
 static void decode(const uint8_t *s, size_t len, long chunk, size_t room, struct res *r)
@@ -42,6 +45,8 @@ static void decode(const uint8_t *s, size_t len, long chunk, size_t room, struct
   cfg.ts_prescale = ts_prescale;
   struct sonde_itm *d = sonde_itm_new(&cfg);
   itm_force_loop(d, loop_mode);
+  if (portable)
+    itm_force_portable(d);
   struct sonde_itm_packet buf[600];
   r->n = 0;
   size_t pos = 0;
@@ -89,17 +94,20 @@ static void compare_once(const char *what, const uint8_t *s, size_t len)
   static const char *loop_name[] = {"auto", "mixed loop", "run loop"};
   loop_mode = ITM_LOOP_AUTO;
   decode(s, len, 1, 600, &A); /* the general path, byte by byte */
-  for (unsigned m = ITM_LOOP_AUTO; m <= ITM_LOOP_RUN; m++) {
-    loop_mode = m;
+  for (unsigned m = 0; m < 2 * (ITM_LOOP_RUN + 1); m++) {
+    loop_mode = m % (ITM_LOOP_RUN + 1);
+    portable = m > ITM_LOOP_RUN;
+    const char *isa = portable ? "portable" : "cpu's";
     decode(s, len, 0, 600, &B);
     if (!same(&A, &B))
-      CHECK_FAIL_("%s (%zu bytes, prescale %u, %s): whole buffer: %zu packets, byte by byte: %zu",
-                  what, len, ts_prescale, loop_name[m], B.n, A.n);
+      CHECK_FAIL_("%s (%zu bytes, prescale %u, %s, %s): whole buffer: %zu packets, byte by byte: %zu",
+                  what, len, ts_prescale, loop_name[loop_mode], isa, B.n, A.n);
     decode(s, len, -1, 2 + rnd() % 40, &B);
     if (!same(&A, &B))
-      CHECK_FAIL_("%s (%zu bytes, prescale %u, %s): random chunks differ (%zu vs %zu packets)",
-                  what, len, ts_prescale, loop_name[m], B.n, A.n);
+      CHECK_FAIL_("%s (%zu bytes, prescale %u, %s, %s): random chunks differ (%zu vs %zu packets)",
+                  what, len, ts_prescale, loop_name[loop_mode], isa, B.n, A.n);
   }
+  portable = false;
   streams++;
 }
 
