@@ -565,10 +565,11 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
        * (PC sampling with timestamps): 8 bytes, 2 packets, one word; and
        * pairs of a sleeping PC sample and such an LTS1 (5 bytes), which
        * would otherwise end the loop about once in 16 samples. At most 127
-       * pairs (the counter lanes) and the output room: a pair takes at
-       * least 5 bytes, so stopping 5 * pairs bytes on bounds them. */
+       * pairs (the counter lanes) and the output room: stopping 8 * pairs
+       * bytes on bounds them, a sleeping pair taking 8 of that budget (the
+       * limit moves 3 bytes closer). */
       size_t pairs = room / 2 < 127 ? room / 2 : 127;
-      const uint8_t *lim = (size_t)(pend - p) > 5 * pairs ? p + 5 * pairs : pend;
+      const uint8_t *lim = (size_t)(pend - p) > 8 * pairs ? p + 8 * pairs : pend;
       uint64_t acc = 0;
       for (;;) {
         uint64_t meta, dt;
@@ -598,6 +599,7 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
           o[1].offset = off0 + (uint64_t)(uintptr_t)p + 2;
           acc += ITM_LANE(SONDE_ITM_PC_SLEEP) + ITM_LANE(SONDE_ITM_LTS);
           p += 5;
+          lim -= 3;
         }
         o[1].ts = ts_out;
         o[1].value = dt;
@@ -617,10 +619,12 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
       /* A run of 5-byte source packets (32-bit instrumentation writes, PC
        * samples without timestamps): a fixed stride of 5, with now and
        * then an LTS1 decoded in line. At most 255 packets (the counter
-       * lanes) and the output room: every packet here takes >= 2 bytes, so
-       * stopping 2 * that many bytes on bounds them. */
+       * lanes) and the output room: stopping 5 * that many bytes on bounds
+       * them, an LTS1 taking 5 of that budget (the limit moves closer by
+       * what it is shorter). A bound of 2 bytes a packet ended the run
+       * after 100 packets, half of all its exits on the sw32 stream. */
       size_t k = room < 255 ? room : 255;
-      const uint8_t *lim = (size_t)(pend - p) > 2 * k ? p + 2 * k : pend;
+      const uint8_t *lim = (size_t)(pend - p) > 5 * k ? p + 5 * k : pend;
       uint64_t acc = 0;
       for (;;) {
         uint64_t meta = e->meta;
@@ -668,6 +672,7 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
           acc += ITM_LANE(SONDE_ITM_LTS);
           o++;
           p += ll;
+          lim -= 5 - ll;
           if (p >= lim)
             break;
           memcpy(&w, p, 8);
