@@ -419,8 +419,7 @@ decode_rare(struct sonde_itm *d, uint64_t w, unsigned kind, uint64_t *page_base,
  * stamped on packets is the running sum itself (ts_out == ts_abs from the
  * first LTS on) and an LTS only adds its delta; before that (!known) LTS
  * packets leave the loop and the general path decodes the first one.
- * Pointers instead of indices and limits computed up front keep every loop
- * variable in a register.
+ * Pointers instead of indices keep the loop variables in registers.
  *
  * The loop-carried chain is header -> length -> next header. The next
  * header is taken from the word already loaded (a packet is at most 7
