@@ -246,17 +246,23 @@ static inline int dg_equal(const struct gbuilder *b, uint32_t x, uint32_t y)
 #define SLOT_NODE(v) ((uint32_t)(v) - 1u)
 #define SLOT_HASH(v) ((uint32_t)((v) >> 32))
 
-/* Slot holding x's digram, or the empty slot where it would go. The stored
- * hash bits reject most other digrams without reading their nodes. */
-static uint32_t dg_find(const struct gbuilder *b, uint32_t x)
+/* Slot holding x's digram, or the empty slot where it would go (hv: the
+ * digram's hash). The stored hash bits reject most other digrams without
+ * reading their nodes. */
+static uint32_t dg_find_hv(const struct gbuilder *b, uint32_t x, uint32_t hv)
 {
-  uint32_t hv = (uint32_t)dg_hash(b, x), h = hv & b->htmask;
+  uint32_t h = hv & b->htmask;
   for (;;) {
     uint64_t v = b->ht[h];
     if (!v || (SLOT_HASH(v) == hv && dg_equal(b, SLOT_NODE(v), x)))
       return h;
     h = (h + 1) & b->htmask;
   }
+}
+
+static inline uint32_t dg_find(const struct gbuilder *b, uint32_t x)
+{
+  return dg_find_hv(b, x, (uint32_t)dg_hash(b, x));
 }
 
 static int dg_grow(struct gbuilder *b)
@@ -282,17 +288,23 @@ static int dg_grow(struct gbuilder *b)
   return 0;
 }
 
-/* Point slot h (empty, or holding the same digram elsewhere) at x. */
-static void dg_set(struct gbuilder *b, uint32_t h, uint32_t x)
+/* Point slot h (empty, or holding the same digram elsewhere) at x, whose
+ * digram hashes to hv. */
+static void dg_set_hv(struct gbuilder *b, uint32_t h, uint32_t x, uint32_t hv)
 {
   uint64_t old = b->ht[h];
-  b->ht[h] = (x + 1u) | ((uint64_t)(uint32_t)dg_hash(b, x) << 32);
+  b->ht[h] = (x + 1u) | ((uint64_t)hv << 32);
   b->n[x].cnt |= CNT_IDX;
   if (old) {
     b->n[SLOT_NODE(old)].cnt &= ~CNT_IDX;
   } else if (++b->htcount * 2 > b->htmask + 1) {
     dg_grow(b);
   }
+}
+
+static inline void dg_set(struct gbuilder *b, uint32_t h, uint32_t x)
+{
+  dg_set_hv(b, h, x, (uint32_t)dg_hash(b, x));
 }
 
 /* Remove slot h, shifting later entries of its cluster back. */
@@ -485,14 +497,12 @@ static void match(struct gbuilder *b, uint32_t x, uint32_t m, uint32_t h)
   utility(b, r);
 }
 
-static int check(struct gbuilder *b, uint32_t x)
+/* check() past the lookup: h is the slot dg_find_hv gave for x's digram (hv). */
+static int check_slot(struct gbuilder *b, uint32_t x, uint32_t h, uint32_t hv)
 {
-  if (is_guard(b, x) || is_guard(b, N[x].next) || b->err || (N[x].cnt & CNT_IDX))
-    return 0; /* an indexed digram is unique by construction */
-  uint32_t h = dg_find(b, x);
   uint64_t v = b->ht[h];
   if (!v) {
-    dg_set(b, h, x);
+    dg_set_hv(b, h, x, hv);
     return 0;
   }
   uint32_t m = SLOT_NODE(v);
@@ -500,6 +510,14 @@ static int check(struct gbuilder *b, uint32_t x)
     return 0;
   match(b, x, m, h);
   return 1;
+}
+
+static int check(struct gbuilder *b, uint32_t x)
+{
+  if (is_guard(b, x) || is_guard(b, N[x].next) || b->err || (N[x].cnt & CNT_IDX))
+    return 0; /* an indexed digram is unique by construction */
+  uint32_t hv = (uint32_t)dg_hash(b, x);
+  return check_slot(b, x, dg_find_hv(b, x, hv), hv);
 }
 
 /* check() for a digram that expand() just formed. When it overlaps the
@@ -615,10 +633,10 @@ static void append(struct gbuilder *b, uint32_t t, uint32_t sym, uint32_t nt)
  * rule on random, structured and real inputs, for all three algorithms. */
 
 /* Slot of the digram (a ac)(c cc) given by keys, or the empty slot. */
-static uint32_t dg_find_key(const struct gbuilder *b, uint32_t a, uint32_t ac, uint32_t c,
-                            uint32_t cc)
+static uint32_t dg_find_key_hv(const struct gbuilder *b, uint32_t a, uint32_t ac, uint32_t c,
+                               uint32_t cc, uint32_t hv)
 {
-  uint32_t hv = (uint32_t)dg_hash4(a, ac, c, cc), h = hv & b->htmask;
+  uint32_t h = hv & b->htmask;
   for (;;) {
     uint64_t v = b->ht[h];
     if (!v)
@@ -633,6 +651,12 @@ static uint32_t dg_find_key(const struct gbuilder *b, uint32_t a, uint32_t ac, u
   }
 }
 
+static inline uint32_t dg_find_key(const struct gbuilder *b, uint32_t a, uint32_t ac, uint32_t c,
+                                   uint32_t cc)
+{
+  return dg_find_key_hv(b, a, ac, c, cc, (uint32_t)dg_hash4(a, ac, c, cc));
+}
+
 /* The rule A whose body the input w[0 .. j) follows (a1 .. aj, terminals),
  * when those can be taken at once into rule t (conditions above): returns j
  * and sets *rule, *complete (j = L, all of A) and *whole (complete, and the
@@ -640,6 +664,7 @@ static uint32_t dg_find_key(const struct gbuilder *b, uint32_t a, uint32_t ac, u
 static size_t repeat_rule(const struct gbuilder *b, uint32_t t, const uint32_t *w, size_t avail,
                           uint32_t *rule, bool *complete, bool *whole)
 {
+  /* (the caller checked t's last symbol z: not the terminal a1, (z a1) not indexed) */
   uint64_t v = b->ht[dg_find_key(b, w[0], 1, w[1], 1)];
   if (!v)
     return 0;
@@ -659,12 +684,7 @@ static size_t repeat_rule(const struct gbuilder *b, uint32_t t, const uint32_t *
   *complete = is_guard(b, x);
   if (len < 2 || (!*complete && !(N[x].cnt & CNT_NT) && N[x].sym == w[len - 1]))
     return 0; /* (a(j) a(j+1)) could overlap: a a */
-  uint32_t z = N[b->r[t].guard].prev;
-  if (is_guard(b, z))
-    return 0;
-  uint32_t zc = N[z].cnt & CNT_KEY;
-  if ((!(zc & CNT_NT) && N[z].sym == w[0]) || b->ht[dg_find_key(b, N[z].sym, zc, w[0], 1)])
-    return 0;
+  uint32_t z = N[b->r[t].guard].prev, zc = N[z].cnt & CNT_KEY;
   *rule = a;
   if (b->re && (zc & CNT_NT) && N[z].sym == a) {
     /* z = A^k: the last step merges into it, then checks (y A^(k+1)) */
@@ -711,22 +731,39 @@ static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
 static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, size_t n)
 {
   for (size_t i = 0; i < n && !b->err;) {
-    uint32_t a;
+    uint32_t a, g = b->r[t].guard, z = N[g].prev, zc = N[z].cnt & CNT_KEY;
     bool complete = false, whole = false;
-    size_t len = b->skip_on && i + 1 < n
-                     ? repeat_rule(b, t, syms + i, n - i, &a, &complete, &whole)
-                     : 0;
-    if (len && complete && whole) { /* the end state */
+    if (!b->skip_on || i + 1 >= n || is_guard(b, z) || (!(zc & CNT_NT) && N[z].sym == syms[i])) {
+      append(b, t, syms[i], 0);
+      i++;
+      flush_pending(b);
+      continue;
+    }
+    /* (z a1) first: it is what append() looks up next, and when it is
+     * indexed (most symbols of a repeat) no skip applies. */
+    uint32_t hv = (uint32_t)dg_hash4(N[z].sym, zc, syms[i], 1);
+    uint32_t h = dg_find_key_hv(b, N[z].sym, zc, syms[i], 1, hv);
+    size_t len = b->ht[h] ? 0 : repeat_rule(b, t, syms + i, n - i, &a, &complete, &whole);
+    if (!len) { /* append() with the slot of (z a1) known */
+      uint32_t x = node_new(b, syms[i], 1);
+      if (x == NIL)
+        return;
+      link2(b, z, x);
+      link2(b, x, g);
+      if (!b->err && !(N[z].cnt & CNT_IDX))
+        check_slot(b, z, h, hv);
+      i++;
+    } else if (complete && whole) { /* the end state */
       append(b, t, a, CNT_NT);
       b->skipped += len;
       i += len;
-    } else if (len && complete && len >= 3) { /* the state before aL, then aL */
+    } else if (complete && len >= 3) { /* the state before aL, then aL */
       enter_prefix(b, t, a, len - 1);
       b->skipped += len - 1;
       i += len - 1;
       append(b, t, syms[i], 0);
       i++;
-    } else if (len && !complete) { /* the state after a1 .. aj */
+    } else if (!complete) { /* the state after a1 .. aj */
       enter_prefix(b, t, a, len);
       b->skipped += len;
       i += len;
