@@ -73,9 +73,9 @@ struct gbuilder {
   enum sonde_grammar_algo algo;
   int re; /* merge repetitions (ReSequitur, Cyclitur) */
   struct gnode *n;
-  uint32_t ncap, nused, nfree, npend;
+  uint32_t ncap, nused, nfree, npend, npend_last;
   struct grule *r;
-  uint32_t rcap, rused, rfree, rpend;
+  uint32_t rcap, rused, rfree, rpend, rpend_last;
   uint64_t *ht; /* digram index: node+1 | low 32 hash bits << 32, 0 = empty; linear probing */
   uint32_t htmask, htcount;
   uint32_t S, C; /* top rule; open cycle rule (NIL when none) */
@@ -96,7 +96,8 @@ struct gbuilder {
   size_t vcap;
   uint64_t input_len;
   uint64_t check_every, check_left; /* debug check mode (gb_set_check) */
-  bool skip_on;      /* take a repeated flat rule at once (repeat_rule) */
+  bool skip_on;      /* take a repeated flat rule at once (repeat_rule), run_step */
+  uint32_t run_h, run_hv; /* run_step: the empty slot of the digram left out, its hash */
   uint64_t skipped;  /* input symbols taken by repeat_rule */
   int err;
   bool limit_hit;
@@ -144,6 +145,8 @@ static void node_free(struct gbuilder *b, uint32_t x)
 {
   b->n[x].cnt = CNT_DEAD;
   b->n[x].next = b->npend;
+  if (b->npend == NIL)
+    b->npend_last = x;
   b->npend = x;
 }
 
@@ -180,22 +183,24 @@ static void rule_free(struct gbuilder *b, uint32_t r)
   node_free(b, b->r[r].guard);
   b->r[r].flags = 0;
   b->r[r].guard = b->rpend;
+  if (b->rpend == NIL)
+    b->rpend_last = r;
   b->rpend = r;
 }
 
-static void flush_pending(struct gbuilder *b)
+/* The pending lists go onto the free lists whole (they are singly linked
+ * through next / guard, like the free lists). */
+static inline void flush_pending(struct gbuilder *b)
 {
-  while (b->npend != NIL) {
-    uint32_t x = b->npend;
-    b->npend = b->n[x].next;
-    b->n[x].next = b->nfree;
-    b->nfree = x;
+  if (b->npend != NIL) {
+    b->n[b->npend_last].next = b->nfree;
+    b->nfree = b->npend;
+    b->npend = NIL;
   }
-  while (b->rpend != NIL) {
-    uint32_t r = b->rpend;
-    b->rpend = b->r[r].guard;
-    b->r[r].guard = b->rfree;
-    b->rfree = r;
+  if (b->rpend != NIL) {
+    b->r[b->rpend_last].guard = b->rfree;
+    b->rfree = b->rpend;
+    b->rpend = NIL;
   }
 }
 
@@ -331,10 +336,13 @@ static int dg_remove_if(struct gbuilder *b, uint32_t x)
 {
   if (!(b->n[x].cnt & CNT_IDX)) /* most calls: not indexed here, no lookup */
     return 0;
-  uint32_t h = dg_find(b, x);
-  if (b->ht[h] && SLOT_NODE(b->ht[h]) == x) {
-    dg_remove_slot(b, h);
-    return 1;
+  /* The flag says the index points at x: find x's slot by identity. */
+  uint32_t hv = (uint32_t)dg_hash(b, x), h = hv & b->htmask;
+  for (uint64_t want = (x + 1u) | ((uint64_t)hv << 32); b->ht[h]; h = (h + 1) & b->htmask) {
+    if (b->ht[h] == want) {
+      dg_remove_slot(b, h);
+      return 1;
+    }
   }
   return 0;
 }
@@ -739,15 +747,43 @@ static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
  * two lookups a symbol instead of four, and no node churn. The index differs
  * from the symbol-by-symbol one only by that entry while the run lasts, and
  * no lookup in between can be for it ((X c) with X a rule and c a terminal
- * is never (y X)). The step is taken only when nothing else would happen:
- * no merge of R into y (ReSequitur), no expansion of X's rule (utility), and
- * (y R) not in the index; in that last case run_step does the rest the
- * ordinary way (the check of (y R) with its cascade, then R's utility). */
+ * is never (y X)).
+ *
+ * When (y R) is itself the whole body of a closed rule Q, the ordinary
+ * cascade substitutes it the same way (y's node becomes Q, R's goes), and
+ * so on up; run_step follows that in place too. Each substitution would end
+ * with a rule-utility test of its rule (R, Q, ...), run after the cascade
+ * above it returns, innermost first; when the cascade stops at a new digram
+ * and none of those tests would expand anything, the step is done and the
+ * run goes on. Otherwise (a merge with the left neighbour in ReSequitur, a
+ * digram found that is not such a body, a test that would expand) run_step
+ * continues the ordinary way from where it is: the same calls, in the same
+ * order, on the same state. */
+
+#define RUN_DEPTH 32 /* substitutions followed in place per step */
+
+/* Would utility(r) expand something? */
+static int utility_fires(const struct gbuilder *b, uint32_t r)
+{
+  if (!(b->r[r].flags & R_ALIVE))
+    return 0;
+  uint32_t g = b->r[r].guard;
+  for (int side = 0; side < 2; side++) {
+    uint32_t x = side ? N[g].prev : N[g].next;
+    if (is_guard(b, x) || !is_nt(b, x) || count_of(b, x) != 1)
+      continue;
+    const struct grule *u = &b->r[N[x].sym];
+    if (u->refs == 1 && !(u->flags & (R_PINNED | R_OPEN)))
+      return 1;
+  }
+  return 0;
+}
 
 /* t's last node X (terminal c next; (X c) indexed, v its slot's value; the
  * caller excluded a terminal X equal to c): returns 0 when the step is not
- * of that kind (nothing changed), 1 when taken with (y R) left out of the
- * index, 2 when taken with the ordinary cascade for (y R) (the run ends). */
+ * of that kind (nothing changed), 1 when taken with the digram ending at t's
+ * last node left out of the index, 2 when taken and finished the ordinary
+ * way (the run ends). */
 static int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool first)
 {
   uint32_t m = SLOT_NODE(v), gm = N[m].prev;
@@ -767,23 +803,62 @@ static int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool first)
   N[x].sym = r;
   N[x].cnt = CNT_NT | 1;
   b->r[r].refs++;
-  if (is_guard(b, y) || b->err)
+  uint32_t pend[RUN_DEPTH], np = 0, hv = 0, h = 0;
+  pend[np++] = r;
+  for (;;) { /* x: t's last node, just substituted; (y x) not indexed */
+    y = N[x].prev;
+    if (is_guard(b, y) || b->err)
+      break;
+    hv = (uint32_t)dg_hash(b, y);
+    h = dg_find_hv(b, y, hv);
+    if (!b->ht[h])
+      break;
+    uint32_t m2 = SLOT_NODE(b->ht[h]), g2 = N[m2].prev, w = N[y].prev;
+    if (np < RUN_DEPTH && N[m2].next != y && is_guard(b, g2) &&
+        is_guard(b, N[N[m2].next].next) && rule_reusable(b, g2) &&
+        !(b->re && !is_guard(b, w) && is_nt(b, w) && N[w].sym == N[g2].sym)) {
+      /* substitute(y, Q) in place: y's node becomes Q, x's goes */
+      uint32_t q = N[g2].sym;
+      remove_around(b, y); /* (w y); (y x) is not indexed */
+      unref(b, y);
+      unref(b, x);
+      link2(b, y, N[x].next);
+      node_free(b, x);
+      N[y].sym = q;
+      N[y].cnt = CNT_NT | 1;
+      b->r[q].refs++;
+      pend[np++] = q;
+      x = y;
+      continue;
+    }
+    check_slot(b, y, h, hv); /* the ordinary cascade from here */
+    check_alive(b, x);
+    while (np)
+      utility(b, pend[--np]);
+    return 2;
+  }
+  int fires = 0; /* (np = 1: R's utility was tested above) */
+  for (uint32_t k = 0; k < np && np > 1 && !fires; k++)
+    fires = utility_fires(b, pend[k]);
+  if (!fires) {
+    b->run_h = h; /* nothing touches the index until the next step or run_end */
+    b->run_hv = hv;
     return 1;
-  uint32_t hv = (uint32_t)dg_hash(b, y), h = dg_find_hv(b, y, hv);
-  if (!b->ht[h])
-    return 1;
-  check_slot(b, y, h, hv); /* as substitute() and match() go on */
-  check_alive(b, x);
-  utility(b, r);
+  }
+  if (!is_guard(b, y) && !b->err) /* the check of (y x) indexed it */
+    dg_set_hv(b, h, y, hv);
+  while (np)
+    utility(b, pend[--np]);
   return 2;
 }
 
-/* The run is over: index (y X) for t's last node X, as its last step would have. */
+/* The run is over: index (y X) for t's last node X, as its last step
+ * would have, in the slot that step found empty. */
 static void run_end(struct gbuilder *b, uint32_t t)
 {
-  uint32_t x = N[b->r[t].guard].prev;
-  if (!is_guard(b, x))
-    check(b, N[x].prev);
+  uint32_t y = N[N[b->r[t].guard].prev].prev;
+  if (!is_guard(b, y))
+    dg_set_hv(b, b->run_h, y, b->run_hv);
 }
 
 /* Append syms[0 .. n) to rule t (S, or Cyclitur's open cycle), taking
@@ -794,8 +869,11 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
   for (size_t i = 0; i < n && !b->err;) {
     uint32_t a, g = b->r[t].guard, z = N[g].prev, zc = N[z].cnt & CNT_KEY;
     bool complete = false, whole = false;
+    uint32_t hv = 0, h = 0;
+    bool have_h = false;
     if (run) { /* z is a rule: (z c) cannot be the terminal case below */
-      uint32_t h = dg_find_key(b, N[z].sym, zc, syms[i], 1);
+      hv = (uint32_t)dg_hash4(N[z].sym, zc, syms[i], 1);
+      h = dg_find_key_hv(b, N[z].sym, zc, syms[i], 1, hv);
       int k = b->ht[h] ? run_step(b, z, b->ht[h], false) : 0;
       if (k) {
         run = k == 1;
@@ -804,8 +882,12 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
         continue;
       }
       run = false;
+      uint32_t mask = b->htmask;
       run_end(b, t);
-      continue;
+      /* (z c)'s slot stays valid unless run_end filled it or grew the index */
+      have_h = mask == b->htmask && h != b->run_h;
+      if (!have_h)
+        continue;
     }
     if (!b->skip_on || i + 1 >= n || is_guard(b, z) || (!(zc & CNT_NT) && N[z].sym == syms[i])) {
       append(b, t, syms[i], 0);
@@ -815,8 +897,10 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
     }
     /* (z a1) first: it is what append() looks up next, and when it is
      * indexed (most symbols of a repeat) no skip applies. */
-    uint32_t hv = (uint32_t)dg_hash4(N[z].sym, zc, syms[i], 1);
-    uint32_t h = dg_find_key_hv(b, N[z].sym, zc, syms[i], 1, hv);
+    if (!have_h) {
+      hv = (uint32_t)dg_hash4(N[z].sym, zc, syms[i], 1);
+      h = dg_find_key_hv(b, N[z].sym, zc, syms[i], 1, hv);
+    }
     if (b->ht[h]) {
       int k = run_step(b, z, b->ht[h], true);
       if (k) {
