@@ -779,12 +779,65 @@ static int utility_fires(const struct gbuilder *b, uint32_t r)
   return 0;
 }
 
+/* run_step after (y x) was found in the index at slot h (hash hv), x being
+ * t's last node, just made a reference to r: the substitutions up the
+ * hierarchy, then the ordinary way or the run goes on (run_step's result). */
+static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32_t hv)
+{
+  uint32_t pend[RUN_DEPTH], np = 0, y = N[x].prev;
+  pend[np++] = r;
+  for (;;) { /* (y x) is in the index at h; x is t's last node, (y x) not indexed there */
+    uint32_t m2 = SLOT_NODE(b->ht[h]), g2 = N[m2].prev, w = N[y].prev;
+    if (!(np < RUN_DEPTH && N[m2].next != y && is_guard(b, g2) &&
+          is_guard(b, N[N[m2].next].next) && rule_reusable(b, g2) &&
+          !(b->re && !is_guard(b, w) && is_nt(b, w) && N[w].sym == N[g2].sym))) {
+      check_slot(b, y, h, hv); /* the ordinary cascade from here */
+      check_alive(b, x);
+      while (np)
+        utility(b, pend[--np]);
+      return 2;
+    }
+    /* substitute(y, Q) in place: y's node becomes Q, x's goes */
+    uint32_t q = N[g2].sym;
+    remove_around(b, y); /* (w y); (y x) is not indexed */
+    unref(b, y);
+    unref(b, x);
+    link2(b, y, N[x].next);
+    node_free(b, x);
+    N[y].sym = q;
+    N[y].cnt = CNT_NT | 1;
+    b->r[q].refs++;
+    pend[np++] = q;
+    x = y;
+    y = N[x].prev;
+    if (is_guard(b, y) || b->err)
+      break;
+    hv = (uint32_t)dg_hash(b, y);
+    h = dg_find_hv(b, y, hv);
+    if (!b->ht[h])
+      break;
+  }
+  int fires = 0;
+  for (uint32_t k = 0; k < np && !fires; k++)
+    fires = utility_fires(b, pend[k]);
+  if (!fires) {
+    b->run_h = h; /* nothing touches the index until the next step or run_end */
+    b->run_hv = hv;
+    return 1;
+  }
+  if (!is_guard(b, y) && !b->err) /* the check of (y x) indexed it */
+    dg_set_hv(b, h, y, hv);
+  while (np)
+    utility(b, pend[--np]);
+  return 2;
+}
+
 /* t's last node X (terminal c next; (X c) indexed, v its slot's value; the
  * caller excluded a terminal X equal to c): returns 0 when the step is not
  * of that kind (nothing changed), 1 when taken with the digram ending at t's
  * last node left out of the index, 2 when taken and finished the ordinary
  * way (the run ends). */
-static int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool first)
+static inline int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool first)
 {
   uint32_t m = SLOT_NODE(v), gm = N[m].prev;
   if (!is_guard(b, gm) || !is_guard(b, N[N[m].next].next) || !rule_reusable(b, gm))
@@ -803,53 +856,14 @@ static int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool first)
   N[x].sym = r;
   N[x].cnt = CNT_NT | 1;
   b->r[r].refs++;
-  uint32_t pend[RUN_DEPTH], np = 0, hv = 0, h = 0;
-  pend[np++] = r;
-  for (;;) { /* x: t's last node, just substituted; (y x) not indexed */
-    y = N[x].prev;
-    if (is_guard(b, y) || b->err)
-      break;
-    hv = (uint32_t)dg_hash(b, y);
-    h = dg_find_hv(b, y, hv);
-    if (!b->ht[h])
-      break;
-    uint32_t m2 = SLOT_NODE(b->ht[h]), g2 = N[m2].prev, w = N[y].prev;
-    if (np < RUN_DEPTH && N[m2].next != y && is_guard(b, g2) &&
-        is_guard(b, N[N[m2].next].next) && rule_reusable(b, g2) &&
-        !(b->re && !is_guard(b, w) && is_nt(b, w) && N[w].sym == N[g2].sym)) {
-      /* substitute(y, Q) in place: y's node becomes Q, x's goes */
-      uint32_t q = N[g2].sym;
-      remove_around(b, y); /* (w y); (y x) is not indexed */
-      unref(b, y);
-      unref(b, x);
-      link2(b, y, N[x].next);
-      node_free(b, x);
-      N[y].sym = q;
-      N[y].cnt = CNT_NT | 1;
-      b->r[q].refs++;
-      pend[np++] = q;
-      x = y;
-      continue;
-    }
-    check_slot(b, y, h, hv); /* the ordinary cascade from here */
-    check_alive(b, x);
-    while (np)
-      utility(b, pend[--np]);
-    return 2;
-  }
-  int fires = 0; /* (np = 1: R's utility was tested above) */
-  for (uint32_t k = 0; k < np && np > 1 && !fires; k++)
-    fires = utility_fires(b, pend[k]);
-  if (!fires) {
-    b->run_h = h; /* nothing touches the index until the next step or run_end */
-    b->run_hv = hv;
+  if (is_guard(b, y) || b->err)
     return 1;
-  }
-  if (!is_guard(b, y) && !b->err) /* the check of (y x) indexed it */
-    dg_set_hv(b, h, y, hv);
-  while (np)
-    utility(b, pend[--np]);
-  return 2;
+  uint32_t hv = (uint32_t)dg_hash(b, y), h = dg_find_hv(b, y, hv);
+  if (b->ht[h])
+    return run_up(b, x, r, h, hv);
+  b->run_h = h; /* (R's utility was tested above) */
+  b->run_hv = hv;
+  return 1;
 }
 
 /* The run is over: index (y X) for t's last node X, as its last step
