@@ -1367,6 +1367,15 @@ static inline int gb_check_step(struct gbuilder *b, uint64_t done)
 
 const char *gb_error(const struct gbuilder *b) { return b->msg; }
 
+/* The end of the cycle that syms[i] is in: the next loop header after i, or n. */
+static size_t cycle_span(const struct gbuilder *b, const uint32_t *syms, size_t i, size_t n)
+{
+  size_t j = i + 1;
+  while (j < n && !(b->has_lh && syms[j] == b->lh))
+    j++;
+  return j;
+}
+
 int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
 {
   if (b->err)
@@ -1383,9 +1392,8 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
         return b->err;
     }
   } else if (!b->cache_on) { /* Fig. 3 literally: every cycle through ReSequitur */
-    for (size_t i = 0; i < n; i++) {
-      uint32_t s = syms[i];
-      if (b->C != NIL && s == b->lh && b->has_lh) {
+    for (size_t i = 0; i < n;) {
+      if (b->C != NIL && syms[i] == b->lh && b->has_lh) {
         close_cycle(b, NULL, NULL);
         flush_pending(b);
       }
@@ -1393,8 +1401,9 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
         open_cycle(b);
       if (b->err)
         return b->err;
-      append(b, b->C, s, 0);
-      flush_pending(b);
+      size_t j = cycle_span(b, syms, i, n);
+      append_syms(b, b->C, syms + i, j - i);
+      i = j;
       if (b->err)
         return b->err;
     }
@@ -1403,9 +1412,10 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
       uint32_t s = syms[i];
       if (s == b->lh && b->has_lh && (b->rawn || b->C != NIL))
         end_cycle(b);
-      if (b->C != NIL) {
-        append(b, b->C, s, 0);
-        flush_pending(b);
+      if (b->C != NIL) { /* a long cycle: the rest of it at once, with the skips */
+        size_t j = cycle_span(b, syms, i, n);
+        append_syms(b, b->C, syms + i, j - i);
+        i = j - 1;
       } else {
         if (b->rawn == b->rawcap) {
           size_t cap = b->rawcap ? b->rawcap * 2 : 1024;

@@ -618,6 +618,9 @@ static void test_repeat_skip_real(void)
   CHECK(ci.n == 295059);
   CHECK(repeat_skip_same_lh(ci.v, ci.n, ci.n, 0x364));
   CHECK(repeat_skip_same_lh(ci.v, ci.n, 1021, 0x364));
+  /* a loop header that never comes: one cycle longer than the cycle cache
+   * buffers, compressed as it arrives (gb_feed's long-cycle path) */
+  CHECK(repeat_skip_same_algo(SONDE_GRAMMAR_CYCLITUR, ci.v, ci.n, 7919, 0xfffffffeu));
   free(ci.v);
   sonde_grammar_free(stored);
 }
