@@ -13,3 +13,4 @@ SONDE_COMMAND(frankentrace, "FrankenTrace: stitch, verify, check and analyze cyc
 SONDE_COMMAND(monitor, "monitor a running target through its debug port: PC polling, watchpoints, breakpoints, energy")
 SONDE_COMMAND(energy, "energy per function, event window, state value or task from current samples and a monitor or tband trace")
 SONDE_COMMAND(mtb, "Micro Trace Buffer post-mortem: decode a dump or bundle (instruction history before a crash), fetch one")
+SONDE_COMMAND(cycles, "the VM's cycle model against a real cycle-level trace: instruction durations compared")

@@ -34,6 +34,7 @@ void vm_cpu_reset(struct sonde_vm *vm)
   c->ls_rt = 0xff;
   c->t.core = 0;
   vm_cpu_flush_decode_cache(vm);
+  vm_exec_tm_reset(vm); /* cold caches, empty fetch queue */
 }
 
 /* The accessors below are static inline so that the exception entry and

@@ -406,10 +406,12 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
   bool ls_pipe = false;
   uint8_t ls_rt = VM_NOREG;
 
+  bool executed = true; /* false: failed its IT condition */
   const uint8_t it = c->itstate;
   if (VM_UNLIKELY(it)) {
     if (in->op != VM_OP_BKPT && !cond_pass(it >> 4, c->apsr)) {
       it_store(c, vm_it_advance(it));
+      executed = false;
       goto retire;
     }
     it_store(c, vm_it_advance(it));
@@ -903,13 +905,20 @@ VM_INLINE bool exec_insn(struct sonde_vm *vm, const struct vm_insn *in, const bo
 retire:
   c->ls_pipe = ls_pipe;
   c->ls_rt = ls_rt;
-  if (VM_UNLIKELY(vm->bus.stall_cycles)) /* wait states of this instruction's accesses */
+  if (VM_UNLIKELY(vm->tm) && hooked) {
+    /* a machine with a memory system: the timing model's cycles (exec_tm.c);
+     * its wait states are the model's, not the regions' */
+    vm_bus_take_stalls(&vm->bus);
+    x.cycles = vm_exec_tm_charge(vm, in, pc, x.next, executed, x.cycles, x.tx.n,
+                                 x.tx.n ? x.tx.t[0].addr : 0, x.tx.n ? x.tx.t[0].value : 0);
+  } else if (VM_UNLIKELY(vm->bus.stall_cycles)) { /* wait states of this instruction's accesses */
     x.cycles += (uint32_t)vm_bus_take_stalls(&vm->bus);
+  }
   c->r[15] = x.next;
   c->cycles = start + x.cycles;
   c->instret++;
   c->last_pc = c->exec_pc = pc;
-  if (hooked)
+  if (hooked && x.cycles) /* (a folded IT takes no cycle: nothing to observe) */
     observe(vm, pc, start, x.cycles, in->len, &x.tx);
   else if (VM_UNLIKELY(vm->mtb_observe)) /* the MTB executor's slow path */
     vm_mtb_retire(vm, pc, in->len);
@@ -1243,6 +1252,15 @@ VM_INLINE bool step_one(struct sonde_vm *vm, const bool hooked)
 #define FAST_BLOCK 1
 #include "exec_threaded.h"
 
+/* run_tm(): a machine with a memory system (exec_tm.c): every instruction
+ * through exec_insn, which charges the timing model's cycles and reports to
+ * the observers; stops at the event as run_hooked does. */
+static void run_tm(struct sonde_vm *vm)
+{
+  while (!vm->attention && vm->cpu.cycles < vm->event_cycle)
+    step_one(vm, true);
+}
+
 static bool needs_service(const struct sonde_vm *vm)
 {
   return vm->attention || vm->cpu.cycles >= vm->event_cycle || vm->cpu.sleeping ||
@@ -1264,7 +1282,9 @@ int vm_cpu_execute(struct sonde_vm *vm)
       if (vm->cpu.sleeping || vm->cpu.locked_up)
         continue;
     }
-    if (vm->hooked) {
+    if (VM_UNLIKELY(vm->tm)) {
+      run_tm(vm);
+    } else if (vm->hooked) {
       run_hooked(vm);
     } else if (!vm->mtb_observe) {
       run_block(vm);
@@ -1290,7 +1310,7 @@ int vm_cpu_step(struct sonde_vm *vm)
     if (vm->cpu.sleeping || vm->cpu.locked_up)
       return 0;
   }
-  if (vm->hooked)
+  if (vm->hooked || vm->tm)
     step_one(vm, true);
   else
     step_one(vm, false);

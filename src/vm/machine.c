@@ -409,6 +409,12 @@ static int parse_line(struct parser *p, char *line)
     }
     return 0;
   }
+  if (strcmp(t[0], "memsys") == 0) {
+    char err[200];
+    if (vm_machine_parse_memsys(m, n, t, err, sizeof err))
+      return perr(p, "%s", err);
+    return 0;
+  }
   if (strcmp(t[0], "power") == 0) {
     for (int i = 1; i < n; i++) {
       char *k, *v;
@@ -437,7 +443,7 @@ static int parse_line(struct parser *p, char *line)
     return 0;
   }
   return perr(p, "unknown keyword '%s' (expected machine, core, clock, nvic, memory, "
-                 "peripheral, swo-baud, vtor, mtb, debug-port or power)", t[0]);
+                 "peripheral, swo-baud, vtor, mtb, debug-port, memsys or power)", t[0]);
 }
 
 /* An error about the whole file (no line). */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "sonde/vm.h"
+#include "tm.h"
 
 #define VM_MACHINE_MAX_MEM 12
 #define VM_MACHINE_MAX_PERIPH 8
@@ -61,7 +62,13 @@ struct sonde_machine {
    * the core's default. */
   uint32_t dp_idcode;
   uint8_t dp_version;
+  /* `memsys` statements (machine_memsys.c): the timing model's memory
+   * system; tm.on false: none declared, the executors' table timing. */
+  struct vm_tm_cfg tm;
 };
+
+/* Parse one `memsys` line (t[0] = "memsys"); 0, or -1 with the message in err. */
+int vm_machine_parse_memsys(struct sonde_machine *m, int n, char **t, char *err, size_t cap);
 
 /* Text of the built-in machine `name`, or NULL (machine_builtin.c). */
 const char *vm_machine_builtin_text(const char *name);

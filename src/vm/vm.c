@@ -81,6 +81,8 @@ int sonde_vm_new(const struct sonde_machine *m, struct sonde_vm **out)
     rc = vm_dbgh_init(vm);
   if (rc == 0) /* after every debug block: lists those present (dbg_rom.c) */
     rc = vm_rom_init(vm);
+  if (rc == 0) /* the memory-system timing model, when the machine has one */
+    rc = vm_exec_tm_create(vm);
   if (rc < 0) {
     sonde_vm_free(vm);
     return rc;
@@ -102,6 +104,7 @@ void sonde_vm_free(struct sonde_vm *vm)
   vm_dbg_free(vm);
   vm_mtb_free(vm);
   vm_blocks_free(vm);
+  vm_exec_tm_free(vm);
   vm_bus_free(&vm->bus);
   free(vm);
 }

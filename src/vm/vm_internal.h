@@ -30,6 +30,7 @@
 #include "mtb.h"
 #include "power.h"
 #include "sys.h"
+#include "tm.h"
 
 /* Reasons for the CPU to leave its fast loop at the next instruction boundary. */
 enum vm_attention {
@@ -84,7 +85,20 @@ struct sonde_vm {
   bool mtb_hooked;           /* ... and needs every instruction (TSTART/TSTOP armed) */
   unsigned nperiph;
   struct vm_power power;     /* power model (power.c) */
+  /* The timing model of a machine that declares a memory system (tm.h,
+   * exec_tm.c); NULL: the executors' table timing. */
+  struct vm_tm *tm;
 };
+
+/* exec_tm.c: the model for vm->machine (when it declares one), its reset,
+ * and what exec_insn charges an instruction with it (its table cycles in
+ * table_cycles, the first data access's address and stored value). */
+int vm_exec_tm_create(struct sonde_vm *vm);
+void vm_exec_tm_free(struct sonde_vm *vm);
+void vm_exec_tm_reset(struct sonde_vm *vm);
+uint32_t vm_exec_tm_charge(struct sonde_vm *vm, const struct vm_insn *in, uint32_t pc,
+                           uint32_t next, bool executed, uint32_t table_cycles, unsigned naccess,
+                           uint32_t addr, uint32_t wdata);
 
 /* Request a stop at the next instruction boundary. */
 static inline void vm_request_stop(struct sonde_vm *vm, enum sonde_vm_stop_reason reason)

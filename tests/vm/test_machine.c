@@ -146,7 +146,7 @@ static void test_errors(void)
   bad("core m3\nclock 0\n", "board.machine:2: clock: bad frequency '0' (1 Hz to 4 GHz)");
   bad(BASE "memroy x 0 1K\n",
       "board.machine:3: unknown keyword 'memroy' (expected machine, core, clock, nvic, memory, "
-      "peripheral, swo-baud, vtor, mtb, debug-port or power)");
+      "peripheral, swo-baud, vtor, mtb, debug-port, memsys or power)");
   bad(BASE "debug-port swd\n",
       "board.machine:3: debug-port: expected 'debug-port jtag [idcode=X] [dpv=0|1]'");
   bad(BASE "debug-port jtag idcode=0x4BA00476\n",
@@ -240,11 +240,57 @@ static void test_reset_vtor(void)
   sonde_machine_free(m);
 }
 
+/* `memsys` statements (machine_memsys.c): the cc2650 built-in declares the
+ * chip's memory system, the generic ones none; errors name the statement. */
+static void test_memsys(void)
+{
+  struct sonde_machine *m = NULL;
+  REQUIRE(sonde_machine_builtin("cc2650", &m) == 0);
+  CHECK(m->tm.on);
+  CHECK(m->tm.cache);
+  CHECK_EQ_U(m->tm.cache_ctl, 0x40034004);
+  CHECK_EQ_U(m->tm.cache_size, 8192);
+  CHECK_EQ_U(m->tm.cache_ways, 4);
+  CHECK_EQ_U(m->tm.cache_line, 8);
+  CHECK_EQ_U(m->tm.flash_wait, 2);
+  CHECK_EQ_U(m->tm.flash_line, 8);
+  CHECK_EQ_U(m->tm.fetch_depth, 3);
+  CHECK(m->tm.nlat >= 4);
+  sonde_machine_free(m);
+  REQUIRE(sonde_machine_builtin("cm3", &m) == 0);
+  CHECK(!m->tm.on);
+  sonde_machine_free(m);
+  static const char ok[] = BASE "memory flash 0 64K\n"
+                           "memsys flash 0 64K wait=1 line=16\n"
+                           "memsys latency 0x40000000 0x1000 read=3 write=2\n"
+                           "memsys fetch depth=2\n";
+  m = NULL;
+  CHECK_EQ_I(parse(ok, &m, NULL), 0);
+  REQUIRE(m);
+  CHECK(m->tm.on && !m->tm.cache);
+  CHECK_EQ_U(m->tm.flash_line, 16);
+  CHECK_EQ_U(m->tm.lat[0].read, 3);
+  CHECK_EQ_U(m->tm.fetch_depth, 2);
+  sonde_machine_free(m);
+  bad(BASE "memsys flash 0 64K line=8\n",
+      "board.machine:3: memsys flash: expected 'memsys flash BASE SIZE wait=N [line=BYTES]' "
+      "(wait 0-15, line a power of two up to 64)");
+  bad(BASE "memsys cache size=8K ways=4 line=8\n",
+      "board.machine:3: memsys cache: ctl, size, ways and line are required; size must be a "
+      "multiple of ways x line");
+  bad(BASE "memsys fetch depth=9\n",
+      "board.machine:3: memsys fetch: expected 'memsys fetch depth=N' (1-8 words)");
+  bad(BASE "memsys bus\n",
+      "board.machine:3: memsys: unknown 'bus' (expected flash, cache, latency, sram, fetch or "
+      "write-buffer)");
+}
+
 int main(void)
 {
   RUN(test_builtins);
   RUN(test_reset_vtor);
   RUN(test_full_file);
   RUN(test_errors);
+  RUN(test_memsys);
   return check_summary();
 }

@@ -1,0 +1,121 @@
+/* The executors' side of the timing model (tm.h) for machines that declare a
+ * memory system (`memsys` lines): exec_insn() charges every instruction the
+ * model's cycles instead of the table's (docs/vm.md, "Memory-system
+ * timing"). Such machines run every instruction through exec_insn (run_tm in
+ * exec.c); the block executor and the block compiler are not used for them
+ * yet. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine.h"
+#include "vm_internal.h"
+
+/* The model asks for halfwords of code near the PC: keep the last window
+ * of host memory the bus gave (its pointers do not move). */
+struct code_window {
+  struct sonde_vm *vm;
+  uint32_t base, len;
+  const uint8_t *p;
+};
+
+static uint16_t read16(void *ctx, uint32_t addr)
+{
+  struct code_window *w = ctx;
+  uint16_t hw = 0;
+  if (addr - w->base >= w->len || w->len - (addr - w->base) < 2) {
+    uint32_t avail = 0;
+    const uint8_t *p = vm_bus_code_ptr(&w->vm->bus, addr, &avail, NULL);
+    if (!p || avail < 2)
+      return 0;
+    w->base = addr;
+    w->len = avail;
+    w->p = p;
+  }
+  memcpy(&hw, w->p + (addr - w->base), 2);
+  return hw;
+}
+
+static int setup(struct sonde_vm *vm, struct code_window *w)
+{
+  int rc = vm_tm_init(vm->tm, &vm->machine->tm, vm->cpu.r[15]);
+  if (rc)
+    return rc;
+  w->vm = vm;
+  w->base = w->len = 0;
+  vm->tm->read16 = read16;
+  vm->tm->read_ctx = w;
+  return 0;
+}
+
+int vm_exec_tm_create(struct sonde_vm *vm)
+{
+  if (!vm->machine->tm.on)
+    return 0;
+  /* the model and its code window in one allocation */
+  struct both {
+    struct vm_tm tm;
+    struct code_window w;
+  } *b = calloc(1, sizeof *b);
+  if (!b)
+    return SONDE_E_NOMEM;
+  vm->tm = &b->tm;
+  int rc = setup(vm, &b->w);
+  if (rc) {
+    free(b);
+    vm->tm = NULL;
+  }
+  return rc;
+}
+
+void vm_exec_tm_free(struct sonde_vm *vm)
+{
+  if (!vm->tm)
+    return;
+  vm_tm_free(vm->tm);
+  free(vm->tm); /* the start of struct both */
+  vm->tm = NULL;
+}
+
+void vm_exec_tm_reset(struct sonde_vm *vm)
+{
+  if (!vm->tm)
+    return;
+  struct code_window *w = vm->tm->read_ctx;
+  vm_tm_free(vm->tm);
+  if (setup(vm, w)) { /* out of memory: the table's timing from here on */
+    free(vm->tm);
+    vm->tm = NULL;
+  }
+}
+
+/* The table's minimum of an operand-dependent instruction (what tm.c adds
+ * `extra` to). */
+static uint32_t table_min(const struct vm_insn *in)
+{
+  switch (in->op) {
+  case VM_OP_UMULL: case VM_OP_SMULL: return 3;
+  case VM_OP_UMLAL: case VM_OP_SMLAL: return 4;
+  case VM_OP_SDIV: case VM_OP_UDIV: return 2;
+  default: return 0;
+  }
+}
+
+uint32_t vm_exec_tm_charge(struct sonde_vm *vm, const struct vm_insn *in, uint32_t pc,
+                           uint32_t next, bool executed, uint32_t table_cycles, unsigned naccess,
+                           uint32_t addr, uint32_t wdata)
+{
+  struct vm_tm *tm = vm->tm;
+  if (pc != tm->dpc) /* an exception entry or return, a debugger write to the PC */
+    vm_tm_redirect(tm, pc, 0);
+  struct vm_tm_insn ti;
+  ti.d = in;
+  ti.pc = pc;
+  ti.next_pc = next & ~1u;
+  ti.executed = executed;
+  uint32_t min = table_min(in);
+  ti.extra = (uint8_t)(min && table_cycles > min ? table_cycles - min : 0);
+  ti.naccess = (uint8_t)(naccess > 255 ? 255 : naccess);
+  ti.addr = addr;
+  ti.wdata = wdata;
+  return vm_tm_step(tm, &ti);
+}
