@@ -2,19 +2,26 @@
  * mixed software and hardware packets and prints MB/s next to a plain byte
  * scan of the same buffer, measured in the same run. Timing never fails.
  *
- *   bench_itm [MB] [chunk_bytes] [mixed|sw32|pc] [FILE]
+ *   bench_itm [MB] [chunk_bytes] [mixed|sw32|pc|mixedfix|sw32reg] [FILE|-] [REPS]
  *
- * FILE: also write the generated stream there (for `sonde itm --stats FILE`).
+ * FILE: also write the generated stream there (for `sonde itm --stats FILE`);
+ * REPS: decode that many times (default 3) and report the best, which on a
+ * busy machine is the closest to the decoder's own speed.
  *
  * sw32: 32-bit instrumentation writes (as a DMA'd logger emits) with an LTS1
  * every 8 packets; pc: periodic PC samples (1 in 16 sleeping), each followed
- * by a 2-byte LTS1.
+ * by a 2-byte LTS1. Two streams for diagnosis, not goals: mixedfix is mixed
+ * with every packet of a kind whose length or decoding a decoder cannot know
+ * from the header alone (LTS1, GTS, extension) replaced (LTS2, 32-bit
+ * instrumentation), so a branch on the kind no longer mispredicts; sw32reg
+ * is sw32 with the LTS1 at every 8th packet exactly (predictable).
  *
  * Mix per 100 packets (by count): 40 instrumentation (1/2/4 bytes on 32
  * ports), 15 LTS (format 1 and 2), 15 periodic PC samples (incl. sleep),
  * 10 exception trace, 5 event counter, 10 data trace (PC/address/value on 4
  * comparators), 3 GTS1/GTS2, 2 page extensions; a sync every 4096 packets.
- * Times are thread CPU time, best of 3 (decode) or mean of 3 (baselines). */
+ * Times are thread CPU time, best of REPS (decode, record fill) or mean of 3
+ * (byte scan, boundary walk). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,13 +57,16 @@ static size_t put_source(uint8_t *p, unsigned id, int hw, unsigned size, uint32_
   return 1 + size;
 }
 
-static int mode; /* 0 mixed, 1 sw32: 32-bit instrumentation writes + LTS1, 2 pc: PC samples + LTS */
+/* 0 mixed, 1 sw32: 32-bit instrumentation writes + LTS1, 2 pc: PC samples +
+ * LTS, 3 mixedfix, 4 sw32reg (see the top) */
+static int mode;
+static const char *const mode_name[] = {"mixed", "sw32", "pc", "mixedfix", "sw32reg"};
 
 static size_t gen_packet(uint8_t *p, uint64_t k)
 {
-  if (mode == 1 && k % 4096) {
+  if ((mode == 1 || mode == 4) && k % 4096) {
     uint32_t v = rnd();
-    if (v % 8 == 0) {
+    if (mode == 4 ? k % 8 == 0 : v % 8 == 0) {
       p[0] = 0xc0;
       p[1] = (uint8_t)(v >> 8) & 0x7f;
       return 2;
@@ -87,7 +97,7 @@ static size_t gen_packet(uint8_t *p, uint64_t k)
   if (c < 40)
     return put_source(p, (r >> 8) & 31, 0, sizes[(r >> 13) & 3], v);
   if (c < 55) {
-    if (r & 0x100) {
+    if ((r & 0x100) || mode == 3) {
       p[0] = (uint8_t)(((1 + (v % 6)) << 4));
       return 1;
     }
@@ -114,6 +124,8 @@ static size_t gen_packet(uint8_t *p, uint64_t k)
       return put_source(p, 9 + 2 * cmp, 1, 2, v >> 8);
     return put_source(p, 16 + 2 * cmp + ((v >> 4) & 1), 1, sizes[(v >> 5) & 3], v);
   }
+  if (c >= 95 && mode == 3)
+    return put_source(p, (r >> 8) & 31, 0, 4, v);
   if (c < 98) {
     if (r & 0x100) {
       p[0] = 0x94;
@@ -141,7 +153,12 @@ int main(int argc, char **argv)
   char chunk_text[32];
   snprintf(chunk_text, sizeof chunk_text, "%zu bytes", chunk);
   if (argc > 3)
-    mode = !strcmp(argv[3], "sw32") ? 1 : !strcmp(argv[3], "pc") ? 2 : 0;
+    for (int m = 0; m < 5; m++)
+      if (!strcmp(argv[3], mode_name[m]))
+        mode = m;
+  int reps = argc > 5 ? atoi(argv[5]) : 3;
+  if (reps < 1)
+    reps = 1;
   size_t len = mb << 20;
   uint8_t *buf = malloc(len + 16);
   if (!buf) {
@@ -153,7 +170,7 @@ int main(int argc, char **argv)
   while (pos + 8 <= len)
     pos += gen_packet(buf + pos, k++);
   memset(buf + pos, 0x70, len - pos); /* overflow packets as filler */
-  if (argc > 4) {
+  if (argc > 4 && strcmp(argv[4], "-")) {
     FILE *f = fopen(argv[4], "wb");
     if (!f || fwrite(buf, 1, len, f) != len || fclose(f)) {
       fprintf(stderr, "bench_itm: cannot write '%s'\n", argv[4]);
@@ -195,7 +212,7 @@ int main(int argc, char **argv)
   static struct sonde_itm_packet out[CAP];
   double best = 1e9;
   uint64_t packets = 0, sum = 0;
-  for (int rep = 0; rep < 3; rep++) {
+  for (int rep = 0; rep < reps; rep++) {
     struct sonde_itm *d = sonde_itm_new(NULL);
     packets = 0;
     t0 = now_s();
@@ -214,19 +231,51 @@ int main(int argc, char **argv)
     double dt = now_s() - t0;
     if (dt < best)
       best = dt;
-    if (rep == 2 && sonde_itm_stats(d)->losses)
+    if (rep == reps - 1 && sonde_itm_stats(d)->losses)
       fprintf(stderr, "bench_itm: unexpected loss in generated stream\n");
     sonde_itm_free(d);
   }
+  /* record fill: only the output side of a decoder of this API, as many
+   * 32-byte records as the decode gave, written into the same array with
+   * the same consumer (an offset, a timestamp, a value read from the input,
+   * the port..reserved word); an upper bound on decoding speed */
+  double fill = 1e9;
+  for (int rep = 0; rep < reps; rep++) {
+    t0 = now_s();
+    uint64_t left = packets, ts = 0, off = 0;
+    while (left) {
+      size_t got = left < CAP ? (size_t)left : CAP;
+      for (size_t i = 0; i < got; i++) {
+        uint32_t v;
+        memcpy(&v, buf + 3 * i, 4); /* (len >= 1 MiB) */
+        uint64_t meta = 0x4030000ull | (v & 0x1f);
+        out[i].offset = off;
+        out[i].ts = ts;
+        out[i].value = v;
+        memcpy(&out[i].port, &meta, sizeof meta);
+        off += 3;
+        ts += v >> 31;
+      }
+      for (size_t i = 0; i < got; i++)
+        sum += out[i].value;
+      left -= got;
+    }
+    double dt = now_s() - t0;
+    if (dt < fill)
+      fill = dt;
+  }
   double mbs = (double)len / 1e6;
   printf("stream: %s, %zu MiB, %llu packets (%.2f bytes/packet), chunk %s\n",
-         mode == 1 ? "sw32" : mode == 2 ? "pc" : "mixed", mb,
+         mode_name[mode], mb,
          (unsigned long long)packets, (double)len / (double)packets,
          chunk ? chunk_text : "whole buffer");
   printf("byte scan:  %8.1f MB/s\n", mbs / scan_s);
   printf("boundary walk: %8.1f MB/s (header->length chain only, no decoding)\n", mbs / walk_s);
-  printf("itm decode: %8.1f MB/s  (%.1f Mpackets/s)  = %.2fx of byte scan, %.2fx of walk\n",
-         mbs / best, (double)packets / best / 1e6, scan_s / best, walk_s / best);
+  printf("record fill: %7.1f MB/s  (%.1f Mrecords/s: writing this many 32-byte records only)\n",
+         mbs / fill, (double)packets / fill / 1e6);
+  printf("itm decode: %8.1f MB/s  (%.1f Mpackets/s)  = %.2fx of byte scan, %.2fx of walk, "
+         "%.2fx of record fill\n",
+         mbs / best, (double)packets / best / 1e6, scan_s / best, walk_s / best, fill / best);
   printf("(checksum %llu %llu %llu)\n", (unsigned long long)hits, (unsigned long long)sum,
          (unsigned long long)walked);
   free(buf);

@@ -9,8 +9,15 @@
  * MIPS"), without it ("interp": every instruction interpreted, as on a
  * non-x86-64 host or with --no-jit) and with a retire hook counting
  * instructions (its traced path, "hooked"); the three must agree on
- * instructions, cycles and exceptions. Figures only: timing never fails
- * anything.
+ * instructions, cycles and exceptions.
+ *
+ * Then, when qemu-system-arm is on the PATH, whole processes against QEMU
+ * (issue 20): `sonde run -m cm3 ELF` and `qemu-system-arm -M mps2-an385
+ * -icount shift=0 -kernel ELF` (same memory map; QEMU counts instructions but
+ * has no cycle model) on bench_long (~1.2 G instructions) and bench_cpu (50
+ * times shorter). The long run is what a user sees; the difference of the two
+ * takes out both programs' start-up and prints the speed of execution alone.
+ * Figures only: timing never fails anything.
  *
  *   bench_vm [firmware-dir] [repeats]     (make bench; docs/benchmarks.md) */
 #include <stdbool.h>
@@ -18,6 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <unicorn/unicorn.h>
 
@@ -160,6 +173,104 @@ static int run_unicorn(const uint8_t *elf, size_t len, struct result *r)
   return 0;
 }
 
+extern char **environ;
+
+/* One process to its end: wall-clock seconds and its CPU seconds (user +
+ * system, from wait4), stdout and stderr to /dev/null. -1 when it could not
+ * start or did not exit with 0. */
+static int time_process(char *const argv[], double *wall, double *cpu)
+{
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  double t0 = now_s();
+  int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (e != 0)
+    return -1;
+  int st;
+  struct rusage ru;
+  if (wait4(pid, &st, 0, &ru) != pid)
+    return -1;
+  *wall = now_s() - t0;
+  *cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec * 1e-6;
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static bool on_path(const char *prog)
+{
+  const char *path = getenv("PATH");
+  char buf[4096];
+  while (path && *path) {
+    size_t n = strcspn(path, ":");
+    snprintf(buf, sizeof buf, "%.*s/%s", (int)n, path, prog);
+    if (access(buf, X_OK) == 0)
+      return true;
+    path += n + (path[n] == ':');
+  }
+  return false;
+}
+
+struct ptime {
+  double wall, cpu;
+};
+
+/* Best of `repeats` (by CPU time) of `sonde run` and of QEMU on one image. */
+static int time_both(const char *elf, int repeats, struct ptime *vm, struct ptime *qemu)
+{
+  char *const vm_argv[] = {SONDE_CLI, "run", "-m", "cm3", (char *)elf, NULL};
+  char *const q_argv[] = {"qemu-system-arm", "-M", "mps2-an385", "-nographic", "-monitor", "none",
+                          "-serial", "none", "-semihosting-config", "enable=on,target=native",
+                          "-icount", "shift=0", "-kernel", (char *)elf, NULL};
+  for (int i = 0; i < repeats; i++) {
+    struct ptime a, b;
+    if (time_process(vm_argv, &a.wall, &a.cpu) < 0) {
+      fprintf(stderr, "bench_vm: %s run -m cm3 %s failed\n", SONDE_CLI, elf);
+      return -1;
+    }
+    if (time_process(q_argv, &b.wall, &b.cpu) < 0) {
+      fprintf(stderr, "bench_vm: qemu-system-arm on %s failed\n", elf);
+      return -1;
+    }
+    if (i == 0 || a.cpu < vm->cpu)
+      *vm = a;
+    if (i == 0 || b.cpu < qemu->cpu)
+      *qemu = b;
+  }
+  return 0;
+}
+
+/* `sonde run` against QEMU -icount shift=0, whole processes. */
+static int bench_qemu(const char *dir, int repeats)
+{
+  if (!on_path("qemu-system-arm")) {
+    printf("\nqemu-system-arm not on the PATH: no QEMU comparison (scripts/install-deps installs it)\n");
+    return 0;
+  }
+  char long_elf[4096], short_elf[4096];
+  snprintf(long_elf, sizeof long_elf, "%s/bench_long.elf", dir);
+  snprintf(short_elf, sizeof short_elf, "%s/bench_cpu.elf", dir);
+  struct ptime vl, ql, vs, qs;
+  if (time_both(long_elf, repeats, &vl, &ql) < 0 || time_both(short_elf, repeats, &vs, &qs) < 0)
+    return 1;
+  printf("\nwhole processes, best of %d by CPU time: %s run -m cm3 ELF / qemu-system-arm -M "
+         "mps2-an385 -icount shift=0\n",
+         repeats, SONDE_CLI);
+  printf("%-26s %10s %10s %10s %10s | %14s %14s\n", "firmware", "sonde s", "sonde cpu", "qemu s",
+         "qemu cpu", "qemu/sonde wall", "qemu/sonde cpu");
+  printf("%-26s %10.3f %10.3f %10.3f %10.3f | %13.2fx %13.2fx\n", "bench_long", vl.wall, vl.cpu,
+         ql.wall, ql.cpu, ql.wall / vl.wall, ql.cpu / vl.cpu);
+  printf("%-26s %10.3f %10.3f %10.3f %10.3f | %13.2fx %13.2fx\n", "bench_cpu", vs.wall, vs.cpu,
+         qs.wall, qs.cpu, qs.wall / vs.wall, qs.cpu / vs.cpu);
+  double dv = vl.cpu - vs.cpu, dq = ql.cpu - qs.cpu;
+  printf("%-26s %10s %10.3f %10s %10.3f | %14s %13.2fx\n", "long - short (no start-up)", "", dv,
+         "", dq, "", dv > 0 ? dq / dv : 0.0);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   const char *dir = argc > 1 ? argv[1] : SONDE_FIRMWARE_DIR;
@@ -221,5 +332,7 @@ int main(int argc, char **argv)
     }
     free(elf);
   }
+  if (status == 0)
+    status = bench_qemu(dir, repeats);
   return status;
 }

@@ -4,7 +4,7 @@
  * the harness fixing the CRC, nearly every mutation would stop at the checksum
  * and the parser behind it would never be fuzzed); everything that parses is compressed with all three algorithms,
  * expanded and checked against its input and the paper's properties, and
- * built again with the repeat skip off, which must give the same grammar
+ * built again with the repeat skip (and run_step) off, which must give the same grammar
  * byte for byte — any difference aborts, so the fuzzer hunts for algorithm
  * bugs, not only crashes. */
 #include <stdbool.h>

@@ -73,9 +73,9 @@ struct gbuilder {
   enum sonde_grammar_algo algo;
   int re; /* merge repetitions (ReSequitur, Cyclitur) */
   struct gnode *n;
-  uint32_t ncap, nused, nfree, npend;
+  uint32_t ncap, nused, nfree, npend, npend_last;
   struct grule *r;
-  uint32_t rcap, rused, rfree, rpend;
+  uint32_t rcap, rused, rfree, rpend, rpend_last;
   uint64_t *ht; /* digram index: node+1 | low 32 hash bits << 32, 0 = empty; linear probing */
   uint32_t htmask, htcount;
   uint32_t S, C; /* top rule; open cycle rule (NIL when none) */
@@ -96,7 +96,8 @@ struct gbuilder {
   size_t vcap;
   uint64_t input_len;
   uint64_t check_every, check_left; /* debug check mode (gb_set_check) */
-  bool skip_on;      /* take a repeated flat rule at once (repeat_rule) */
+  bool skip_on;      /* take a repeated flat rule at once (repeat_rule), run_step */
+  uint32_t run_h, run_hv; /* run_step: the empty slot of the digram left out, its hash */
   uint64_t skipped;  /* input symbols taken by repeat_rule */
   int err;
   bool limit_hit;
@@ -144,6 +145,8 @@ static void node_free(struct gbuilder *b, uint32_t x)
 {
   b->n[x].cnt = CNT_DEAD;
   b->n[x].next = b->npend;
+  if (b->npend == NIL)
+    b->npend_last = x;
   b->npend = x;
 }
 
@@ -180,22 +183,24 @@ static void rule_free(struct gbuilder *b, uint32_t r)
   node_free(b, b->r[r].guard);
   b->r[r].flags = 0;
   b->r[r].guard = b->rpend;
+  if (b->rpend == NIL)
+    b->rpend_last = r;
   b->rpend = r;
 }
 
-static void flush_pending(struct gbuilder *b)
+/* The pending lists go onto the free lists whole (they are singly linked
+ * through next / guard, like the free lists). */
+static inline void flush_pending(struct gbuilder *b)
 {
-  while (b->npend != NIL) {
-    uint32_t x = b->npend;
-    b->npend = b->n[x].next;
-    b->n[x].next = b->nfree;
-    b->nfree = x;
+  if (b->npend != NIL) {
+    b->n[b->npend_last].next = b->nfree;
+    b->nfree = b->npend;
+    b->npend = NIL;
   }
-  while (b->rpend != NIL) {
-    uint32_t r = b->rpend;
-    b->rpend = b->r[r].guard;
-    b->r[r].guard = b->rfree;
-    b->rfree = r;
+  if (b->rpend != NIL) {
+    b->r[b->rpend_last].guard = b->rfree;
+    b->rfree = b->rpend;
+    b->rpend = NIL;
   }
 }
 
@@ -246,17 +251,23 @@ static inline int dg_equal(const struct gbuilder *b, uint32_t x, uint32_t y)
 #define SLOT_NODE(v) ((uint32_t)(v) - 1u)
 #define SLOT_HASH(v) ((uint32_t)((v) >> 32))
 
-/* Slot holding x's digram, or the empty slot where it would go. The stored
- * hash bits reject most other digrams without reading their nodes. */
-static uint32_t dg_find(const struct gbuilder *b, uint32_t x)
+/* Slot holding x's digram, or the empty slot where it would go (hv: the
+ * digram's hash). The stored hash bits reject most other digrams without
+ * reading their nodes. */
+static uint32_t dg_find_hv(const struct gbuilder *b, uint32_t x, uint32_t hv)
 {
-  uint32_t hv = (uint32_t)dg_hash(b, x), h = hv & b->htmask;
+  uint32_t h = hv & b->htmask;
   for (;;) {
     uint64_t v = b->ht[h];
     if (!v || (SLOT_HASH(v) == hv && dg_equal(b, SLOT_NODE(v), x)))
       return h;
     h = (h + 1) & b->htmask;
   }
+}
+
+static inline uint32_t dg_find(const struct gbuilder *b, uint32_t x)
+{
+  return dg_find_hv(b, x, (uint32_t)dg_hash(b, x));
 }
 
 static int dg_grow(struct gbuilder *b)
@@ -282,17 +293,23 @@ static int dg_grow(struct gbuilder *b)
   return 0;
 }
 
-/* Point slot h (empty, or holding the same digram elsewhere) at x. */
-static void dg_set(struct gbuilder *b, uint32_t h, uint32_t x)
+/* Point slot h (empty, or holding the same digram elsewhere) at x, whose
+ * digram hashes to hv. */
+static void dg_set_hv(struct gbuilder *b, uint32_t h, uint32_t x, uint32_t hv)
 {
   uint64_t old = b->ht[h];
-  b->ht[h] = (x + 1u) | ((uint64_t)(uint32_t)dg_hash(b, x) << 32);
+  b->ht[h] = (x + 1u) | ((uint64_t)hv << 32);
   b->n[x].cnt |= CNT_IDX;
   if (old) {
     b->n[SLOT_NODE(old)].cnt &= ~CNT_IDX;
   } else if (++b->htcount * 2 > b->htmask + 1) {
     dg_grow(b);
   }
+}
+
+static inline void dg_set(struct gbuilder *b, uint32_t h, uint32_t x)
+{
+  dg_set_hv(b, h, x, (uint32_t)dg_hash(b, x));
 }
 
 /* Remove slot h, shifting later entries of its cluster back. */
@@ -319,10 +336,13 @@ static int dg_remove_if(struct gbuilder *b, uint32_t x)
 {
   if (!(b->n[x].cnt & CNT_IDX)) /* most calls: not indexed here, no lookup */
     return 0;
-  uint32_t h = dg_find(b, x);
-  if (b->ht[h] && SLOT_NODE(b->ht[h]) == x) {
-    dg_remove_slot(b, h);
-    return 1;
+  /* The flag says the index points at x: find x's slot by identity. */
+  uint32_t hv = (uint32_t)dg_hash(b, x), h = hv & b->htmask;
+  for (uint64_t want = (x + 1u) | ((uint64_t)hv << 32); b->ht[h]; h = (h + 1) & b->htmask) {
+    if (b->ht[h] == want) {
+      dg_remove_slot(b, h);
+      return 1;
+    }
   }
   return 0;
 }
@@ -485,14 +505,12 @@ static void match(struct gbuilder *b, uint32_t x, uint32_t m, uint32_t h)
   utility(b, r);
 }
 
-static int check(struct gbuilder *b, uint32_t x)
+/* check() past the lookup: h is the slot dg_find_hv gave for x's digram (hv). */
+static int check_slot(struct gbuilder *b, uint32_t x, uint32_t h, uint32_t hv)
 {
-  if (is_guard(b, x) || is_guard(b, N[x].next) || b->err || (N[x].cnt & CNT_IDX))
-    return 0; /* an indexed digram is unique by construction */
-  uint32_t h = dg_find(b, x);
   uint64_t v = b->ht[h];
   if (!v) {
-    dg_set(b, h, x);
+    dg_set_hv(b, h, x, hv);
     return 0;
   }
   uint32_t m = SLOT_NODE(v);
@@ -500,6 +518,14 @@ static int check(struct gbuilder *b, uint32_t x)
     return 0;
   match(b, x, m, h);
   return 1;
+}
+
+static int check(struct gbuilder *b, uint32_t x)
+{
+  if (is_guard(b, x) || is_guard(b, N[x].next) || b->err || (N[x].cnt & CNT_IDX))
+    return 0; /* an indexed digram is unique by construction */
+  uint32_t hv = (uint32_t)dg_hash(b, x);
+  return check_slot(b, x, dg_find_hv(b, x, hv), hv);
 }
 
 /* check() for a digram that expand() just formed. When it overlaps the
@@ -615,10 +641,10 @@ static void append(struct gbuilder *b, uint32_t t, uint32_t sym, uint32_t nt)
  * rule on random, structured and real inputs, for all three algorithms. */
 
 /* Slot of the digram (a ac)(c cc) given by keys, or the empty slot. */
-static uint32_t dg_find_key(const struct gbuilder *b, uint32_t a, uint32_t ac, uint32_t c,
-                            uint32_t cc)
+static uint32_t dg_find_key_hv(const struct gbuilder *b, uint32_t a, uint32_t ac, uint32_t c,
+                               uint32_t cc, uint32_t hv)
 {
-  uint32_t hv = (uint32_t)dg_hash4(a, ac, c, cc), h = hv & b->htmask;
+  uint32_t h = hv & b->htmask;
   for (;;) {
     uint64_t v = b->ht[h];
     if (!v)
@@ -633,6 +659,12 @@ static uint32_t dg_find_key(const struct gbuilder *b, uint32_t a, uint32_t ac, u
   }
 }
 
+static inline uint32_t dg_find_key(const struct gbuilder *b, uint32_t a, uint32_t ac, uint32_t c,
+                                   uint32_t cc)
+{
+  return dg_find_key_hv(b, a, ac, c, cc, (uint32_t)dg_hash4(a, ac, c, cc));
+}
+
 /* The rule A whose body the input w[0 .. j) follows (a1 .. aj, terminals),
  * when those can be taken at once into rule t (conditions above): returns j
  * and sets *rule, *complete (j = L, all of A) and *whole (complete, and the
@@ -640,6 +672,7 @@ static uint32_t dg_find_key(const struct gbuilder *b, uint32_t a, uint32_t ac, u
 static size_t repeat_rule(const struct gbuilder *b, uint32_t t, const uint32_t *w, size_t avail,
                           uint32_t *rule, bool *complete, bool *whole)
 {
+  /* (the caller checked t's last symbol z: not the terminal a1, (z a1) not indexed) */
   uint64_t v = b->ht[dg_find_key(b, w[0], 1, w[1], 1)];
   if (!v)
     return 0;
@@ -659,12 +692,7 @@ static size_t repeat_rule(const struct gbuilder *b, uint32_t t, const uint32_t *
   *complete = is_guard(b, x);
   if (len < 2 || (!*complete && !(N[x].cnt & CNT_NT) && N[x].sym == w[len - 1]))
     return 0; /* (a(j) a(j+1)) could overlap: a a */
-  uint32_t z = N[b->r[t].guard].prev;
-  if (is_guard(b, z))
-    return 0;
-  uint32_t zc = N[z].cnt & CNT_KEY;
-  if ((!(zc & CNT_NT) && N[z].sym == w[0]) || b->ht[dg_find_key(b, N[z].sym, zc, w[0], 1)])
-    return 0;
+  uint32_t z = N[b->r[t].guard].prev, zc = N[z].cnt & CNT_KEY;
   *rule = a;
   if (b->re && (zc & CNT_NT) && N[z].sym == a) {
     /* z = A^k: the last step merges into it, then checks (y A^(k+1)) */
@@ -706,27 +734,217 @@ static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
   dg_set(b, dg_find(b, z), z); /* (z P) */
 }
 
+/* ---- A repeat continued across rule boundaries ----------------------------
+ * What repeat_rule leaves on interrupt-heavy traces is mostly one step: t
+ * ends in "y X", the next symbol is c, and (X c) is the whole body of a
+ * closed rule R (1.5 M of the 1.8 M symbols of the first 2.4 M of bench_irq
+ * that go symbol by symbol). Symbol by symbol, c gets a node, (X c) becomes
+ * a new node R (substitute: (y X) leaves the index), (y R) is looked up and,
+ * being new, indexed, R's first element is tested for rule utility, and the
+ * next symbol of the same kind takes (y R) out of the index again. run_step
+ * does that step in place, X's node becoming R, and leaves (y R) out of the
+ * index while such steps follow each other (run_end puts the last one in):
+ * two lookups a symbol instead of four, and no node churn. The index differs
+ * from the symbol-by-symbol one only by that entry while the run lasts, and
+ * no lookup in between can be for it ((X c) with X a rule and c a terminal
+ * is never (y X)).
+ *
+ * When (y R) is itself the whole body of a closed rule Q, the ordinary
+ * cascade substitutes it the same way (y's node becomes Q, R's goes), and
+ * so on up; run_step follows that in place too. Each substitution would end
+ * with a rule-utility test of its rule (R, Q, ...), run after the cascade
+ * above it returns, innermost first; when the cascade stops at a new digram
+ * and none of those tests would expand anything, the step is done and the
+ * run goes on. Otherwise (a merge with the left neighbour in ReSequitur, a
+ * digram found that is not such a body, a test that would expand) run_step
+ * continues the ordinary way from where it is: the same calls, in the same
+ * order, on the same state. */
+
+#define RUN_DEPTH 32 /* substitutions followed in place per step */
+
+/* Would utility(r) expand something? */
+static int utility_fires(const struct gbuilder *b, uint32_t r)
+{
+  if (!(b->r[r].flags & R_ALIVE))
+    return 0;
+  uint32_t g = b->r[r].guard;
+  for (int side = 0; side < 2; side++) {
+    uint32_t x = side ? N[g].prev : N[g].next;
+    if (is_guard(b, x) || !is_nt(b, x) || count_of(b, x) != 1)
+      continue;
+    const struct grule *u = &b->r[N[x].sym];
+    if (u->refs == 1 && !(u->flags & (R_PINNED | R_OPEN)))
+      return 1;
+  }
+  return 0;
+}
+
+/* run_step after (y x) was found in the index at slot h (hash hv), x being
+ * t's last node, just made a reference to r: the substitutions up the
+ * hierarchy, then the ordinary way or the run goes on (run_step's result). */
+static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32_t hv)
+{
+  uint32_t pend[RUN_DEPTH], np = 0, y = N[x].prev;
+  pend[np++] = r;
+  for (;;) { /* (y x) is in the index at h; x is t's last node, (y x) not indexed there */
+    uint32_t m2 = SLOT_NODE(b->ht[h]), g2 = N[m2].prev, w = N[y].prev;
+    if (!(np < RUN_DEPTH && N[m2].next != y && is_guard(b, g2) &&
+          is_guard(b, N[N[m2].next].next) && rule_reusable(b, g2) &&
+          !(b->re && !is_guard(b, w) && is_nt(b, w) && N[w].sym == N[g2].sym))) {
+      check_slot(b, y, h, hv); /* the ordinary cascade from here */
+      check_alive(b, x);
+      while (np)
+        utility(b, pend[--np]);
+      return 2;
+    }
+    /* substitute(y, Q) in place: y's node becomes Q, x's goes */
+    uint32_t q = N[g2].sym;
+    remove_around(b, y); /* (w y); (y x) is not indexed */
+    unref(b, y);
+    unref(b, x);
+    link2(b, y, N[x].next);
+    node_free(b, x);
+    N[y].sym = q;
+    N[y].cnt = CNT_NT | 1;
+    b->r[q].refs++;
+    pend[np++] = q;
+    x = y;
+    y = N[x].prev;
+    if (is_guard(b, y) || b->err)
+      break;
+    hv = (uint32_t)dg_hash(b, y);
+    h = dg_find_hv(b, y, hv);
+    if (!b->ht[h])
+      break;
+  }
+  int fires = 0;
+  for (uint32_t k = 0; k < np && !fires; k++)
+    fires = utility_fires(b, pend[k]);
+  if (!fires) {
+    b->run_h = h; /* nothing touches the index until the next step or run_end */
+    b->run_hv = hv;
+    return 1;
+  }
+  if (!is_guard(b, y) && !b->err) /* the check of (y x) indexed it */
+    dg_set_hv(b, h, y, hv);
+  while (np)
+    utility(b, pend[--np]);
+  return 2;
+}
+
+/* t's last node X (terminal c next; (X c) indexed, v its slot's value; the
+ * caller excluded a terminal X equal to c): returns 0 when the step is not
+ * of that kind (nothing changed), 1 when taken with the digram ending at t's
+ * last node left out of the index, 2 when taken and finished the ordinary
+ * way (the run ends). */
+static inline int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool first)
+{
+  uint32_t m = SLOT_NODE(v), gm = N[m].prev;
+  if (!is_guard(b, gm) || !is_guard(b, N[N[m].next].next) || !rule_reusable(b, gm))
+    return 0;
+  uint32_t r = N[gm].sym, y = N[x].prev, xc = N[x].cnt & CNT_KEY;
+  if (xc & CNT_NT) { /* utility(R) would expand X's rule, now used once */
+    const struct grule *u = &b->r[N[x].sym];
+    if ((xc & CNT_MASK) == 1 && u->refs == 2 && !(u->flags & (R_PINNED | R_OPEN)))
+      return 0;
+  }
+  if (b->re && !is_guard(b, y) && is_nt(b, y) && N[y].sym == r)
+    return 0; /* R would merge into y */
+  if (first)
+    remove_around(b, x); /* (y X) (later steps: not in the index) */
+  unref(b, x);
+  N[x].sym = r;
+  N[x].cnt = CNT_NT | 1;
+  b->r[r].refs++;
+  if (is_guard(b, y) || b->err)
+    return 1;
+  uint32_t hv = (uint32_t)dg_hash(b, y), h = dg_find_hv(b, y, hv);
+  if (b->ht[h])
+    return run_up(b, x, r, h, hv);
+  b->run_h = h; /* (R's utility was tested above) */
+  b->run_hv = hv;
+  return 1;
+}
+
+/* The run is over: index (y X) for t's last node X, as its last step
+ * would have, in the slot that step found empty. */
+static void run_end(struct gbuilder *b, uint32_t t)
+{
+  uint32_t y = N[N[b->r[t].guard].prev].prev;
+  if (!is_guard(b, y))
+    dg_set_hv(b, b->run_h, y, b->run_hv);
+}
+
 /* Append syms[0 .. n) to rule t (S, or Cyclitur's open cycle), taking
  * repeats of flat rules at once where repeat_rule allows (when on). */
 static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, size_t n)
 {
+  bool run = false; /* in a run of run_step()s: (y X) not indexed */
   for (size_t i = 0; i < n && !b->err;) {
-    uint32_t a;
+    uint32_t a, g = b->r[t].guard, z = N[g].prev, zc = N[z].cnt & CNT_KEY;
     bool complete = false, whole = false;
-    size_t len = b->skip_on && i + 1 < n
-                     ? repeat_rule(b, t, syms + i, n - i, &a, &complete, &whole)
-                     : 0;
-    if (len && complete && whole) { /* the end state */
+    uint32_t hv = 0, h = 0;
+    bool have_h = false;
+    if (run) { /* z is a rule: (z c) cannot be the terminal case below */
+      hv = (uint32_t)dg_hash4(N[z].sym, zc, syms[i], 1);
+      h = dg_find_key_hv(b, N[z].sym, zc, syms[i], 1, hv);
+      int k = b->ht[h] ? run_step(b, z, b->ht[h], false) : 0;
+      if (k) {
+        run = k == 1;
+        i++;
+        flush_pending(b);
+        continue;
+      }
+      run = false;
+      uint32_t mask = b->htmask;
+      run_end(b, t);
+      /* (z c)'s slot stays valid unless run_end filled it or grew the index */
+      have_h = mask == b->htmask && h != b->run_h;
+      if (!have_h)
+        continue;
+    }
+    if (!b->skip_on || i + 1 >= n || is_guard(b, z) || (!(zc & CNT_NT) && N[z].sym == syms[i])) {
+      append(b, t, syms[i], 0);
+      i++;
+      flush_pending(b);
+      continue;
+    }
+    /* (z a1) first: it is what append() looks up next, and when it is
+     * indexed (most symbols of a repeat) no skip applies. */
+    if (!have_h) {
+      hv = (uint32_t)dg_hash4(N[z].sym, zc, syms[i], 1);
+      h = dg_find_key_hv(b, N[z].sym, zc, syms[i], 1, hv);
+    }
+    if (b->ht[h]) {
+      int k = run_step(b, z, b->ht[h], true);
+      if (k) {
+        run = k == 1;
+        i++;
+        flush_pending(b);
+        continue;
+      }
+    }
+    size_t len = b->ht[h] ? 0 : repeat_rule(b, t, syms + i, n - i, &a, &complete, &whole);
+    if (!len) { /* append() with the slot of (z a1) known */
+      uint32_t x = node_new(b, syms[i], 1);
+      if (x == NIL)
+        return;
+      link2(b, z, x);
+      link2(b, x, g);
+      if (!b->err && !(N[z].cnt & CNT_IDX))
+        check_slot(b, z, h, hv);
+      i++;
+    } else if (complete && whole) { /* the end state */
       append(b, t, a, CNT_NT);
       b->skipped += len;
       i += len;
-    } else if (len && complete && len >= 3) { /* the state before aL, then aL */
+    } else if (complete && len >= 3) { /* the state before aL, then aL */
       enter_prefix(b, t, a, len - 1);
       b->skipped += len - 1;
       i += len - 1;
       append(b, t, syms[i], 0);
       i++;
-    } else if (len && !complete) { /* the state after a1 .. aj */
+    } else if (!complete) { /* the state after a1 .. aj */
       enter_prefix(b, t, a, len);
       b->skipped += len;
       i += len;
@@ -736,6 +954,8 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
     }
     flush_pending(b);
   }
+  if (run && !b->err)
+    run_end(b, t);
 }
 
 /* ---- Cyclitur ------------------------------------------------------------- */
@@ -1147,6 +1367,15 @@ static inline int gb_check_step(struct gbuilder *b, uint64_t done)
 
 const char *gb_error(const struct gbuilder *b) { return b->msg; }
 
+/* The end of the cycle that syms[i] is in: the next loop header after i, or n. */
+static size_t cycle_span(const struct gbuilder *b, const uint32_t *syms, size_t i, size_t n)
+{
+  size_t j = i + 1;
+  while (j < n && !(b->has_lh && syms[j] == b->lh))
+    j++;
+  return j;
+}
+
 int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
 {
   if (b->err)
@@ -1163,9 +1392,8 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
         return b->err;
     }
   } else if (!b->cache_on) { /* Fig. 3 literally: every cycle through ReSequitur */
-    for (size_t i = 0; i < n; i++) {
-      uint32_t s = syms[i];
-      if (b->C != NIL && s == b->lh && b->has_lh) {
+    for (size_t i = 0; i < n;) {
+      if (b->C != NIL && syms[i] == b->lh && b->has_lh) {
         close_cycle(b, NULL, NULL);
         flush_pending(b);
       }
@@ -1173,8 +1401,9 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
         open_cycle(b);
       if (b->err)
         return b->err;
-      append(b, b->C, s, 0);
-      flush_pending(b);
+      size_t j = cycle_span(b, syms, i, n);
+      append_syms(b, b->C, syms + i, j - i);
+      i = j;
       if (b->err)
         return b->err;
     }
@@ -1183,9 +1412,10 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
       uint32_t s = syms[i];
       if (s == b->lh && b->has_lh && (b->rawn || b->C != NIL))
         end_cycle(b);
-      if (b->C != NIL) {
-        append(b, b->C, s, 0);
-        flush_pending(b);
+      if (b->C != NIL) { /* a long cycle: the rest of it at once, with the skips */
+        size_t j = cycle_span(b, syms, i, n);
+        append_syms(b, b->C, syms + i, j - i);
+        i = j - 1;
       } else {
         if (b->rawn == b->rawcap) {
           size_t cap = b->rawcap ? b->rawcap * 2 : 1024;

@@ -36,15 +36,15 @@ struct itm_fast {
   ((type) == SONDE_ITM_SW ? 1ull : (type) == SONDE_ITM_PC ? 1ull << 8 \
    : (type) == SONDE_ITM_DT_PC ? 1ull << 16 : (type) == SONDE_ITM_DT_ADDR ? 1ull << 24 \
    : (type) == SONDE_ITM_DT_DATA ? 1ull << 32 : (type) == SONDE_ITM_HW ? 1ull << 40 \
-   : (type) == SONDE_ITM_LTS ? 1ull << 48 : 0)
-static const uint8_t itm_lane_type[7] = {SONDE_ITM_SW,      SONDE_ITM_PC,      SONDE_ITM_DT_PC,
+   : (type) == SONDE_ITM_LTS ? 1ull << 48 : (type) == SONDE_ITM_PC_SLEEP ? 1ull << 56 : 0)
+static const uint8_t itm_lane_type[8] = {SONDE_ITM_SW,      SONDE_ITM_PC,      SONDE_ITM_DT_PC,
                                          SONDE_ITM_DT_ADDR, SONDE_ITM_DT_DATA, SONDE_ITM_HW,
-                                         SONDE_ITM_LTS};
+                                         SONDE_ITM_LTS,     SONDE_ITM_PC_SLEEP};
 static const uint64_t itm_lane_inc[SONDE_ITM_TYPE_COUNT] = {
     [SONDE_ITM_SW] = ITM_LANE(SONDE_ITM_SW),           [SONDE_ITM_PC] = ITM_LANE(SONDE_ITM_PC),
     [SONDE_ITM_DT_PC] = ITM_LANE(SONDE_ITM_DT_PC),     [SONDE_ITM_DT_ADDR] = ITM_LANE(SONDE_ITM_DT_ADDR),
     [SONDE_ITM_DT_DATA] = ITM_LANE(SONDE_ITM_DT_DATA), [SONDE_ITM_HW] = ITM_LANE(SONDE_ITM_HW),
-    [SONDE_ITM_LTS] = ITM_LANE(SONDE_ITM_LTS)};
+    [SONDE_ITM_LTS] = ITM_LANE(SONDE_ITM_LTS),         [SONDE_ITM_PC_SLEEP] = ITM_LANE(SONDE_ITM_PC_SLEEP)};
 
 #define M(port, type, size, flags) \
   ((uint64_t)(port) | (uint64_t)(type) << 16 | (uint64_t)(size) << 24 | (uint64_t)(flags) << 32)

@@ -9,5 +9,8 @@
  * loops with the byte-at-a-time general path. */
 enum { ITM_LOOP_AUTO = 0, ITM_LOOP_MIXED, ITM_LOOP_RUN };
 void itm_force_loop(struct sonde_itm *d, unsigned mode);
+/* Use the baseline-ISA copy of the hot loops even where the x86-64
+ * BMI2/AVX2 copy would run (src/itm/itm.c, fast_run_x86v3). */
+void itm_force_portable(struct sonde_itm *d);
 
 #endif

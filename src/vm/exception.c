@@ -63,9 +63,14 @@
 #define TAILCHAIN_CYCLES 6u
 #define FP_FRAME_CYCLES 17u /* s0-s15 + FPSCR, one cycle per word */
 
-unsigned vm_exc_entry_cycles(const struct sonde_vm *vm)
+static inline unsigned entry_cycles(const struct sonde_vm *vm)
 {
   return vm->has_v7m ? ENTRY_CYCLES_V7 : ENTRY_CYCLES_V6;
+}
+
+unsigned vm_exc_entry_cycles(const struct sonde_vm *vm)
+{
+  return entry_cycles(vm);
 }
 
 static unsigned exit_cycles(const struct sonde_vm *vm)
@@ -78,6 +83,14 @@ static unsigned exit_cycles(const struct sonde_vm *vm)
 static void clear_exclusive(struct sonde_vm *vm)
 {
   vm_cpu_clear_exclusive(vm);
+}
+
+/* Whether hook_exc() calls anything now. */
+static inline bool exc_observed(const struct sonde_vm *vm)
+{
+  return (VM_UNLIKELY(vm->hooked) && vm->hooks.exception) ||
+         (vm->dbg && VM_UNLIKELY(vm->dbg->demcr & VM_DEMCR_TRCENA)) ||
+         VM_UNLIKELY(vm->mtb_observe);
 }
 
 static inline void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
@@ -126,11 +139,7 @@ static void scan_timers(struct vm_sys *s)
 
 static inline void set_due(struct vm_sys *s, unsigned id, uint64_t due)
 {
-  s->timers[id].due = due;
-  if (due != UINT64_MAX)
-    s->armed |= 1u << id;
-  else
-    s->armed &= ~(1u << id);
+  vm_sys_timer_due_set(s, id, due);
 }
 
 /* The earliest due of all timers (UINT64_MAX: none armed), from the cache. */
@@ -167,29 +176,33 @@ void vm_sys_timer_set(struct sonde_vm *vm, int id, uint64_t due)
   struct vm_sys *s = &vm->sys;
   if (id < 0 || (unsigned)id >= s->ntimers)
     return;
-  set_due(s, (unsigned)id, due);
-  if (s->next_valid) {
-    if (due < s->next_due || (due == s->next_due && (unsigned)id < s->next_timer)) {
-      s->next_due = due;
-      s->next_timer = (unsigned)id;
-    } else if ((unsigned)id == s->next_timer && due > s->next_due) {
-      s->next_valid = false; /* the earliest went later: scan when asked */
-    }
-  }
-  update_event(vm);
+  vm_sys_timer_rearm(s, (unsigned)id, due);
+  if (!s->firing) /* else fire_due() sets it once all due timers have fired */
+    update_event(vm);
 }
 
 /* Fire every timed event due at or before `upto`, earliest first (the lower
- * index first at the same cycle). */
-static void fire_due(struct sonde_vm *vm, uint64_t upto)
+ * index first at the same cycle), leaving vm->event_cycle to the caller. */
+static void fire_timers(struct sonde_vm *vm, uint64_t upto)
 {
   struct vm_sys *s = &vm->sys;
+  s->firing = true;
   while (next_timer_due(s) <= upto && s->next_due != UINT64_MAX) {
     struct vm_sys_timer *t = &s->timers[s->next_timer];
     set_due(s, s->next_timer, UINT64_MAX);
-    s->next_valid = false;
+    /* The earliest of the others now, so the cache stays exact through
+     * the re-arm in `fire` (vm_sys_timer_rearm) and the next turn needs no
+     * scan. */
+    scan_timers(s);
     t->fire(vm, t->ctx);
   }
+  s->firing = false;
+}
+
+/* fire_timers(), then vm->event_cycle for what is armed now. */
+static void fire_due(struct sonde_vm *vm, uint64_t upto)
+{
+  fire_timers(vm, upto);
   update_event(vm);
 }
 
@@ -372,7 +385,7 @@ static uint32_t pop_word(struct stacker *st, uint32_t addr)
  * per word is the same access. Anything else (devices, read-only or unmapped
  * memory, watched code pages, a frame across a page or region end) goes word
  * by word through the bus, with its faults. */
-static uint8_t *basic_frame(struct vm_bus *bus, uint32_t addr, bool write)
+VM_INLINE uint8_t *basic_frame(struct vm_bus *bus, uint32_t addr, bool write)
 {
   const struct vm_page *p = &bus->page[addr >> VM_PAGE_SHIFT];
   uint32_t off = addr & ((1u << VM_PAGE_SHIFT) - 1);
@@ -478,8 +491,37 @@ static uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra, struct stacker 
   return base | (fp ? 0 : 0x10) | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
 }
 
+/* push_stack() of the common case in one go: a basic frame (no FP context)
+ * into plain memory of one page, no stacking hook, within the ARMv8-M stack
+ * limit; the same words, SP and EXC_RETURN. Returns false, having changed
+ * nothing, when push_stack() must do it. */
+static inline bool push_basic(struct sonde_vm *vm, uint32_t *lr)
+{
+  struct vm_cpu *c = &vm->cpu;
+  if ((vm->has_fpu && (c->control & CONTROL_FPCA)) || vm->hooks.stacking)
+    return false;
+  bool thread = c->ipsr == 0;
+  bool psp = thread && (c->control & CONTROL_SPSEL);
+  bool force8 = (vm->sys.ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
+  uint32_t sp = c->r[13];
+  uint32_t frame = (sp - 0x20) & ~(force8 ? 4u : 0u);
+  if (vm->has_v8m && frame < (psp ? c->psplim : c->msplim))
+    return false;
+  uint8_t *host = basic_frame(&vm->bus, frame, true);
+  if (!host)
+    return false;
+  uint32_t align = force8 ? (sp >> 2) & 1 : 0;
+  const uint32_t words[8] = {c->r[0],  c->r[1],  c->r[2],  c->r[3], c->r[12],
+                             c->r[14], c->r[15], (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9)};
+  memcpy(host, words, sizeof words);
+  c->r[13] = frame;
+  uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;
+  *lr = base | 0x10 | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
+  return true;
+}
+
 /* ExceptionTaken(): jump to the handler of `exc` with LR = exc_return. */
-static void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
+VM_INLINE void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
 {
   struct vm_sys *s = &vm->sys;
   uint32_t vector = 0;
@@ -516,9 +558,11 @@ static void exception_entry(struct sonde_vm *vm, unsigned exc)
   uint32_t ret_pc = vm->cpu.r[15];
   struct stacker st;
   stacker_init(&st, vm);
-  uint32_t lr = push_stack(vm, &extra, &st);
+  uint32_t lr;
+  if (!push_basic(vm, &lr))
+    lr = push_stack(vm, &extra, &st);
   uint64_t start = vm->cpu.cycles;
-  uint64_t end = start + vm_exc_entry_cycles(vm) + extra;
+  uint64_t end = start + entry_cycles(vm) + extra;
   /* Timed events during the stacking, then the highest pending exception.
    * With none due, no call: the service sets event_cycle and the attention
    * bit after the entry. */
@@ -553,6 +597,37 @@ static void tail_chain(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
   vm->cpu.cycles += TAILCHAIN_CYCLES + (bus->stall_cycles - stalls);
   bus->stall_cycles = stalls;
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
+}
+
+/* pop_stack() of the common case in one go: a basic frame in plain memory
+ * of one page, in Handler mode (so the frame's SP is the active MSP or the
+ * banked PSP), no stacking hook. Returns false, having changed nothing,
+ * when pop_stack() must do it. */
+static inline bool pop_basic(struct sonde_vm *vm, uint32_t exc_return, bool observed)
+{
+  struct vm_cpu *c = &vm->cpu;
+  struct vm_bus *bus = &vm->bus;
+  if (!(exc_return & 0x10) || !c->ipsr || vm->hooks.stacking)
+    return false;
+  uint64_t stalls = bus->stall_cycles;
+  bool thread = exc_return & 8;
+  bool psp = thread && (exc_return & 4);
+  uint32_t frame = psp ? c->sp_inactive : c->r[13];
+  const uint8_t *host = basic_frame(bus, frame, false);
+  if (!host)
+    return false;
+  uint32_t r[8];
+  memcpy(r, host, sizeof r);
+  bool force8 = (vm->sys.ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
+  uint32_t newsp = frame + 0x20 + ((force8 && (r[7] & (1u << 9))) ? 4 : 0);
+  uint32_t control = (c->control & ~(CONTROL_SPSEL | CONTROL_FPCA)) | (psp ? CONTROL_SPSEL : 0);
+  vm_cpu_exception_return(vm, thread ? 0 : (r[7] & 0x1FF), control, psp, newsp, r);
+  c->cycles += exit_cycles(vm) + (bus->stall_cycles - stalls);
+  bus->stall_cycles = stalls;
+  vm->sys.event_register = true;
+  if (observed)
+    hook_exc(vm, SONDE_VM_EXC_RETURN, c->ipsr);
+  return true;
 }
 
 /* PopStack() and the return to the context EXC_RETURN names. */
@@ -612,6 +687,10 @@ static void pop_stack(struct sonde_vm *vm, uint32_t exc_return)
 
 static bool exc_return_valid(const struct sonde_vm *vm, uint32_t v)
 {
+  /* F1/F9/FD (a basic frame, ARMv7-M's values) are valid on every core:
+   * ARMv8-M's checks below accept them too. */
+  if (VM_LIKELY(v == 0xFFFFFFF9u || v == 0xFFFFFFF1u || v == 0xFFFFFFFDu))
+    return true;
   if (!(v & 0x10) && !vm->has_fpu)
     return false;
   if (vm->has_v8m) {
@@ -679,7 +758,11 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
   vm_nvic_deactivate(vm, exc);
   if (exc != VM_EXC_NMI)
     c->faultmask = 0;
-  hook_exc(vm, SONDE_VM_EXC_EXIT, exc);
+  /* Nothing on the way to the unstacking changes what observes exceptions:
+   * with no observer now, none at the return either (pop_basic). */
+  bool observed = exc_observed(vm);
+  if (observed)
+    hook_exc(vm, SONDE_VM_EXC_EXIT, exc);
   clear_exclusive(vm);
   unsigned next = vm_nvic_takeable(vm);
   if (next) {
@@ -693,7 +776,7 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
     c->sleeping = true;
     s->sleep_from = c->cycles;
     s->sleep_base = s->sleep_cycles;
-  } else {
+  } else if (!pop_basic(vm, exc_return, observed)) {
     pop_stack(vm, exc_return);
   }
   exc_update(vm);
@@ -794,7 +877,7 @@ static void sys_reset(struct sonde_vm *vm, bool power_on, bool local)
   s->nactive = 0;
   s->aircr = s->scr = s->shcsr = s->cfsr = s->hfsr = s->mmfar = s->bfar = 0;
   s->vtor = s->reset_vtor; /* 0, or the machine's `vtor` (ARMv8-M) */
-  vm_sys_nvic_changed(s);
+  vm_nvic_prigroup_changed(vm);
   s->cpacr = s->fpcar = s->fpdscr = s->actlr = s->dfsr = s->afsr = 0;
   s->fpccr = vm->has_fpu ? (FPCCR_ASPEN | FPCCR_LSPEN) : 0;
   if (!vm->has_v7m)
@@ -844,13 +927,34 @@ void vm_sys_reset_local(struct sonde_vm *vm)
 
 /* ---- the service call -------------------------------------------------------- */
 
+/* vm_dbgh_service() (dbg_halt.c) without the call while no debugger is
+ * involved: no C_DEBUGEN (nothing halts, no vector catch), no C_STEP or
+ * MON_STEP, not halted and no debug request. Then its pre part only records
+ * what its post part reads (kept here, in case the state changes in between),
+ * and its post part does nothing. */
+static inline bool dbgh_service(struct sonde_vm *vm, bool pre)
+{
+  struct vm_dbgh *d = vm->dbgh;
+  if (!d)
+    return false;
+  if (!(d->dhcsr & DHCSR_C_DEBUGEN) && !(d->demcr & DEMCR_MON_STEP) && !d->stepping &&
+      !d->mon_stepping && !d->halted && !(vm->attention & VM_ATTN_DEBUG)) {
+    if (pre) {
+      d->taken0 = vm->sys.exceptions_taken;
+      d->resetting = vm->sys.reset_request;
+    }
+    return false;
+  }
+  return vm_dbgh_service(vm, pre);
+}
+
 bool vm_sys_service(struct sonde_vm *vm)
 {
   struct vm_sys *s = &vm->sys;
   struct vm_cpu *c = &vm->cpu;
   if (vm->attention & VM_ATTN_STOP)
     return true;
-  if (vm_dbgh_service(vm, true)) /* halt request, C_STEP/MON_STEP done (dbg_halt.c) */
+  if (dbgh_service(vm, true)) /* halt request, C_STEP/MON_STEP done (dbg_halt.c) */
     return true;
   if (s->reset_request == VM_RESET_LOCAL)
     vm_sys_reset_local(vm);
@@ -868,8 +972,12 @@ bool vm_sys_service(struct sonde_vm *vm)
   /* Awake and below the cycle limit, the service goes on to exc_update() at
    * its end: the updates of the timers that fire are left to that one. */
   s->defer_exc_update = !c->sleeping && c->cycles < vm->max_cycles;
-  fire_due(vm, c->cycles);
+  fire_timers(vm, c->cycles);
   s->defer_exc_update = false;
+  /* vm->event_cycle: nothing reads it before the update_event() at the end,
+   * on the way there; set it at once on the others. */
+  if (VM_UNLIKELY(c->sleeping || c->cycles >= vm->max_cycles))
+    update_event(vm);
   while (c->sleeping) {
     if (wake_condition(vm)) {
       c->sleeping = false;
@@ -914,7 +1022,7 @@ bool vm_sys_service(struct sonde_vm *vm)
   }
   update_event(vm);
   exc_update(vm);
-  if (vm_dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
+  if (dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
     return true;
   return (vm->attention & VM_ATTN_STOP) != 0;
 }

@@ -9,6 +9,7 @@
  *   0x08 COUNT   R:  cycles since the period started
  *   0x0C STATUS  R/W1C: bit0 MATCH
  */
+#include <assert.h>
 #include <stdlib.h>
 
 #include "machine.h"
@@ -54,7 +55,8 @@ static void tmr_fire(struct sonde_vm *vm, void *ctx)
   uint64_t due = t->start + t->load;
   if (t->ctrl & 4) {
     t->start = due;
-    vm_sys_timer_set(vm, t->timer, due + t->load);
+    assert(vm->sys.firing);
+    vm_sys_timer_rearm(&vm->sys, (unsigned)t->timer, due + t->load);
   } else {
     t->ctrl &= ~1u;
     t->count_stopped = t->load;

@@ -100,7 +100,7 @@ static void aircr_write(struct sonde_vm *vm, uint32_t v)
     return; /* writes without the key are ignored */
   if (vm->has_v7m) {
     s->aircr = v & (7u << 8); /* PRIGROUP */
-    vm_sys_nvic_changed(s);
+    vm_nvic_prigroup_changed(vm);
   }
   if ((v & (1u << 2)) || (vm->has_v7m && !vm->has_v8m && (v & 1))) {
     /* SYSRESETREQ (a system reset), or VECTRESET (ARMv7-M only: a local
@@ -115,6 +115,7 @@ static void aircr_write(struct sonde_vm *vm, uint32_t v)
     for (unsigned i = 0; i <= VM_MAX_EXC / 32; i++)
       s->nvic_active[i] = 0;
     s->nactive = 0;
+    vm_sys_nvic_changed(s);
     vm_cpu_set_ipsr(vm, 0);
   }
 }
@@ -327,7 +328,7 @@ int vm_sys_init(struct sonde_vm *vm, unsigned num_irqs, unsigned prio_bits)
   vm->cpu.exec_pc = VM_EXEC_NONE;  /* no instruction yet (pc_at.c) */
   s->num_irqs = num_irqs > VM_MAX_IRQS ? VM_MAX_IRQS : num_irqs;
   s->prio_bits = prio_bits < 2 ? 2 : prio_bits > 8 ? 8 : prio_bits;
-  vm_sys_nvic_changed(s); /* num_irqs */
+  vm_nvic_prigroup_changed(vm); /* and num_irqs */
   s->cpuid = cpuid_for(vm->core);
   int rc = vm_systick_init(vm);
   if (rc < 0)

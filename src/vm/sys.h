@@ -63,7 +63,14 @@ struct vm_sys {
    * vm_sys_nvic_changed(). Debug builds (no NDEBUG) check every answer. */
   bool hp_valid;
   unsigned hp_exc;
-  int hp_prio;
+  int hp_prio, hp_group; /* its priority and group priority (1000: none) */
+  /* Cache of the highest group priority of the active exceptions (nvic.h,
+   * vm_nvic_active_group(); 256: none): kept by vm_nvic_set_active(), dropped
+   * by vm_sys_nvic_changed() (priorities, PRIGROUP, a direct write of the
+   * active bits). */
+  bool act_valid;
+  int act_group;
+  int group_mask; /* AIRCR.PRIGROUP's group bits of a priority (nvic.h) */
   /* SCB */
   uint32_t reset_vtor; /* VTOR after a reset (the machine's `vtor`; 0 unless ARMv8-M) */
   uint32_t vtor, aircr, scr, ccr, shcsr, cfsr, hfsr, mmfar, bfar, cpacr, fpccr, fpcar, fpdscr;
@@ -75,6 +82,7 @@ struct vm_sys {
   int syst_timer;           /* index in timers[] */
   bool event_register;      /* WFE/SEV event register */
   bool defer_exc_update;    /* timers fire in a service that ends with vm_exc_update() */
+  bool firing;              /* in fire_due(): it sets event_cycle when all have fired */
   uint64_t exceptions_taken;
   uint64_t sleep_cycles;
   /* The latest sleep began at sleep_from (UINT64_MAX: none since power-on)
@@ -110,10 +118,12 @@ struct vm_sys {
   bool maskints;
 };
 
-/* The state vm_nvic_highest_pending() reads changed: drop its cache. */
+/* The state vm_nvic_highest_pending() or the execution priority reads
+ * changed: drop their caches. */
 static inline void vm_sys_nvic_changed(struct vm_sys *s)
 {
   s->hp_valid = false;
+  s->act_valid = false;
 }
 
 /* Core-dependent feature gates (features.c): has_v7m, has_dsp, has_fpu, has_v8m. */
@@ -126,6 +136,31 @@ int vm_sys_init(struct sonde_vm *vm, unsigned num_irqs, unsigned prio_bits);
  * cycle `due` (UINT64_MAX disarms) and keeps vm->event_cycle exact. */
 int vm_sys_timer_add(struct sonde_vm *vm, vm_timer_fn fire, void *ctx);
 void vm_sys_timer_set(struct sonde_vm *vm, int id, uint64_t due);
+
+/* timers[id].due and the `armed` bit. */
+static inline void vm_sys_timer_due_set(struct vm_sys *s, unsigned id, uint64_t due)
+{
+  s->timers[id].due = due;
+  if (due != UINT64_MAX)
+    s->armed |= 1u << id;
+  else
+    s->armed &= ~(1u << id);
+}
+
+/* vm_sys_timer_set() but for vm->event_cycle: a timer re-arming itself from
+ * its `fire` (then fire_due() sets event_cycle once all have fired), inline. */
+static inline void vm_sys_timer_rearm(struct vm_sys *s, unsigned id, uint64_t due)
+{
+  vm_sys_timer_due_set(s, id, due);
+  if (s->next_valid) {
+    if (due < s->next_due || (due == s->next_due && id < s->next_timer)) {
+      s->next_due = due;
+      s->next_timer = id;
+    } else if (id == s->next_timer && due > s->next_due) {
+      s->next_valid = false; /* the earliest went later: scan when asked */
+    }
+  }
+}
 /* Recompute vm->event_cycle = min(next timer, max_cycles). */
 void vm_sys_update_event(struct sonde_vm *vm);
 

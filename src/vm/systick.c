@@ -6,6 +6,8 @@
  * with TICKINT, pends the SysTick exception, then re-arms RVR+1 cycles later.
  * Writes to CVR clear it (and COUNTFLAG); the reload happens on the next
  * clock, so SysTick_Config(N) gives an interrupt every N cycles. */
+#include <assert.h>
+
 #include "nvic.h"
 #include "vm_internal.h"
 
@@ -42,7 +44,7 @@ static void systick_fire(struct sonde_vm *vm, void *ctx)
   struct vm_sys *s = &vm->sys;
   s->syst_csr |= CSR_COUNTFLAG;
   if (s->syst_csr & CSR_TICKINT)
-    vm_exc_set_pending(vm, VM_EXC_SYSTICK);
+    vm_exc_pend(vm, VM_EXC_SYSTICK);
   if (s->syst_rvr == 0) {
     /* RVR = 0: the counter stops at zero after this wrap. */
     s->syst_cvr = 0;
@@ -50,7 +52,8 @@ static void systick_fire(struct sonde_vm *vm, void *ctx)
     return;
   }
   s->syst_base_cycle += (uint64_t)s->syst_rvr + 1;
-  vm_sys_timer_set(vm, s->syst_timer, s->syst_base_cycle);
+  assert(s->firing);
+  vm_sys_timer_rearm(s, (unsigned)s->syst_timer, s->syst_base_cycle);
 }
 
 int vm_systick_init(struct sonde_vm *vm)

@@ -5,35 +5,16 @@
 # GDB link) and a copy of the stored bundle (--stored mtb_bundle) decode to
 # the same branch history.
 set -u
-pass=0 fail=0
-T=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-nserve=0
+. "$(dirname "$0")/lib.sh"
 for core in m33 m0plus; do
   FW="$SONDE_BUILD/firmware/mtb_fault_hang_$core.elf"
   [ -f "$FW" ] || { echo "missing $FW"; exit 1; }
   mach=cm33; [ $core = m0plus ] && mach=cm0plus
-  serve() { # one client per server: the firmware spins forever after it
-    # port 0: the server picks a free one and says which (no race for a port
-    # another test may take); a log per server
-    nserve=$((nserve + 1))
-    "$SONDE" run -m $mach --gdb 0 "$FW" > "$T/run.out" 2> "$T/run.$nserve.err" &
-    pids+=($!)
-    port=
-    for i in $(seq 100); do
-      port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$T/run.$nserve.err" 2>/dev/null)
-      [ -n "$port" ] && break
-      sleep 0.1
-    done
-  }
-  serve
+  # one client per server: the firmware spins forever after it
+  serve -m $mach --gdb 0 "$FW"
   "$SONDE" mtb fetch --link "gdb:127.0.0.1:$port" --core $core --run-ms 300 -e "$FW" -o "$T/live.smtb" 2>"$T/e"; rc=$?
   [ $rc -eq 0 ] && ok || bad "$core live fetch: exit $rc: $(cat "$T/e")"
-  serve
+  serve -m $mach --gdb 0 "$FW"
   "$SONDE" mtb fetch --gdb "127.0.0.1:$port" --core $core --run-ms 300 --stored mtb_bundle -e "$FW" -o "$T/stored.smtb" 2>"$T/e"; rc=$?
   [ $rc -eq 0 ] && ok || bad "$core stored fetch: exit $rc: $(cat "$T/e")"
   "$SONDE" mtb decode -e "$FW" "$T/live.smtb" --format json >"$T/live.json" 2>"$T/e"; rc=$?
@@ -60,14 +41,14 @@ done
 FW="$SONDE_BUILD/firmware/mtb_sessions_hang_m0plus.elf"
 mach=cm0plus
 master_of() { python3 -c 'import struct,sys; print("%08x" % struct.unpack_from("<I", open(sys.argv[1],"rb").read(), 20)[0])' "$1"; }
-serve
+serve -m $mach --gdb 0 "$FW"
 "$SONDE" mtb fetch --gdb "127.0.0.1:$port" --core m0plus --run-ms 100 -e "$FW" -o "$T/s.smtb" 2>"$T/e"; rc=$?
 [ $rc -eq 0 ] && [ "$(master_of "$T/s.smtb")" = "00000048" ] && ok \
   || bad "sessions fetch: exit $rc, MASTER $(master_of "$T/s.smtb" 2>&1) $(cat "$T/e")"
 "$SONDE" mtb decode -e "$FW" "$T/s.smtb" >"$T/s.txt" 2>"$T/e"; rc=$?
 [ $rc -eq 0 ] && head -1 "$T/s.txt" | grep -q ", 0 inconsistent" && grep -q "trace session starts (S-bit)" "$T/s.txt" \
   && ok || bad "sessions decode: exit $rc: $(head -1 "$T/s.txt") $(cat "$T/e")"
-serve
+serve -m $mach --gdb 0 "$FW"
 "$SONDE" mtb fetch --gdb "127.0.0.1:$port" --core m0plus --run-ms 100 --no-stop -o "$T/n.smtb" 2>"$T/e"; rc=$?
 m=$(master_of "$T/n.smtb" 2>/dev/null)
 [ $rc -eq 0 ] && [ $((0x$m & 0x7fffffff)) -eq $((0x68)) ] && ok || bad "--no-stop: exit $rc, MASTER $m"

@@ -8,27 +8,12 @@
 # the same branch history; both carry the ELF's build id. And a 4 KiB buffer
 # of M0+ TSTART/TSTOP sessions, read in several mdw commands.
 set -u
-pass=0 fail=0
-T=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib.sh"
 command -v openocd >/dev/null || { echo "FAIL: openocd missing (scripts/install-deps)"; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-nserve=0
 # start_ocd MACHINE FW: the firmware under `sonde run --jtag`, OpenOCD on it; TP = its Tcl port
 start_ocd() {
-  nserve=$((nserve + 1))
-  "$SONDE" run -m "$1" --jtag 0 "$2" >"$T/run.$nserve.log" 2>&1 & # port 0: it picks one
-  pids+=($!)
-  JP=
-  for i in $(seq 100); do
-    JP=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$T/run.$nserve.log" 2>/dev/null)
-    [ -n "$JP" ] && break
-    sleep 0.1
-  done
+  serve -m "$1" --jtag 0 "$2"
+  JP=$port
   TP=$(free_port)
   SONDE_JTAG_PORT=$JP openocd -c "gdb_port disabled; telnet_port disabled; tcl_port $TP" \
     -f "$SONDE_SRC/scripts/openocd/sonde-vm.cfg" >"$T/ocd.log" 2>&1 &

@@ -128,7 +128,7 @@ static void test_random_properties(void)
   for (int iter = 0; iter < 300; iter++) {
     size_t n = rnd() % 2000;
     uint32_t alpha = 1 + rnd() % (iter % 3 == 0 ? 2 : iter % 3 == 1 ? 4 : 40);
-    int mode = iter % 4;
+    int mode = iter % 5;
     for (size_t i = 0; i < n; i++) {
       if (mode == 0 || i < 8)
         w[i] = rnd() % alpha;
@@ -520,7 +520,7 @@ static void test_repeat_skip(void)
   for (int iter = 0; iter < 400; iter++) {
     size_t n = 100 + rnd() % 19900;
     uint32_t alpha = 2 + rnd() % 40;
-    int mode = iter % 4;
+    int mode = iter % 5;
     if (mode == 0) {
       for (size_t i = 0; i < n; i++)
         w[i] = rnd() % alpha;
@@ -532,6 +532,18 @@ static void test_repeat_skip(void)
       for (size_t i = 0; i < n; i++)
         w[i] = (uint32_t)(i % (body + 5) < 3 ? i % (body + 5)
                                                : 10 + (i % (body + 5)) % (2 + (i / 50) % 5));
+    } else if (mode == 4) { /* a loop cut by "interrupts" at random points (run_step) */
+      size_t body = 4 + rnd() % 40, isr = 3 + rnd() % 8, k = 0;
+      size_t i = 0;
+      while (i < n) {
+        if (rnd() % (body + rnd() % (4 * body)) == 0) { /* an ISR of one of two paths */
+          uint32_t path = rnd() % 2;
+          for (size_t j = 0; j < isr && i < n; j++)
+            w[i++] = 1000 + (uint32_t)j + (path && j == isr / 2 ? 500 : 0);
+        } else {
+          w[i++] = 100 + (uint32_t)(k++ % body);
+        }
+      }
     } else { /* phrases of 1-12 symbols from a dictionary of 2-30 */
       uint32_t dict[30][12];
       size_t dlen[30], nd = 2 + rnd() % 29;
@@ -561,9 +573,12 @@ static void test_repeat_skip(void)
   sonde_grammar_free(g);
 }
 
-/* The same on real traces: the CC2650 FrankenTrace trace and the first
+/* The same on real traces: the CC2650 FrankenTrace trace, the first
  * 1 M instructions of bench_cpu (tests/grammar/data, the input of
- * tests/cli/grammar_reference.sh). */
+ * tests/cli/grammar_reference.sh) and the first 295,059 of the
+ * interrupt-heavy bench_irq (`sonde run --max-cycles 500000 --trace-pc`,
+ * stored as its ReSequitur grammar; most of its symbols go through
+ * run_step), whole and in pieces (a feed's end cuts repeats and runs). */
 static void test_repeat_skip_real(void)
 {
   char path[1024];
@@ -591,6 +606,22 @@ static void test_repeat_skip_real(void)
   CHECK(repeat_skip_same_lh(c.v, c.n, c.n, 0x364));
   CHECK(repeat_skip_same_lh(c.v, c.n, 4093, 0x364)); /* and in pieces */
   free(c.v);
+  sonde_grammar_free(stored);
+  snprintf(path, sizeof path, "%s/tests/grammar/data/bench_irq_295k.grammar", SONDE_SOURCE_DIR);
+  f = fopen(path, "rb");
+  REQUIRE(f != NULL);
+  len = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  REQUIRE(sonde_grammar_parse(buf, len, path, &stored, NULL) == 0);
+  struct collect ci = {0};
+  REQUIRE(sonde_grammar_expand(stored, collect_emit, &ci) == 0);
+  CHECK(ci.n == 295059);
+  CHECK(repeat_skip_same_lh(ci.v, ci.n, ci.n, 0x364));
+  CHECK(repeat_skip_same_lh(ci.v, ci.n, 1021, 0x364));
+  /* a loop header that never comes: one cycle longer than the cycle cache
+   * buffers, compressed as it arrives (gb_feed's long-cycle path) */
+  CHECK(repeat_skip_same_algo(SONDE_GRAMMAR_CYCLITUR, ci.v, ci.n, 7919, 0xfffffffeu));
+  free(ci.v);
   sonde_grammar_free(stored);
 }
 

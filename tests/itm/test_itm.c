@@ -442,6 +442,15 @@ static void test_run_loop_table(void)
   }
   CHECK_EQ_U(itm_lane_type[6], SONDE_ITM_LTS);
   CHECK_EQ_U(ITM_LANE(SONDE_ITM_LTS), 1ull << 48);
+  /* the pair loop's sleeping sample: header 0x15, 1 payload byte as value */
+  const struct itm_fast *e = &itm_fast_table[0x15];
+  CHECK_EQ_U(e->kind, 1);
+  CHECK_EQ_U(e->type, SONDE_ITM_PC_SLEEP);
+  CHECK_EQ_U(e->fm, 0);
+  CHECK_EQ_U(e->pgmask, 0);
+  CHECK_EQ_U(e->meta, (uint64_t)SONDE_ITM_PC_SLEEP << 16 | 1u << 24);
+  CHECK_EQ_U(itm_lane_type[7], SONDE_ITM_PC_SLEEP);
+  CHECK_EQ_U(ITM_LANE(SONDE_ITM_PC_SLEEP), 1ull << 56);
 }
 
 /* Every header byte, followed by payloads with every continuation pattern:

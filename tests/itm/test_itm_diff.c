@@ -4,7 +4,9 @@
  * machine and decode_packet). The hot path runs three ways: its own choice
  * of loop, and each of its two loops forced (fast_loop for random-looking
  * streams, run_loop with the 5-byte-run and PC+LTS pair loops for regular
- * ones), with LTS prescale 1 and 4. On real and fuzzed streams: the fuzz corpus
+ * ones), each in both copies of the hot loops (the baseline-ISA one and,
+ * on x86-64 CPUs with BMI2 and AVX2, the one compiled for them), with LTS
+ * prescale 1 and 4. On real and fuzzed streams: the fuzz corpus
  * (fuzz/corpus/itm) and the SWO bytes of firmware images run on the VM
  * (`sonde run --swo`, when the firmware is built), plus random chunk sizes
  * and small output arrays. Packets, offsets, timestamps and statistics must
@@ -33,6 +35,7 @@ static uint32_t rnd(void)
 
 /* chunk 0: whole buffer; -1: random chunk sizes; out: `room` packets a call */
 static unsigned loop_mode;   /* ITM_LOOP_* for the next decode */
+static bool portable;        /* the baseline-ISA copy of the hot loops */
 static unsigned ts_prescale = 1;
 
 static void decode(const uint8_t *s, size_t len, long chunk, size_t room, struct res *r)
@@ -42,6 +45,8 @@ static void decode(const uint8_t *s, size_t len, long chunk, size_t room, struct
   cfg.ts_prescale = ts_prescale;
   struct sonde_itm *d = sonde_itm_new(&cfg);
   itm_force_loop(d, loop_mode);
+  if (portable)
+    itm_force_portable(d);
   struct sonde_itm_packet buf[600];
   r->n = 0;
   size_t pos = 0;
@@ -89,17 +94,20 @@ static void compare_once(const char *what, const uint8_t *s, size_t len)
   static const char *loop_name[] = {"auto", "mixed loop", "run loop"};
   loop_mode = ITM_LOOP_AUTO;
   decode(s, len, 1, 600, &A); /* the general path, byte by byte */
-  for (unsigned m = ITM_LOOP_AUTO; m <= ITM_LOOP_RUN; m++) {
-    loop_mode = m;
+  for (unsigned m = 0; m < 2 * (ITM_LOOP_RUN + 1); m++) {
+    loop_mode = m % (ITM_LOOP_RUN + 1);
+    portable = m > ITM_LOOP_RUN;
+    const char *isa = portable ? "portable" : "cpu's";
     decode(s, len, 0, 600, &B);
     if (!same(&A, &B))
-      CHECK_FAIL_("%s (%zu bytes, prescale %u, %s): whole buffer: %zu packets, byte by byte: %zu",
-                  what, len, ts_prescale, loop_name[m], B.n, A.n);
+      CHECK_FAIL_("%s (%zu bytes, prescale %u, %s, %s): whole buffer: %zu packets, byte by byte: %zu",
+                  what, len, ts_prescale, loop_name[loop_mode], isa, B.n, A.n);
     decode(s, len, -1, 2 + rnd() % 40, &B);
     if (!same(&A, &B))
-      CHECK_FAIL_("%s (%zu bytes, prescale %u, %s): random chunks differ (%zu vs %zu packets)",
-                  what, len, ts_prescale, loop_name[m], B.n, A.n);
+      CHECK_FAIL_("%s (%zu bytes, prescale %u, %s, %s): random chunks differ (%zu vs %zu packets)",
+                  what, len, ts_prescale, loop_name[loop_mode], isa, B.n, A.n);
   }
+  portable = false;
   streams++;
 }
 
@@ -237,7 +245,7 @@ static void test_random_streams(void)
 /* Regular streams, what the run loops are for, with every way to leave a
  * run: runs of 5-byte packets (instrumentation on any port and page, PC
  * samples, data trace), PC + LTS1 pairs with 1-4 byte timestamps, sleep
- * samples, malformed LTS1 (C set in the last byte), LTS2, page changes,
+ * samples (alone, and in place of a PC before its LTS1), malformed LTS1 (C set in the last byte), LTS2, page changes,
  * syncs, overflow and random bytes; whole and cut at every length near the
  * end, so runs meet the 8-byte edge and the output room. */
 static size_t regular_stream(uint8_t *s, size_t cap, unsigned style)
@@ -249,9 +257,16 @@ static size_t regular_stream(uint8_t *s, size_t cap, unsigned style)
     unsigned pick = v % 1000;
     uint8_t h = style == 0 ? 0x17 : style == 1 ? (uint8_t)(0x03 | (v >> 12 & 31) << 3)
                                                : h5[(v >> 12) % sizeof h5];
-    s[n++] = h;
-    for (int k = 0; k < 4; k++)
-      s[n++] = (uint8_t)rnd();
+    if (style == 0 && pick >= 900 && pick < 960) {
+      /* a sleeping sample (any payload byte) in place of the PC: the pair
+       * loop takes it with the LTS1 that follows */
+      s[n++] = 0x15;
+      s[n++] = (uint8_t)(pick < 930 ? 0 : rnd());
+    } else {
+      s[n++] = h;
+      for (int k = 0; k < 4; k++)
+        s[n++] = (uint8_t)rnd();
+    }
     if (style == 0 || (style == 2 && v & 0x100)) { /* an LTS1 after the sample */
       unsigned pay = pick < 900 ? 2 : 1 + (v >> 20) % 4;
       s[n++] = (uint8_t)(0xc0 | (v >> 24 & 3) << 4);
