@@ -744,10 +744,14 @@ static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
  * next symbol of the same kind takes (y R) out of the index again. run_step
  * does that step in place, X's node becoming R, and leaves (y R) out of the
  * index while such steps follow each other (run_end puts the last one in):
- * two lookups a symbol instead of four, and no node churn. The index differs
- * from the symbol-by-symbol one only by that entry while the run lasts, and
- * no lookup in between can be for it ((X c) with X a rule and c a terminal
- * is never (y X)).
+ * two lookups a symbol instead of four, and no node churn. A run also starts
+ * with the entry of a digram that append_syms itself just formed and found
+ * new ((z c) for an ordinary symbol, (z A) for a repeat taken whole), which
+ * the first step would take out again. The index differs from the
+ * symbol-by-symbol one only by that entry while the run lasts, and no lookup
+ * in between can be for it ((X c) could be (y X) only if X were the terminal
+ * c, and such a symbol ends the run first; (y R) is not (y X), R being new
+ * at t's end).
  *
  * When (y R) is itself the whole body of a closed rule Q, the ordinary
  * cascade substitutes it the same way (y's node becomes Q, R's goes), and
@@ -885,7 +889,12 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
     bool complete = false, whole = false;
     uint32_t hv = 0, h = 0;
     bool have_h = false;
-    if (run) { /* z is a rule: (z c) cannot be the terminal case below */
+    if (run && !(zc & CNT_NT) && N[z].sym == syms[i]) { /* z z: the ordinary way */
+      run = false;
+      run_end(b, t);
+      continue;
+    }
+    if (run) { /* ((z c) is not the digram left out: z c differs from y z) */
       hv = (uint32_t)dg_hash4(N[z].sym, zc, syms[i], 1);
       h = dg_find_key_hv(b, N[z].sym, zc, syms[i], 1, hv);
       int k = b->ht[h] ? run_step(b, z, b->ht[h], false) : 0;
@@ -931,10 +940,30 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
         return;
       link2(b, z, x);
       link2(b, x, g);
-      if (!b->err && !(N[z].cnt & CNT_IDX))
+      if (!b->ht[h] && !b->err && !(N[z].cnt & CNT_IDX)) {
+        run = true; /* (z c) is new: its index entry waits, as in a run */
+        b->run_h = h;
+        b->run_hv = hv;
+      } else if (!b->err && !(N[z].cnt & CNT_IDX)) {
         check_slot(b, z, h, hv);
+      }
       i++;
-    } else if (complete && whole) { /* the end state */
+    } else if (complete && whole && !(b->re && (zc & CNT_NT) && N[z].sym == a)) {
+      /* the end state: a node for A; (z A) is new, its entry waits as in a run */
+      uint32_t x = node_new(b, a, CNT_NT | 1);
+      if (x == NIL)
+        return;
+      link2(b, z, x);
+      link2(b, x, g);
+      b->r[a].refs++;
+      if (!b->err && !(N[z].cnt & CNT_IDX)) {
+        b->run_hv = (uint32_t)dg_hash4(N[z].sym, zc, a, CNT_NT | 1);
+        b->run_h = dg_find_key_hv(b, N[z].sym, zc, a, CNT_NT | 1, b->run_hv);
+        run = true;
+      }
+      b->skipped += len;
+      i += len;
+    } else if (complete && whole) { /* the end state, A merged into z = A^k */
       append(b, t, a, CNT_NT);
       b->skipped += len;
       i += len;
