@@ -225,14 +225,12 @@ static inline int same_sym(const struct gbuilder *b, uint32_t a, uint32_t c)
 
 /* ---- digram index --------------------------------------------------------- */
 
+/* The index uses the low 32 bits; two multiplications, the high half of the
+ * second depending on every input bit. */
 static inline uint64_t dg_hash4(uint32_t a, uint32_t ac, uint32_t c, uint32_t cc)
 {
-  uint64_t x = (((uint64_t)a << 32) | ac) * 0x9E3779B97F4A7C15ull;
-  x ^= (((uint64_t)c << 32) | cc) * 0xC2B2AE3D27D4EB4Full;
-  x ^= x >> 29;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 32;
-  return x;
+  uint64_t x = (((uint64_t)a << 32) | ac) * 0x9E3779B97F4A7C15ull + (((uint64_t)c << 32) | cc);
+  return (x * 0xBF58476D1CE4E5B9ull) >> 32;
 }
 
 static inline uint64_t dg_hash(const struct gbuilder *b, uint32_t x)
@@ -750,8 +748,8 @@ static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
  * the first step would take out again. The index differs from the
  * symbol-by-symbol one only by that entry while the run lasts, and no lookup
  * in between can be for it ((X c) could be (y X) only if X were the terminal
- * c, and such a symbol ends the run first; (y R) is not (y X), R being new
- * at t's end).
+ * c, and such a symbol ends the run first; (y R) is not (y X), R's body
+ * holding X).
  *
  * When (y R) is itself the whole body of a closed rule Q, the ordinary
  * cascade substitutes it the same way (y's node becomes Q, R's goes), and
