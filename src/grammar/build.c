@@ -788,7 +788,7 @@ static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32
 {
   uint32_t pend[RUN_DEPTH], np = 0, y = N[x].prev;
   pend[np++] = r;
-  for (;;) { /* (y x) is in the index at h; x is t's last node, (y x) not indexed there */
+  for (;;) { /* x: t's last node; its digram (y x) is indexed elsewhere, at slot h */
     uint32_t m2 = SLOT_NODE(b->ht[h]), g2 = N[m2].prev, w = N[y].prev;
     if (!(np < RUN_DEPTH && N[m2].next != y && is_guard(b, g2) &&
           is_guard(b, N[N[m2].next].next) && rule_reusable(b, g2) &&
