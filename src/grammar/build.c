@@ -225,14 +225,12 @@ static inline int same_sym(const struct gbuilder *b, uint32_t a, uint32_t c)
 
 /* ---- digram index --------------------------------------------------------- */
 
+/* The index uses the low 32 bits; two multiplications, the high half of the
+ * second depending on every input bit. */
 static inline uint64_t dg_hash4(uint32_t a, uint32_t ac, uint32_t c, uint32_t cc)
 {
-  uint64_t x = (((uint64_t)a << 32) | ac) * 0x9E3779B97F4A7C15ull;
-  x ^= (((uint64_t)c << 32) | cc) * 0xC2B2AE3D27D4EB4Full;
-  x ^= x >> 29;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 32;
-  return x;
+  uint64_t x = (((uint64_t)a << 32) | ac) * 0x9E3779B97F4A7C15ull + (((uint64_t)c << 32) | cc);
+  return (x * 0xBF58476D1CE4E5B9ull) >> 32;
 }
 
 static inline uint64_t dg_hash(const struct gbuilder *b, uint32_t x)
@@ -744,10 +742,14 @@ static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
  * next symbol of the same kind takes (y R) out of the index again. run_step
  * does that step in place, X's node becoming R, and leaves (y R) out of the
  * index while such steps follow each other (run_end puts the last one in):
- * two lookups a symbol instead of four, and no node churn. The index differs
- * from the symbol-by-symbol one only by that entry while the run lasts, and
- * no lookup in between can be for it ((X c) with X a rule and c a terminal
- * is never (y X)).
+ * two lookups a symbol instead of four, and no node churn. A run also starts
+ * with the entry of a digram that append_syms itself just formed and found
+ * new ((z c) for an ordinary symbol, (z A) for a repeat taken whole), which
+ * the first step would take out again. The index differs from the
+ * symbol-by-symbol one only by that entry while the run lasts, and no lookup
+ * in between can be for it ((X c) could be (y X) only if X were the terminal
+ * c, and such a symbol ends the run first; (y R) is not (y X), R's body
+ * holding X).
  *
  * When (y R) is itself the whole body of a closed rule Q, the ordinary
  * cascade substitutes it the same way (y's node becomes Q, R's goes), and
@@ -786,7 +788,7 @@ static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32
 {
   uint32_t pend[RUN_DEPTH], np = 0, y = N[x].prev;
   pend[np++] = r;
-  for (;;) { /* (y x) is in the index at h; x is t's last node, (y x) not indexed there */
+  for (;;) { /* x: t's last node; its digram (y x) is indexed elsewhere, at slot h */
     uint32_t m2 = SLOT_NODE(b->ht[h]), g2 = N[m2].prev, w = N[y].prev;
     if (!(np < RUN_DEPTH && N[m2].next != y && is_guard(b, g2) &&
           is_guard(b, N[N[m2].next].next) && rule_reusable(b, g2) &&
@@ -885,7 +887,12 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
     bool complete = false, whole = false;
     uint32_t hv = 0, h = 0;
     bool have_h = false;
-    if (run) { /* z is a rule: (z c) cannot be the terminal case below */
+    if (run && !(zc & CNT_NT) && N[z].sym == syms[i]) { /* z z: the ordinary way */
+      run = false;
+      run_end(b, t);
+      continue;
+    }
+    if (run) { /* ((z c) is not the digram left out: z c differs from y z) */
       hv = (uint32_t)dg_hash4(N[z].sym, zc, syms[i], 1);
       h = dg_find_key_hv(b, N[z].sym, zc, syms[i], 1, hv);
       int k = b->ht[h] ? run_step(b, z, b->ht[h], false) : 0;
@@ -931,10 +938,30 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
         return;
       link2(b, z, x);
       link2(b, x, g);
-      if (!b->err && !(N[z].cnt & CNT_IDX))
+      if (!b->ht[h] && !b->err && !(N[z].cnt & CNT_IDX)) {
+        run = true; /* (z c) is new: its index entry waits, as in a run */
+        b->run_h = h;
+        b->run_hv = hv;
+      } else if (!b->err && !(N[z].cnt & CNT_IDX)) {
         check_slot(b, z, h, hv);
+      }
       i++;
-    } else if (complete && whole) { /* the end state */
+    } else if (complete && whole && !(b->re && (zc & CNT_NT) && N[z].sym == a)) {
+      /* the end state: a node for A; (z A) is new, its entry waits as in a run */
+      uint32_t x = node_new(b, a, CNT_NT | 1);
+      if (x == NIL)
+        return;
+      link2(b, z, x);
+      link2(b, x, g);
+      b->r[a].refs++;
+      if (!b->err && !(N[z].cnt & CNT_IDX)) {
+        b->run_hv = (uint32_t)dg_hash4(N[z].sym, zc, a, CNT_NT | 1);
+        b->run_h = dg_find_key_hv(b, N[z].sym, zc, a, CNT_NT | 1, b->run_hv);
+        run = true;
+      }
+      b->skipped += len;
+      i += len;
+    } else if (complete && whole) { /* the end state, A merged into z = A^k */
       append(b, t, a, CNT_NT);
       b->skipped += len;
       i += len;
