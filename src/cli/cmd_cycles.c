@@ -40,11 +40,13 @@ static int compare(int argc, char **argv)
       "lines: fetch queue, flash line buffer, cache, shared port, slow regions) with a\n"
       "real cycle-level PC trace (FrankenTrace CSV or pct, gzip allowed) and compare the\n"
       "duration of every instruction (its cycles from entering Execute to the next one\n"
-      "entering Execute) with the model's. Data addresses come from --lsu (FrankenTrace's\n"
-      "LSU CSV, by the order of each instruction's executions) or, for PC-relative\n"
-      "literals, from the code. Instructions near an impossible transition (control flow\n"
-      "the ELF cannot make, e.g. from stitching nondeterministic runs), exception\n"
-      "entries/returns and runs cut by unrecoverable cycles are left out and counted.\n"
+      "entering Execute) with the model's. Data addresses come from the code (literals),\n"
+      "from register values followed along the trace, and from --lsu (FrankenTrace's LSU\n"
+      "CSV or sonde run --trace-lsu, by the order of each instruction's executions).\n"
+      "Instructions near an impossible transition (control flow the ELF cannot make, e.g.\n"
+      "from stitching nondeterministic runs), exception entries/returns, runs cut by\n"
+      "unrecoverable cycles, code outside the ELF and multiplies/divides with unknown\n"
+      "operands are left out and counted.\n"
       "Prints agreement overall, per instruction class, per cache mode, outside the two\n"
       "dominant loops, and the cycles per function. Exit status 1 when the exact\n"
       "agreement is below --min (percent)."};
@@ -59,10 +61,12 @@ static int compare(int argc, char **argv)
       OPT_STRING(0, "lsu", "<file>", &lsu, "LSU trace of the same program (data addresses)"),
       OPT_U64(0, "margin", "<n>", &margin,
               "instructions left out each side of an impossible transition (default 8)"),
-      OPT_U64(0, "functions", "<n>", &funcs, "list the <n> functions with the most cycles (default 15)"),
+      OPT_U64(0, "functions", "<n>", &funcs,
+              "list the <n> functions with the most cycles (default 15)"),
       OPT_DOUBLE(0, "min", "<percent>", &min, "fail (status 1) below this exact agreement"),
       OPT_STRING(0, "dump", "<file>", &dump,
-                 "write one CSV row per instruction (cycle,pc,where,class,mode,observed,model,left_out,addr)"),
+                 "write one CSV row per instruction "
+                 "(cycle,pc,where,class,mode,observed,model,left_out,addr)"),
       OPT_JSON(&json),
       OPT_END(),
   };
@@ -127,8 +131,8 @@ static int compare(int argc, char **argv)
     for (int i = 0; i < SONDE_CYCLES_MODES; i++)
       print_json_group(&r.mode[i], i + 1 < SONDE_CYCLES_MODES);
     printf("], \"impossible_transitions\": %" PRIu64 ", \"left_out\": {\"impossible\": %" PRIu64
-           ", \"exception\": %" PRIu64 ", \"incomplete\": %" PRIu64 ", \"no_code\": %" PRIu64 ", \"operands\": %" PRIu64
-           "}, \"worst_function_error\": %.5f, \"worst_function\": ",
+           ", \"exception\": %" PRIu64 ", \"incomplete\": %" PRIu64 ", \"no_code\": %" PRIu64
+           ", \"operands\": %" PRIu64 "}, \"worst_function_error\": %.5f, \"worst_function\": ",
            r.impossible, r.left_impossible, r.left_exception, r.left_incomplete, r.left_no_code,
            r.left_operands, r.worst_func_err);
     cli_json_string(stdout, r.worst_func);

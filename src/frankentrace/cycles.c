@@ -328,7 +328,13 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
   sonde_ft_check_result_free(&chk);
   /* 3. the model */
   struct lsu_map lm = {0};
-  if (o->lsu && (rc = lsu_build(&lm, o->lsu, o->nlsu, o->sym))) {
+  /* an LSU trace whose transfers carry cycles of this trace (Sonde's) is
+   * matched by cycle; FrankenTrace's (per-run timestamps) by order */
+  bool timed = o->nlsu > 0;
+  for (size_t k = 0; k < o->nlsu && timed; k++)
+    timed = o->lsu[k].gap || o->lsu[k].cycle != UINT64_MAX;
+  size_t lp = 0;
+  if (o->lsu && !timed && (rc = lsu_build(&lm, o->lsu, o->nlsu, o->sym))) {
     free(runs);
     lsu_free(&lm);
     return sonde_diag_set(diag, rc, "out of memory");
@@ -405,7 +411,22 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
                d.op == VM_OP_LDRD || d.op == VM_OP_STRD || d.op == VM_OP_LDREX ||
                d.op == VM_OP_STREX || d.op == VM_OP_TBB || d.op == VM_OP_TBH;
     uint32_t la = 0, lv = 0, ea = 0;
-    bool have_lsu = mem && !(d.flags & VM_F_LIT) && lsu_next(&lm, ru->pc, &la, &lv);
+    bool have_lsu = false;
+    if (timed && mem) {
+      /* an LSU trace with cycles (sonde run --trace-lsu): this execution's
+       * first transfer, or none: a conditional one that did not execute */
+      while (lp < o->nlsu && (o->lsu[lp].gap || o->lsu[lp].cycle < ru->cycle))
+        lp++;
+      if (lp < o->nlsu && o->lsu[lp].cycle < ru->cycle + ru->n && o->lsu[lp].pc == ru->pc) {
+        have_lsu = true;
+        la = o->lsu[lp].addr;
+        lv = o->lsu[lp].value;
+      } else {
+        in.executed = false;
+      }
+    } else if (mem && !(d.flags & VM_F_LIT)) {
+      have_lsu = lsu_next(&lm, ru->pc, &la, &lv);
+    }
     uint32_t stval = 0;
     bool kst = (d.op == VM_OP_ST || d.op == VM_OP_STM) && d.op == VM_OP_ST &&
                d.rd < 15 && (regs.known >> d.rd & 1);
@@ -418,7 +439,7 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
       ru->left_out = true;
       ru->why = 5;
     }
-    bool kaddr = ft_regs_step(&regs, o->sym, &d, ru->pc, have_lsu, la, lv, &ea);
+    bool kaddr = in.executed && ft_regs_step(&regs, o->sym, &d, ru->pc, have_lsu, la, lv, &ea);
     if (mem) {
       in.naccess = 1;
       in.addr = kaddr ? ea : 0x20000000u; /* unknown: taken as SRAM (stack, data) */
@@ -472,8 +493,16 @@ int sonde_cycles_compare(const struct sonde_cycles_opts *o, struct sonde_cycles_
         ru->left_out = true;
         ru->why = 3;
       }
-      if (i + 1 < nr && !have_next) /* resynchronise after lost cycles */
+      if (i + 1 < nr && !have_next) { /* resynchronise after lost cycles */
         vm_tm_redirect(&tm, runs[i + 1].pc, 0);
+        /* the instruction after them (cut too) and the one after it still
+         * depend on what the trace could not show: where an interrupted
+         * indirect branch went, what the lost cycles fetched */
+        if (i + 2 < nr && !runs[i + 2].left_out) {
+          runs[i + 2].left_out = true;
+          runs[i + 2].why = 3;
+        }
+      }
       /* lost cycles inside one function (a sampling gap) change nothing we
        * can know of; across functions, a call may have happened */
       if (!have_next && i + 1 < nr &&

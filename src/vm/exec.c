@@ -1252,15 +1252,6 @@ VM_INLINE bool step_one(struct sonde_vm *vm, const bool hooked)
 #define FAST_BLOCK 1
 #include "exec_threaded.h"
 
-/* run_tm(): a machine with a memory system (exec_tm.c): every instruction
- * through exec_insn, which charges the timing model's cycles and reports to
- * the observers; stops at the event as run_hooked does. */
-static void run_tm(struct sonde_vm *vm)
-{
-  while (!vm->attention && vm->cpu.cycles < vm->event_cycle)
-    step_one(vm, true);
-}
-
 static bool needs_service(const struct sonde_vm *vm)
 {
   return vm->attention || vm->cpu.cycles >= vm->event_cycle || vm->cpu.sleeping ||
@@ -1282,9 +1273,7 @@ int vm_cpu_execute(struct sonde_vm *vm)
       if (vm->cpu.sleeping || vm->cpu.locked_up)
         continue;
     }
-    if (VM_UNLIKELY(vm->tm)) {
-      run_tm(vm);
-    } else if (vm->hooked) {
+    if (vm->hooked) { /* also every machine with a memory system (exec_tm.c) */
       run_hooked(vm);
     } else if (!vm->mtb_observe) {
       run_block(vm);

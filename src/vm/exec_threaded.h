@@ -197,9 +197,14 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #else
   /* ... then, with the state in memory as exec_insn leaves it, the observers;
    * they may ask for attention, unhook, or move event_cycle. */
+/* A machine with a memory system (exec_tm.c): the timing model's cycles. */
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
-    const uint32_t ipc_ = pc, icy_ = (CYCLES), next_ = (NEXT);                         \
+    const uint32_t ipc_ = pc, next_ = (NEXT);                                          \
+    uint32_t icy_ = (CYCLES);                                                          \
+    if (VM_UNLIKELY(vm->tm))                                                           \
+      icy_ = vm_exec_tm_charge(vm, in, ipc_, next_, true, icy_, tx.n,                  \
+                               tx.n ? tx.t[0].addr : 0, tx.n ? tx.t[0].value : 0);     \
     const uint64_t start_ = cy;                                                        \
     cy += icy_;                                                                        \
     pc = next_;                                                                        \

@@ -1,9 +1,9 @@
 /* The executors' side of the timing model (tm.h) for machines that declare a
  * memory system (`memsys` lines): exec_insn() charges every instruction the
  * model's cycles instead of the table's (docs/vm.md, "Memory-system
- * timing"). Such machines run every instruction through exec_insn (run_tm in
- * exec.c); the block executor and the block compiler are not used for them
- * yet. */
+ * timing"). Such machines run on the hooked one-at-a-time executor (its
+ * fast handlers' RETIRE and exec_insn both charge the model); the block
+ * executor and the block compiler are not used for them yet. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,8 +63,10 @@ int vm_exec_tm_create(struct sonde_vm *vm)
   if (rc) {
     free(b);
     vm->tm = NULL;
+    return rc;
   }
-  return rc;
+  vm->hooked = true; /* the hooked executor charges the model (exec_threaded.h) */
+  return 0;
 }
 
 void vm_exec_tm_free(struct sonde_vm *vm)
@@ -110,7 +112,9 @@ uint32_t vm_exec_tm_charge(struct sonde_vm *vm, const struct vm_insn *in, uint32
   struct vm_tm_insn ti;
   ti.d = in;
   ti.pc = pc;
-  ti.next_pc = next & ~1u;
+  /* an exception return (EXC_RETURN to the PC): the unstacked PC comes
+   * next, a redirect of its own (the pc check above), as a trace shows it */
+  ti.next_pc = next >= 0xF0000000u ? pc + in->len : next & ~1u;
   ti.executed = executed;
   uint32_t min = table_min(in);
   ti.extra = (uint8_t)(min && table_cycles > min ? table_cycles - min : 0);

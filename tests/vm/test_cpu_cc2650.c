@@ -17,6 +17,8 @@
 #include "sonde/sym.h"
 #include "sonde/vm.h"
 
+#define DIR "frankentrace-cc2650/"
+
 /* exact agreement floors, in tenths of a percent */
 #define FLOOR_ALL 956         /* every clean instruction (95.7% today) */
 #define FLOOR_OUTSIDE 850     /* outside the two dominant loops (85.1%) */
@@ -38,9 +40,9 @@ static void print_group(const struct sonde_cycles_group *g)
 static void test_cc2650_trace(void)
 {
   char elf[4096], pct[4096], lsu[4096];
-  snprintf(elf, sizeof elf, "%s", check_testdata("frankentrace-cc2650/blink_if_see.elf"));
-  snprintf(pct, sizeof pct, "%s", check_testdata("frankentrace-cc2650/blink_if_see.pc_trace.csv.gz"));
-  snprintf(lsu, sizeof lsu, "%s", check_testdata("frankentrace-cc2650/blink_if_see.lsu_trace.csv.gz"));
+  snprintf(elf, sizeof elf, "%s", check_testdata(DIR "blink_if_see.elf"));
+  snprintf(pct, sizeof pct, "%s", check_testdata(DIR "blink_if_see.pc_trace.csv.gz"));
+  snprintf(lsu, sizeof lsu, "%s", check_testdata(DIR "blink_if_see.lsu_trace.csv.gz"));
 
   struct sonde_machine *m = NULL;
   struct sonde_sym *sym = NULL;
@@ -116,8 +118,8 @@ static void test_cc2650_trace(void)
 static void test_no_memsys(void)
 {
   char elf[4096], pct[4096];
-  snprintf(elf, sizeof elf, "%s", check_testdata("frankentrace-cc2650/blink_if_see.elf"));
-  snprintf(pct, sizeof pct, "%s", check_testdata("frankentrace-cc2650/blink_if_see.pc_trace.csv.gz"));
+  snprintf(elf, sizeof elf, "%s", check_testdata(DIR "blink_if_see.elf"));
+  snprintf(pct, sizeof pct, "%s", check_testdata(DIR "blink_if_see.pc_trace.csv.gz"));
   struct sonde_machine *m = NULL;
   struct sonde_sym *sym = NULL;
   struct sonde_ft_trace *t = NULL;
