@@ -115,7 +115,7 @@ static inline void vm_request_stop(struct sonde_vm *vm, enum sonde_vm_stop_reaso
 static inline void vm_update_hooked(struct sonde_vm *vm, bool mtb_was)
 {
   bool was = vm->hooked;
-  vm->hooked = vm->tm || vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception ||
+  vm->hooked = vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception ||
                vm->dbg_observe || vm->mtb_hooked;
   if ((vm->hooked && !was) || (vm->mtb_observe && !mtb_was))
     vm->event_cycle = 0;
