@@ -20,10 +20,10 @@
 #define DIR "frankentrace-cc2650/"
 
 /* exact agreement floors, in tenths of a percent */
-#define FLOOR_ALL 956         /* every clean instruction (95.7% today) */
+#define FLOOR_ALL 957         /* every clean instruction (95.8% today) */
 #define FLOOR_OUTSIDE 850     /* outside the two dominant loops (85.1%) */
 #define FLOOR_CACHE 982       /* VIMS cache mode (98.3%) */
-#define FLOOR_GPRAM 942       /* VIMS GPRAM mode, line buffer only (94.3%) */
+#define FLOOR_GPRAM 942       /* VIMS GPRAM mode, line buffer only (94.4%) */
 
 static unsigned permille(const struct sonde_cycles_group *g)
 {
@@ -89,12 +89,12 @@ static void test_cc2650_trace(void)
   CHECK(strstr(r.loops[0], "memcpy") || strstr(r.loops[1], "memcpy"));
   CHECK(strstr(r.loops[0], "memset") || strstr(r.loops[1], "memset"));
   /* every class of instruction, not only the loops' */
-  CHECK(permille(&r.cls[0]) >= 976); /* data processing (97.7%) */
+  CHECK(permille(&r.cls[0]) >= 975); /* data processing (97.6%) */
   CHECK(permille(&r.cls[1]) >= 869); /* loads (87.0%) */
-  CHECK(permille(&r.cls[2]) >= 954); /* stores (95.5%) */
+  CHECK(permille(&r.cls[2]) >= 956); /* stores (95.7%) */
   CHECK(permille(&r.cls[3]) >= 900); /* ldm/stm/push/pop (90.1%) */
-  CHECK(permille(&r.cls[4]) >= 974); /* branches taken (97.5%) */
-  CHECK(permille(&r.cls[5]) >= 995); /* branches not taken (99.6%) */
+  CHECK(permille(&r.cls[4]) >= 975); /* branches taken (97.6%) */
+  CHECK(permille(&r.cls[5]) >= 996); /* branches not taken (99.7%) */
   CHECK(permille(&r.cls[6]) >= 636); /* bl/bx/blx (63.7%) */
   /* the cycles of the two loops' functions, summed, within 1% */
   unsigned within = 0;
