@@ -101,8 +101,8 @@ uint32_t vm_exec_tm_charge(struct sonde_vm *vm, const struct vm_insn *in, uint32
                            uint32_t addr, uint32_t wdata);
 /* vm_exec_tm_charge() for the block executor's fast handlers
  * (exec_threaded.h, FAST_TM): an instruction that executed, with no
- * operand-dependent cycles, not an exception return; inline, as it runs
- * for nearly every instruction of such a machine. */
+ * operand-dependent cycles; inline, as it runs for nearly every instruction
+ * of such a machine. */
 static inline uint32_t vm_exec_tm_charge_fast(struct sonde_vm *vm, const struct vm_insn *in,
                                               uint32_t pc, uint32_t next, unsigned naccess,
                                               uint32_t addr, uint32_t wdata)
@@ -110,7 +110,9 @@ static inline uint32_t vm_exec_tm_charge_fast(struct sonde_vm *vm, const struct 
   struct vm_tm *tm = vm->tm;
   if (VM_UNLIKELY(pc != tm->dpc)) /* an exception entry or return, a debugger write */
     vm_tm_redirect(tm, pc, 0);
-  const struct vm_tm_insn ti = {.d = in, .pc = pc, .next_pc = next & ~1u, .executed = true,
+  if (VM_UNLIKELY(next >= 0xF0000000u)) /* a BX there: as vm_exec_tm_charge takes it */
+    next = pc + in->len;
+  const struct vm_tm_insn ti = {.d = in, .pc = pc, .next_pc = next, .executed = true,
                                 .naccess = (uint8_t)naccess, .addr = addr, .wdata = wdata};
   return vm_tm_step(tm, &ti);
 }
