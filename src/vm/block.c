@@ -200,7 +200,9 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
    * stores the branch's address, the instruction before it (cpu.h). */
   bk->op[first].bound = n ? last_start : UINT32_MAX >> 1;
   /* compiled, the block's first entry enters its code (exec_threaded.h) */
-  const void *code = vm_jit_compile(vm, bk->jit, &bk->op[first], false);
+  /* (not for a machine with a memory system: its compiled code would not
+   * charge the timing model, exec_tm.c) */
+  const void *code = vm->tm ? NULL : vm_jit_compile(vm, bk->jit, &bk->op[first], false);
   if (code) {
     bk->op[first].jit = code;
     bk->op[first].jit_checked = vm_jit_compile(vm, bk->jit, &bk->op[first], true);

@@ -1251,6 +1251,15 @@ VM_INLINE bool step_one(struct sonde_vm *vm, const bool hooked)
 #define FAST_MTB 0
 #define FAST_BLOCK 1
 #include "exec_threaded.h"
+/* run_block_tm(): run_block() for a machine with a memory system, whose
+ * every instruction the timing model charges (exec_tm.c); it checks the
+ * event after each instruction and has no compiled code. */
+#define FAST_FN run_block_tm
+#define FAST_HOOKED 0
+#define FAST_MTB 0
+#define FAST_BLOCK 1
+#define FAST_TM 1
+#include "exec_threaded.h"
 
 static bool needs_service(const struct sonde_vm *vm)
 {
@@ -1273,16 +1282,22 @@ int vm_cpu_execute(struct sonde_vm *vm)
       if (vm->cpu.sleeping || vm->cpu.locked_up)
         continue;
     }
-    if (vm->hooked) { /* also every machine with a memory system (exec_tm.c) */
+    if (vm->hooked) {
       run_hooked(vm);
     } else if (!vm->mtb_observe) {
-      run_block(vm);
+      if (vm->tm) /* a machine with a memory system (exec_tm.c) */
+        run_block_tm(vm);
+      else
+        run_block(vm);
     } else {
       /* The MTB: its branch packets from the blocks and compiled code
        * (NONSEQ); the source of an entry packet is the last instruction
        * that ran (cpu.last_pc), which their exits keep in cpu.exec_pc. */
       uint64_t ir = vm->cpu.instret;
-      run_block(vm);
+      if (vm->tm)
+        run_block_tm(vm);
+      else
+        run_block(vm);
       if (vm->cpu.instret != ir)
         vm->cpu.last_pc = vm->cpu.exec_pc;
     }

@@ -11,10 +11,26 @@
  * successor. The semantics and cycle model are exec_insn()'s, which every
  * instruction not handled here runs through (label `slow`). Not a
  * standalone header. */
+#ifndef FAST_TM
+#define FAST_TM 0
+#endif
 static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 {
   struct vm_cpu *c = &vm->cpu;
-#if FAST_HOOKED
+#if FAST_TM
+  /* this instruction's data accesses as the timing model takes them: how
+   * many, the first's address and value (exec_tm.c) */
+  unsigned tm_n = 0;
+  uint32_t tm_addr = 0, tm_val = 0;
+#define TX_LOG(ADDR, SIZE, VALUE, WRITE)                                               \
+  do {                                                                                 \
+    if (!tm_n) {                                                                       \
+      tm_addr = (ADDR);                                                                \
+      tm_val = (VALUE);                                                                \
+    }                                                                                  \
+    tm_n++;                                                                            \
+  } while (0)
+#elif FAST_HOOKED
   struct vm_txlog tx; /* this instruction's transfers, for observe_retire() */
   tx.n = 0;
 #define TX_LOG(ADDR, SIZE, VALUE, WRITE)                                               \
@@ -106,6 +122,9 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   } while (0)
   /* Retire a fast instruction (its cycles include its wait states); RETIRE_BR
    * one that may branch. PC is the instruction's address. */
+#if FAST_TM && !FAST_BLOCK
+#error "the timing model's variant is a block executor"
+#endif
 #if FAST_BLOCK
 #if FAST_MTB || FAST_HOOKED
 #error "the block executor reports nothing to the MTB or the observers"
@@ -119,12 +138,42 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
    * the middle of a block works it out from the entry before (LS_FROM_PREV). */
   /* e points into a struct vm_block_op, which carries the handler's address */
 #define BLOCK_OP(E) ((const struct vm_block_op *)(E))
+#if FAST_TM
+  /* A machine with a memory system (exec_tm.c): each instruction is charged
+   * the timing model's cycles as it retires, in the hooked executor's order,
+   * and the event is checked after each one as the one-at-a-time executors
+   * do (the model's stalls make the blocks' table bound no bound): a block
+   * is left after the instruction that reaches the event. */
+#define TM_CHARGE(NEXT, CYCLES)                                                        \
+  do {                                                                                 \
+    (void)(CYCLES); /* the table's: the model's replace them */                        \
+    cy += vm_exec_tm_charge_fast(vm, in, e->tag, (NEXT), tm_n, tm_addr, tm_val);       \
+    tm_n = 0;                                                                          \
+  } while (0)
+#define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
+  do {                                                                                 \
+    const uint32_t next_ = (NEXT);                                                     \
+    TM_CHARGE(next_, (CYCLES));                                                        \
+    if (VM_UNLIKELY(cy >= ev)) {                                                       \
+      c->exec_pc = e->tag;                                                             \
+      ir += e->nth + 1u;                                                               \
+      pc = next_;                                                                      \
+      lsp = (LS_PIPE);                                                                 \
+      lsrt = (LS_RT);                                                                  \
+      goto out;                                                                        \
+    }                                                                                  \
+    e = &BLOCK_OP(e)[1].d;                                                             \
+    goto *BLOCK_OP(e)->handler;                                                        \
+  } while (0)
+#else
+#define TM_CHARGE(NEXT, CYCLES) (cy += (CYCLES))
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
     cy += (CYCLES);                                                                    \
     e = &BLOCK_OP(e)[1].d;                                                             \
     goto *BLOCK_OP(e)->handler;                                                        \
   } while (0)
+#endif
 #define LS_FROM_PREV()                                                                 \
   do {                                                                                 \
     if (e->nth) {                                                                      \
@@ -136,7 +185,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #define RETIRE_BR(NEXT, CYCLES, LS_PIPE, LS_RT)                                        \
   do {                                                                                 \
     const uint32_t next_ = (NEXT);                                                     \
-    cy += (CYCLES);                                                                    \
+    TM_CHARGE(next_, (CYCLES));                                                        \
     c->exec_pc = e->tag; /* it may cross the event, or the target fault (block.c) */   \
     ir += e->nth + 1u;                                                                 \
     pc = next_;                                                                        \
@@ -152,12 +201,12 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   do {                                                                                 \
     const struct vm_block_op *to_ = BLOCK_OP(e)->link;                                 \
     NONSEQ((uint32_t)e->soff);                                                         \
-    cy += e->taken_cycles;                                                             \
+    TM_CHARGE((uint32_t)e->soff, e->taken_cycles);                                     \
     ir += e->nth + 1u;                                                                 \
     lsp = false;                                                                       \
     lsrt = VM_NOREG;                                                                   \
     c->exec_pc = e->tag; /* it may cross the event, or the target fault (block.c) */   \
-    if (VM_LIKELY(to_ != NULL) && cy + to_->bound < ev) {                              \
+    if (VM_LIKELY(to_ != NULL) && cy + (FAST_TM ? 0 : to_->bound) < ev) {              \
       e = &to_->d;                                                                     \
       goto *to_->handler;                                                              \
     }                                                                                  \
@@ -257,7 +306,10 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   struct vm_jit_state js;                     /* what compiled code gets and gives (jit.h) */
   const void *code;                           /* compiled code to run (label jit_run) */
   if (VM_UNLIKELY(!bk)) { /* out of memory: instruction by instruction */
-    run_plain(vm);
+    if (FAST_TM)
+      run_hooked(vm); /* which charges the model */
+    else
+      run_plain(vm);
     return;
   }
 #endif
@@ -277,7 +329,7 @@ slow:
     goto out;
 #endif
   SYNC();
-  step_one(vm, FAST_HOOKED);
+  step_one(vm, FAST_HOOKED || FAST_TM); /* (exec_insn charges the model when "hooked") */
   if (VM_UNLIKELY(vm->attention || (FAST_HOOKED && !vm->hooked)))
     return;
   LOAD();
@@ -286,7 +338,7 @@ check_mode:
   while (VM_UNLIKELY(c->itstate || !(c->epsr & EPSR_T))) {
     if (cy >= ev)
       return;
-    step_one(vm, FAST_HOOKED);
+    step_one(vm, FAST_HOOKED || FAST_TM);
     if (vm->attention || (FAST_HOOKED && !vm->hooked))
       return;
     LOAD();
@@ -309,6 +361,11 @@ enter: {
    * run_plain returns at once): then instruction by instruction up to it,
    * in the compiled block's checked variant where there is one */
   e = &b->op->d;
+#if FAST_TM
+  if (VM_UNLIKELY(cy >= ev)) /* (each instruction checks the event: no bound) */
+    goto out;
+  goto *b->op->handler;
+#endif
   if (VM_UNLIKELY(cy + b->op->bound >= ev)) {
     if (e->fast == VM_FAST_SLOW) /* just a slow instruction (block.c) */
       goto slow;
@@ -659,6 +716,7 @@ movt:
   c->r[in->rd] = (c->r[in->rd] & 0xffff) | (in->imm << 16);
   RETIRE(PC + in->len, 1, false, VM_NOREG);
 #undef RETIRE
+#undef TM_CHARGE
 #undef RETIRE_BR
 #undef RETIRE_FALL
 #undef RETIRE_TAKEN
@@ -678,4 +736,5 @@ movt:
 #undef FAST_HOOKED
 #undef FAST_MTB
 #undef FAST_BLOCK
+#undef FAST_TM
 

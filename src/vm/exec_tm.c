@@ -1,9 +1,11 @@
 /* The executors' side of the timing model (tm.h) for machines that declare a
  * memory system (`memsys` lines): exec_insn() charges every instruction the
  * model's cycles instead of the table's (docs/vm.md, "Memory-system
- * timing"). Such machines run on the hooked one-at-a-time executor (its
- * fast handlers' RETIRE and exec_insn both charge the model); the block
- * executor and the block compiler are not used for them yet. */
+ * timing"). Such machines run on the block executor's variant run_block_tm
+ * (exec.c, exec_threaded.h with FAST_TM: its fast handlers charge the model
+ * as they retire, and check the event after each instruction) or, with
+ * observers, on the hooked one-at-a-time executor; exec_insn charges the
+ * model for both. The block compiler is not used for them yet. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +67,6 @@ int vm_exec_tm_create(struct sonde_vm *vm)
     vm->tm = NULL;
     return rc;
   }
-  vm->hooked = true; /* the hooked executor charges the model (exec_threaded.h) */
   return 0;
 }
 
@@ -87,6 +88,7 @@ void vm_exec_tm_reset(struct sonde_vm *vm)
   if (setup(vm, w)) { /* out of memory: the table's timing from here on */
     free(vm->tm);
     vm->tm = NULL;
+    vm_blocks_flush(vm); /* they hold run_block_tm's labels (exec.c) */
   }
 }
 

@@ -99,6 +99,23 @@ void vm_exec_tm_reset(struct sonde_vm *vm);
 uint32_t vm_exec_tm_charge(struct sonde_vm *vm, const struct vm_insn *in, uint32_t pc,
                            uint32_t next, bool executed, uint32_t table_cycles, unsigned naccess,
                            uint32_t addr, uint32_t wdata);
+/* vm_exec_tm_charge() for the block executor's fast handlers
+ * (exec_threaded.h, FAST_TM): an instruction that executed, with no
+ * operand-dependent cycles; inline, as it runs for nearly every instruction
+ * of such a machine. */
+static inline uint32_t vm_exec_tm_charge_fast(struct sonde_vm *vm, const struct vm_insn *in,
+                                              uint32_t pc, uint32_t next, unsigned naccess,
+                                              uint32_t addr, uint32_t wdata)
+{
+  struct vm_tm *tm = vm->tm;
+  if (VM_UNLIKELY(pc != tm->dpc)) /* an exception entry or return, a debugger write */
+    vm_tm_redirect(tm, pc, 0);
+  if (VM_UNLIKELY(next >= 0xF0000000u)) /* a BX there: as vm_exec_tm_charge takes it */
+    next = pc + in->len;
+  const struct vm_tm_insn ti = {.d = in, .pc = pc, .next_pc = next, .executed = true,
+                                .naccess = (uint8_t)naccess, .addr = addr, .wdata = wdata};
+  return vm_tm_step(tm, &ti);
+}
 
 /* Request a stop at the next instruction boundary. */
 static inline void vm_request_stop(struct sonde_vm *vm, enum sonde_vm_stop_reason reason)
@@ -115,7 +132,7 @@ static inline void vm_request_stop(struct sonde_vm *vm, enum sonde_vm_stop_reaso
 static inline void vm_update_hooked(struct sonde_vm *vm, bool mtb_was)
 {
   bool was = vm->hooked;
-  vm->hooked = vm->tm || vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception ||
+  vm->hooked = vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception ||
                vm->dbg_observe || vm->mtb_hooked;
   if ((vm->hooked && !was) || (vm->mtb_observe && !mtb_was))
     vm->event_cycle = 0;
