@@ -145,8 +145,7 @@ bool ft_regs_step(struct ft_regs *r, struct sonde_sym *sym, const struct vm_insn
     uint32_t off = d->imm;
     if (d->op == VM_OP_TBB || d->op == VM_OP_TBH) {
       koff = get(r, d->rm, &off);
-      off <<= d->op == VM_OP_TBH;
-      d = d; /* base + index */
+      off <<= d->op == VM_OP_TBH; /* base + index (halfwords for TBH) */
       known_addr = kbase && koff;
       *addr = a + off;
       break;
