@@ -110,7 +110,7 @@ struct vm_cpu {
 
 /* State access for the exception model and the debugger (cpu.c). */
 void vm_cpu_reset(struct sonde_vm *vm);
-uint32_t vm_cpu_get_xpsr(const struct sonde_vm *vm);
+/* vm_cpu_get_xpsr(): inline, vm_internal.h */
 void vm_cpu_set_xpsr(struct sonde_vm *vm, uint32_t xpsr);
 /* MSP (process=false) or PSP (true), whichever is active. */
 uint32_t vm_cpu_get_sp(const struct sonde_vm *vm, bool process);

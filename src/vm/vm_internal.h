@@ -117,6 +117,16 @@ static inline uint32_t vm_exec_tm_charge_fast(struct sonde_vm *vm, const struct 
   return vm_tm_step(tm, &ti);
 }
 
+/* The xPSR composed from the core's fields (cpu.c); inline, as exception
+ * entry stacks it once per exception (exception.c). */
+static inline uint32_t vm_cpu_get_xpsr(const struct sonde_vm *vm)
+{
+  const struct vm_cpu *c = &vm->cpu;
+  uint32_t it = c->itstate;
+  return (c->apsr & 0xf80f0000u) | (c->ipsr & 0x1ffu) | (c->epsr & (1u << 24)) |
+         ((it & 3u) << 25) | ((it >> 2) << 10);
+}
+
 /* Request a stop at the next instruction boundary. */
 static inline void vm_request_stop(struct sonde_vm *vm, enum sonde_vm_stop_reason reason)
 {
