@@ -56,6 +56,18 @@ int vm_tm_init(struct vm_tm *tm, const struct vm_tm_cfg *cfg, uint32_t reset_pc)
       }
     }
   }
+  for (unsigned i = 0; i < tm->cfg.nlat && i < VM_TM_MAX_LAT; i++) {
+    const struct vm_tm_lat *r = &tm->cfg.lat[i];
+    if (!r->size)
+      continue;
+    uint64_t last = (uint64_t)r->base + r->size - 1;
+    if (last > 0xFFFFFFFFu) { /* wraps past 4 GB (as the lookup's compare does): every segment */
+      tm->lat_seg = 0xFFFF;
+      continue;
+    }
+    for (unsigned s = r->base >> 28; s <= (unsigned)(last >> 28); s++)
+      tm->lat_seg |= (uint16_t)(1u << s);
+  }
   tm->mode = tm->cfg.cache_mode;
   tm->cache_on = tm->cfg.cache && tm->mode == 1;
   tm->lb_mask = tm->cfg.flash_line ? ~(uint32_t)(tm->cfg.flash_line - 1) : 0;

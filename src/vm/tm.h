@@ -107,6 +107,7 @@ struct vm_tm {
   uint32_t lb_mask;      /* ~(flash_line - 1); 0 without a line buffer */
   uint32_t cl_mask;      /* ~(cache_line - 1) */
   bool cache_on;         /* cfg.cache and mode 1: requests go through the cache */
+  uint16_t lat_seg;      /* per 256 MB segment (addr >> 28): a cfg.lat region is in it */
   /* reads the halfword at addr (is the next instruction 32-bit?); NULL:
    * taken as 16-bit */
   uint16_t (*read16)(void *ctx, uint32_t addr);
@@ -143,7 +144,15 @@ static inline unsigned vm_tm_code_access(struct vm_tm *tm, uint32_t addr, bool d
   return vm_tm_code_access_slow(tm, addr);
 }
 /* Data phase cycles of a system-bus access. */
-unsigned vm_tm_sys_access(const struct vm_tm *tm, uint32_t addr, bool write);
+unsigned vm_tm_sys_access_slow(const struct vm_tm *tm, uint32_t addr, bool write);
+static inline unsigned vm_tm_sys_access(const struct vm_tm *tm, uint32_t addr, bool write)
+{
+  /* no region with its own latency in addr's segment: the default (a
+   * bit-band alias maps into its own segment, so it needs no look either) */
+  if (!(tm->lat_seg >> (addr >> 28) & 1))
+    return write ? tm->cfg.sram_write : tm->cfg.sram_read;
+  return vm_tm_sys_access_slow(tm, addr, write);
+}
 static inline bool vm_tm_is_code(const struct vm_tm *tm, uint32_t addr)
 {
   return addr - tm->cfg.flash_base < tm->cfg.flash_size;

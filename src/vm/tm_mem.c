@@ -67,7 +67,7 @@ unsigned vm_tm_code_access_slow(struct vm_tm *tm, uint32_t addr)
   return tag + flash_read(tm, addr);
 }
 
-unsigned vm_tm_sys_access(const struct vm_tm *tm, uint32_t addr, bool write)
+unsigned vm_tm_sys_access_slow(const struct vm_tm *tm, uint32_t addr, bool write)
 {
   const struct vm_tm_cfg *c = &tm->cfg;
   /* a bit-band alias (ARMv7-M B3.4.1) costs what the word it maps to costs */
