@@ -56,17 +56,22 @@ int vm_tm_init(struct vm_tm *tm, const struct vm_tm_cfg *cfg, uint32_t reset_pc)
       }
     }
   }
+  /* granules vm_tm_sys_access() must look up: those a latency region
+   * touches, and the bit-band aliases (they map elsewhere) */
+  static const uint8_t alias[] = {0x22, 0x23, 0x42, 0x43};
+  for (unsigned i = 0; i < 4; i++)
+    tm->lat_g[alias[i] >> 5] |= 1u << (alias[i] & 31);
   for (unsigned i = 0; i < tm->cfg.nlat && i < VM_TM_MAX_LAT; i++) {
     const struct vm_tm_lat *r = &tm->cfg.lat[i];
     if (!r->size)
       continue;
     uint64_t last = (uint64_t)r->base + r->size - 1;
-    if (last > 0xFFFFFFFFu) { /* wraps past 4 GB (as the lookup's compare does): every segment */
-      tm->lat_seg = 0xFFFF;
+    if (last > 0xFFFFFFFFu) { /* wraps past 4 GB (as the lookup's compare does): all */
+      memset(tm->lat_g, 0xFF, sizeof tm->lat_g);
       continue;
     }
-    for (unsigned s = r->base >> 28; s <= (unsigned)(last >> 28); s++)
-      tm->lat_seg |= (uint16_t)(1u << s);
+    for (unsigned g = r->base >> 24; g <= (unsigned)(last >> 24); g++)
+      tm->lat_g[g >> 5] |= 1u << (g & 31);
   }
   tm->mode = tm->cfg.cache_mode;
   tm->cache_on = tm->cfg.cache && tm->mode == 1;

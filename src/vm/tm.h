@@ -107,7 +107,8 @@ struct vm_tm {
   uint32_t lb_mask;      /* ~(flash_line - 1); 0 without a line buffer */
   uint32_t cl_mask;      /* ~(cache_line - 1) */
   bool cache_on;         /* cfg.cache and mode 1: requests go through the cache */
-  uint16_t lat_seg;      /* per 256 MB segment (addr >> 28): a cfg.lat region is in it */
+  uint32_t lat_g[8];     /* per 16 MB granule (addr >> 24), a bit: a cfg.lat region
+                          * is in it, or it is a bit-band alias */
   /* reads the halfword at addr (is the next instruction 32-bit?); NULL:
    * taken as 16-bit */
   uint16_t (*read16)(void *ctx, uint32_t addr);
@@ -147,9 +148,8 @@ static inline unsigned vm_tm_code_access(struct vm_tm *tm, uint32_t addr, bool d
 unsigned vm_tm_sys_access_slow(const struct vm_tm *tm, uint32_t addr, bool write);
 static inline unsigned vm_tm_sys_access(const struct vm_tm *tm, uint32_t addr, bool write)
 {
-  /* no region with its own latency in addr's segment: the default (a
-   * bit-band alias maps into its own segment, so it needs no look either) */
-  if (!(tm->lat_seg >> (addr >> 28) & 1))
+  /* no region with its own latency in addr's 16 MB: the default */
+  if (!(tm->lat_g[addr >> 29] >> ((addr >> 24) & 31) & 1))
     return write ? tm->cfg.sram_write : tm->cfg.sram_read;
   return vm_tm_sys_access_slow(tm, addr, write);
 }
