@@ -56,7 +56,27 @@ int vm_tm_init(struct vm_tm *tm, const struct vm_tm_cfg *cfg, uint32_t reset_pc)
       }
     }
   }
+  /* granules vm_tm_sys_access() must look up: those a latency region
+   * touches, and the bit-band aliases (they map elsewhere) */
+  static const uint8_t alias[] = {0x22, 0x23, 0x42, 0x43};
+  for (unsigned i = 0; i < 4; i++)
+    tm->lat_g[alias[i] >> 5] |= 1u << (alias[i] & 31);
+  for (unsigned i = 0; i < tm->cfg.nlat && i < VM_TM_MAX_LAT; i++) {
+    const struct vm_tm_lat *r = &tm->cfg.lat[i];
+    if (!r->size)
+      continue;
+    uint64_t last = (uint64_t)r->base + r->size - 1;
+    if (last > 0xFFFFFFFFu) { /* wraps past 4 GB (as the lookup's compare does): all */
+      memset(tm->lat_g, 0xFF, sizeof tm->lat_g);
+      continue;
+    }
+    for (unsigned g = r->base >> 24; g <= (unsigned)(last >> 24); g++)
+      tm->lat_g[g >> 5] |= 1u << (g & 31);
+  }
   tm->mode = tm->cfg.cache_mode;
+  tm->cache_on = tm->cfg.cache && tm->mode == 1;
+  tm->lb_mask = tm->cfg.flash_line ? ~(uint32_t)(tm->cfg.flash_line - 1) : 0;
+  tm->cl_mask = tm->cfg.cache ? ~(uint32_t)(tm->cfg.cache_line - 1) : 0;
   tm->lb_line = 1;
   tm->last_cline = 1;
   tm->prev_ld_rd = VM_NOREG;
@@ -112,7 +132,7 @@ static void fetch_until(struct vm_tm *tm, uint64_t t)
 
 /* Cycle at whose end the word at w is there (fetching it, and what precedes
  * it, as early as the queue allows). */
-static uint64_t word_ready(struct vm_tm *tm, uint32_t w)
+static uint64_t word_ready_slow(struct vm_tm *tm, uint32_t w)
 {
   for (;;) {
     if (tm->qn && w - tm->qbase < 4u * tm->qn)
@@ -127,6 +147,15 @@ static uint64_t word_ready(struct vm_tm *tm, uint32_t w)
       tm->qn--;
     }
   }
+}
+
+/* The common case first: the word is already in the queue (qn = 0 makes
+ * the range empty). */
+static inline uint64_t word_ready(struct vm_tm *tm, uint32_t w)
+{
+  if (w - tm->qbase < 4u * tm->qn)
+    return tm->qt[(w >> 2) & 7];
+  return word_ready_slow(tm, w);
 }
 
 /* Drop the words before the one holding pc (Decode has taken them); a freed
@@ -249,9 +278,10 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
   }
   tm->fold_it = false;
   bool it_next = false; /* an IT follows this (16-bit) instruction */
+  uint16_t hw_after = 0; /* the halfword at in->pc + 2 when read (16-bit d) */
   if (tm->read16 && d->len == 2) {
-    uint16_t hw = tm->read16(tm->read_ctx, in->pc + 2);
-    it_next = (hw & 0xFF00) == 0xBF00 && (hw & 0xF);
+    hw_after = tm->read16(tm->read_ctx, in->pc + 2);
+    it_next = (hw_after & 0xFF00) == 0xBF00 && (hw_after & 0xF);
   }
   if (taken && it_next && in->next_pc == in->pc + 4)
     taken = false; /* over a folded IT (a trace does not show it) */
@@ -391,7 +421,9 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
     pc += 2;
   uint64_t ready = word_ready(tm, pc & ~3u);
   if ((pc & 2) && tm->read16) {
-    uint16_t hw = tm->read16(tm->read_ctx, pc);
+    /* the halfword read above when it is the same one (the instruction has
+     * executed: nothing writes code between the two reads) */
+    uint16_t hw = d->len == 2 && pc == in->pc + 2 ? hw_after : tm->read16(tm->read_ctx, pc);
     if (vm_thumb_is32(hw))
       ready = max64(ready, word_ready(tm, (pc & ~3u) + 4));
   }

@@ -104,6 +104,11 @@ struct vm_tm {
   uint8_t *cnext;        /* per set: next way to replace (round robin) */
   unsigned csets;
   unsigned cline_shift;  /* log2(cache_line) */
+  uint32_t lb_mask;      /* ~(flash_line - 1); 0 without a line buffer */
+  uint32_t cl_mask;      /* ~(cache_line - 1) */
+  bool cache_on;         /* cfg.cache and mode 1: requests go through the cache */
+  uint32_t lat_g[8];     /* per 16 MB granule (addr >> 24), a bit: a cfg.lat region
+                          * is in it, or it is a bit-band alias */
   /* reads the halfword at addr (is the next instruction 32-bit?); NULL:
    * taken as 16-bit */
   uint16_t (*read16)(void *ctx, uint32_t addr);
@@ -124,10 +129,34 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in);
 
 /* Memory system (tm_mem.c): data phase cycles of a code fetch or code data
  * read of the word at addr (line buffer, cache, updates their state). */
-unsigned vm_tm_code_access(struct vm_tm *tm, uint32_t addr, bool data);
+unsigned vm_tm_code_access_slow(struct vm_tm *tm, uint32_t addr);
+/* Inline: the common answers (the word is in the line the flash's line
+ * buffer or the cache's output register holds, which changes no state) cost
+ * no call; everything else goes to vm_tm_code_access_slow(). */
+static inline unsigned vm_tm_code_access(struct vm_tm *tm, uint32_t addr, bool data)
+{
+  (void)data;
+  if (tm->cache_on) {
+    if ((addr & tm->cl_mask) == tm->last_cline && !tm->last_miss)
+      return 1;
+  } else if ((addr & tm->lb_mask) == tm->lb_line) {
+    return 1;
+  }
+  return vm_tm_code_access_slow(tm, addr);
+}
 /* Data phase cycles of a system-bus access. */
-unsigned vm_tm_sys_access(const struct vm_tm *tm, uint32_t addr, bool write);
-bool vm_tm_is_code(const struct vm_tm *tm, uint32_t addr);
+unsigned vm_tm_sys_access_slow(const struct vm_tm *tm, uint32_t addr, bool write);
+static inline unsigned vm_tm_sys_access(const struct vm_tm *tm, uint32_t addr, bool write)
+{
+  /* no region with its own latency in addr's 16 MB: the default */
+  if (!(tm->lat_g[addr >> 29] >> ((addr >> 24) & 31) & 1))
+    return write ? tm->cfg.sram_write : tm->cfg.sram_read;
+  return vm_tm_sys_access_slow(tm, addr, write);
+}
+static inline bool vm_tm_is_code(const struct vm_tm *tm, uint32_t addr)
+{
+  return addr - tm->cfg.flash_base < tm->cfg.flash_size;
+}
 /* The code region (0x00000000-0x1FFFFFFF: flash, ROM, GPRAM) is reached
  * through the I-code/D-code port that instruction fetches use (Cortex-M3 TRM
  * 2.3 "Bus interfaces"); everything else through the system bus. */

@@ -13,11 +13,6 @@
  * pseudo-random sequence. */
 #include "tm.h"
 
-bool vm_tm_is_code(const struct vm_tm *tm, uint32_t addr)
-{
-  return addr - tm->cfg.flash_base < tm->cfg.flash_size;
-}
-
 static unsigned flash_read(struct vm_tm *tm, uint32_t addr)
 {
   const struct vm_tm_cfg *c = &tm->cfg;
@@ -41,15 +36,14 @@ static bool cache_lookup(struct vm_tm *tm, uint32_t line)
       return true;
   unsigned w = tm->cnext[set];
   tags[w] = line | 1;
-  tm->cnext[set] = (uint8_t)((w + 1) % c->cache_ways);
+  tm->cnext[set] = (uint8_t)(w + 1 == c->cache_ways ? 0 : w + 1);
   return false;
 }
 
-unsigned vm_tm_code_access(struct vm_tm *tm, uint32_t addr, bool data)
+unsigned vm_tm_code_access_slow(struct vm_tm *tm, uint32_t addr)
 {
   const struct vm_tm_cfg *c = &tm->cfg;
-  (void)data;
-  if (!c->cache || tm->mode != 1)
+  if (!tm->cache_on)
     return flash_read(tm, addr);
   uint32_t line = addr & ~(uint32_t)(c->cache_line - 1);
   /* the cache answers the line it answered last from its output register;
@@ -73,7 +67,7 @@ unsigned vm_tm_code_access(struct vm_tm *tm, uint32_t addr, bool data)
   return tag + flash_read(tm, addr);
 }
 
-unsigned vm_tm_sys_access(const struct vm_tm *tm, uint32_t addr, bool write)
+unsigned vm_tm_sys_access_slow(const struct vm_tm *tm, uint32_t addr, bool write)
 {
   const struct vm_tm_cfg *c = &tm->cfg;
   /* a bit-band alias (ARMv7-M B3.4.1) costs what the word it maps to costs */
@@ -100,5 +94,6 @@ void vm_tm_store_hook(struct vm_tm *tm, uint32_t addr, uint32_t v)
       tm->ctag[i] = 0;
   }
   tm->mode = mode;
+  tm->cache_on = mode == 1;
   tm->last_cline = 1;
 }
