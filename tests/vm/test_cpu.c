@@ -482,6 +482,7 @@ static void test_wait_states(void)
   REQUIRE(vm_bus_add_region(&vm->bus, "sram", 0x20000000u, 0x10000, 0, 0, VM_REGION_EXEC) == 0);
   vm->core = SONDE_VM_CORE_M3;
   vm->has_v7m = true;
+  vm_nvic_prigroup_changed(vm); /* the group-priority mask a reset sets (nvic.h) */
   vm->event_cycle = UINT64_MAX;
   vm_cpu_reset(vm);
   /* LDR r0,[pc,#0] (literal in flash: 2 + 2) ; B +0 (1 + 2 + 2) ; NOP ; NOP */

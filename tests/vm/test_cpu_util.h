@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vm/nvic.h"
 #include "vm/vm_internal.h"
 
 #define TC_CODE_BASE 0x00000000u
@@ -38,6 +39,7 @@ static inline struct sonde_vm *tc_vm_new(enum sonde_vm_core core)
   vm->has_v8m = core == SONDE_VM_CORE_M33;
   vm->sys.prio_bits = 3;
   vm->sys.num_irqs = 32;
+  vm_nvic_prigroup_changed(vm); /* the group-priority mask a reset sets (nvic.h) */
   vm->event_cycle = UINT64_MAX;
   vm->max_cycles = UINT64_MAX;
   vm_cpu_reset(vm);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "vm/exec_ext.h"
+#include "vm/nvic.h"
 #include "vm/vm_internal.h"
 
 #include "unicorn_ref.h"
@@ -78,6 +79,7 @@ static inline bool tu_init(struct tu *t, enum uref_core core, bool dsp, bool fpu
   t->vm->has_dsp = dsp;
   t->vm->has_fpu = fpu;
   t->vm->has_v8m = v8m;
+  vm_nvic_prigroup_changed(t->vm); /* the group-priority mask a reset sets (nvic.h) */
   t->vm->sys.cpacr = 0xfu << 20; /* CP10/CP11 full access */
   t->core = core;
   t->u = uref_new(core);
