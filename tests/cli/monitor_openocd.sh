@@ -4,18 +4,10 @@
 # TCK so the run is long enough to poll), PC polling over OpenOCD's Tcl RPC
 # port while the core runs; then breakpoint mode through OpenOCD.
 set -u
-pass=0 fail=0
-T=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*" >&2; fail=$((fail + 1)); }
-check_eq() { if [ "$1" == "$2" ]; then ok; else bad "$3: got [$1] want [$2]"; fi; }
+. "$(dirname "$0")/lib.sh"
 command -v openocd >/dev/null || { echo "openocd missing (scripts/install-deps)" >&2; exit 1; }
 FW="$SONDE_BUILD/firmware/mon_bench.elf"
 [ -f "$FW" ] || { echo "missing $FW" >&2; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 JP=$(free_port)
 TP=$(free_port)
 "$SONDE" run --jtag "$JP" --jtag-cycles-per-tck 1 "$FW" > "$T/run.log" 2>&1 &
