@@ -51,8 +51,15 @@ enum { ST_IDLE = 0, ST_PEND, ST_ZEROS, ST_LOST };
  * fast_run_x86v3), with GCC or Clang. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ITM_X86_V3 1
+#include <immintrin.h>
 #else
 #define ITM_X86_V3 0
+#endif
+
+#if defined(__GNUC__)
+#define ITM_NOINLINE __attribute__((noinline)) /* its own register allocation */
+#else
+#define ITM_NOINLINE
 #endif
 
 /* fast_run() stores port, type, size, flags and reserved as one word */
@@ -530,6 +537,106 @@ static inline void lanes_flush(uint64_t *cnt, uint64_t acc)
 #define RUN_SLEEP_MASK 0x8080cf00ffull
 #define RUN_SLEEP 0x0080c00015ull
 
+#if ITM_X86_V3
+/* Runs of 32-bit instrumentation writes (5-byte packets, header
+ * AAAAA011) with now and then an LTS1, for the x86-64 BMI2/AVX2 copy of
+ * run_loop. run_loop's 5-byte run branches on every header; on a logging
+ * stream the LTS1 comes at random (1 packet in 8 on sw32), so that branch
+ * mispredicts once per LTS1: ~25% of the time (docs/benchmarks.md, the
+ * sw32reg stream). Here nothing branches on the data. A step loads 64
+ * bytes and turns them into three bit masks (instrumentation-write
+ * headers, LTS1 headers, continuation bits); then twice, a segment from
+ * bit `at` of the masks:
+ *  - n = how many 5-byte instrumentation packets follow each other (0..6),
+ *    the mask bits at at, at+5, ..., at+25 gathered by pext;
+ *  - six records are written whatever n is (those past n are overwritten
+ *    by the next segment or lie past the count returned: the step checks
+ *    room for 14), their fields from the header (port = A: page 0) and the
+ *    payload word;
+ *  - the packet after them, if n < 6, must be an LTS1 (else the run ends
+ *    there): its length from the continuation mask, its delta by pext, its
+ *    record written at o + n and kept by advancing the output by n + 1.
+ * A step writes 14 records for ~8.8 packets on sw32. The masks come from
+ * vector compares once per step, so the chain from one step's input
+ * position to the next is mostly scalar bit operations. At most 20 steps
+ * (12 + 2 packets each: the 8-bit counter lanes, itm_fast.h); `plim` keeps
+ * the loads (64 bytes, 8 at p + 55 at most) inside the input. */
+struct run5 {
+  const uint8_t *p;
+  struct sonde_itm_packet *o;
+  uint64_t ts_abs, ts_out, acc;
+};
+
+static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) struct run5
+run5_steps(const uint8_t *p, const uint8_t *plim, struct sonde_itm_packet *o, unsigned steps,
+           uint64_t off0, const uint64_t pre, uint64_t ts_abs, uint64_t ts_out)
+{
+  const __m256i m7 = _mm256_set1_epi8(7), sw4 = _mm256_set1_epi8(3);
+  const __m256i mcf = _mm256_set1_epi8((char)0xcf), lts1 = _mm256_set1_epi8((char)0xc0);
+  uint64_t acc = 0;
+  while (steps-- && p < plim) {
+    __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+#define MASK64(expr0, expr1)                                                  \
+    ((uint64_t)(uint32_t)_mm256_movemask_epi8(expr0) |                        \
+     (uint64_t)(uint32_t)_mm256_movemask_epi8(expr1) << 32)
+    uint64_t msw = MASK64(_mm256_cmpeq_epi8(_mm256_and_si256(v0, m7), sw4),
+                          _mm256_cmpeq_epi8(_mm256_and_si256(v1, m7), sw4));
+    uint64_t ml = MASK64(_mm256_cmpeq_epi8(_mm256_and_si256(v0, mcf), lts1),
+                         _mm256_cmpeq_epi8(_mm256_and_si256(v1, mcf), lts1));
+    uint64_t mnc = ~MASK64(v0, v1); /* bytes with C = 0 */
+#undef MASK64
+    unsigned at = 0, bad = 0;
+    for (unsigned seg = 0; seg < 2; seg++) {
+      const uint8_t *b = p + at;
+      unsigned n = (unsigned)__builtin_ctzll(~_pext_u64(msw >> at, 0x02108421ull)); /* 0..6 */
+      uint64_t base = off0 + (uint64_t)(uintptr_t)b;
+      for (unsigned k = 0; k < 6; k++) {
+        uint64_t w;
+        memcpy(&w, b + 5 * k, 8);
+        uint64_t meta = itm_sw4_meta[w & 0xff];
+        o[k].offset = base + 5 * k;
+        o[k].ts = ts_out;
+        o[k].value = (uint32_t)(w >> 8);
+        memcpy(&o[k].port, &meta, sizeof meta);
+      }
+      /* the LTS1 at q = 5n (n < 6: its bytes within the masks) */
+      unsigned q = 5 * n;
+      unsigned ll = (unsigned)__builtin_ctzll((mnc >> (at + q + 1)) | 16) + 2; /* 6: malformed */
+      unsigned ok = (n < 6) & (unsigned)(ml >> (at + q)) & (ll <= 5);
+      uint64_t wq;
+      memcpy(&wq, b + q, 8);
+      uint64_t dt = _pext_u64(_bzhi_u64(wq, 8 * ll), 0x7f7f7f7f00ull);
+      uint64_t keep = 0 - (uint64_t)ok;
+      ts_abs += (dt * pre) & keep;
+      ts_out = ok ? ts_abs : ts_out;
+      uint64_t meta = itm_fast_table[wq & 0xff].meta | (uint64_t)(ll - 1) << 24;
+      o[n].offset = base + q;
+      o[n].ts = ts_out;
+      o[n].value = dt;
+      memcpy(&o[n].port, &meta, sizeof meta);
+      acc += n * ITM_LANE(SONDE_ITM_SW) + (ITM_LANE(SONDE_ITM_LTS) & keep);
+      at += q + (ll & (unsigned)keep);
+      o += n + ok;
+      bad |= (n < 6) & !ok;
+    }
+    p += at;
+    if (UNLIKELY(bad))
+      break; /* another packet at p: run_loop decodes it */
+  }
+  return (struct run5){p, o, ts_abs, ts_out, acc};
+}
+
+ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static struct run5
+run5_x86v3(const uint8_t *p, const uint8_t *plim, struct sonde_itm_packet *o, unsigned steps,
+           uint64_t off0, uint64_t pre, uint64_t ts_abs, uint64_t ts_out)
+{
+  if (pre == 1)
+    return run5_steps(p, plim, o, steps, off0, 1, ts_abs, ts_out);
+  return run5_steps(p, plim, o, steps, off0, pre, ts_abs, ts_out);
+}
+#endif
+
 /* The loop for streams of regular packets (runs of 5-byte source packets,
  * each perhaps followed by a local timestamp: PC sampling, 32-bit
  * instrumentation logging). Here branches predict well, so it branches on
@@ -544,7 +651,8 @@ static inline void lanes_flush(uint64_t *cnt, uint64_t acc)
  * which loop suits the stream. */
 static inline __attribute__((always_inline)) void
 run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
-         const struct sonde_itm_packet *oend, uint64_t off0, const uint64_t pre, uint64_t *other)
+         const struct sonde_itm_packet *oend, uint64_t off0, const uint64_t pre, uint64_t *other,
+         const bool v3)
 {
   const uint8_t *p = *pp;
   struct sonde_itm_packet *o = *op;
@@ -614,6 +722,20 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
       lanes_flush(cnt, acc);
       continue;
     }
+#if ITM_X86_V3
+    /* two 32-bit instrumentation writes: the branch-free steps of run5 */
+    if (v3 && (w & 0x70000000007ull) == 0x30000000003ull && !page_base && room >= 14 &&
+        (size_t)(pend - p) > 57) {
+      struct run5 r = run5_x86v3(p, pend - 57, o, room / 14 < 20 ? (unsigned)(room / 14) : 20,
+                                 off0, pre, ts_abs, ts_out);
+      p = r.p;
+      o = r.o;
+      ts_abs = r.ts_abs;
+      ts_out = r.ts_out;
+      lanes_flush(cnt, r.acc);
+      continue;
+    }
+#endif
     if ((w & 0x30000000003ull) == 0x30000000003ull && !page_base) {
       /* A run of 5-byte source packets (32-bit instrumentation writes, PC
        * samples without timestamps): a fixed stride of 5, with now and
@@ -740,7 +862,7 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
  * forces each). */
 static inline __attribute__((always_inline)) void
 fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
-              struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
+              struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base, const bool v3)
 {
   /* p < pend: 8 bytes readable; o < oend: room for a packet */
   const uint8_t *p = in + *ip, *p0 = p, *pend = in + len - 7;
@@ -753,9 +875,9 @@ fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
   if (mode == ITM_LOOP_RUN) {
     uint64_t other = 0;
     if (d->cfg.ts_prescale == 1)
-      run_loop(d, &p, pend, &o, oend, off0, 1, &other);
+      run_loop(d, &p, pend, &o, oend, off0, 1, &other, v3);
     else
-      run_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale, &other);
+      run_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale, &other, v3);
     if ((uint64_t)(o - o0) >= 64 && other * 8 > (uint64_t)(o - o0))
       d->run_mode = 0;
   } else {
@@ -777,16 +899,11 @@ fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
  * fewer instructions on the sw32 stream), chosen once per decoder
  * (itm_setup) like zstd's _default/_bmi2 variants. Same C, same packets;
  * tests/itm/test_itm_diff.c runs both (itm_force_portable). */
-#if defined(__GNUC__)
-#define ITM_NOINLINE __attribute__((noinline)) /* its own register allocation */
-#else
-#define ITM_NOINLINE
-#endif
 ITM_NOINLINE static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
                                   struct sonde_itm_packet *out, size_t cap, size_t *np,
                                   uint64_t base)
 {
-  fast_run_body(d, in, len, ip, out, cap, np, base);
+  fast_run_body(d, in, len, ip, out, cap, np, base, false);
 }
 
 #if ITM_X86_V3
@@ -794,7 +911,7 @@ ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
 fast_run_x86v3(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
                struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
 {
-  fast_run_body(d, in, len, ip, out, cap, np, base);
+  fast_run_body(d, in, len, ip, out, cap, np, base, true);
 }
 #endif
 
