@@ -567,13 +567,11 @@ struct run5 {
   uint64_t ts_abs, ts_out, acc;
 };
 
-/* One segment at bit `at` of the step's masks (the bytes at b = p + at):
- * returns the bytes it took; *bad when the run ends after it. */
-static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) unsigned
-run5_segment(const uint8_t *b, unsigned at, uint64_t msw, uint64_t ml, uint64_t mnc,
-             struct sonde_itm_packet **op, uint64_t off0, const uint64_t pre, uint64_t *ts_abs,
-             uint64_t *ts_out, uint64_t *acc, unsigned *bad)
+static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) void
+run5_steps(struct run5 *r, const uint8_t *plim, unsigned steps, uint64_t off0, const uint64_t pre)
 {
+  const __m256i m7 = _mm256_set1_epi8(7), sw4 = _mm256_set1_epi8(3);
+  const __m256i mcf = _mm256_set1_epi8((char)0xcf), lts1 = _mm256_set1_epi8((char)0xc0);
   /* per 128-bit lane: bytes 1..4 (payload) to the value word, byte 0
    * (header) to the port word, >> 3, type and size ORed in */
   const __m256i shuf = _mm256_setr_epi8(1, 2, 3, 4, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1,
@@ -581,54 +579,9 @@ run5_segment(const uint8_t *b, unsigned at, uint64_t msw, uint64_t ml, uint64_t 
   const __m256i port = _mm256_setr_epi64x(0, 3, 0, 3);
   const __m256i fixed = _mm256_setr_epi64x(0, (long long)itm_sw4_meta[3], 0,
                                            (long long)itm_sw4_meta[3]);
-  struct sonde_itm_packet *o = *op;
-  unsigned n = (unsigned)__builtin_ctzll(~_pext_u64(msw >> at, 0x02108421ull)); /* 0..6 */
-  uint64_t base = off0 + (uint64_t)(uintptr_t)b;
-  __m256i bt = _mm256_broadcastsi128_si256(_mm_set_epi64x((long long)*ts_out, (long long)base));
-  /* records k, k+1 from the 16 bytes at b + 5k and b + 5k + 5, one per lane */
-#define RUN5_PAIR(k)                                                                              \
-  do {                                                                                            \
-    __m256i x = _mm256_inserti128_si256(                                                          \
-        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(b + 5 * (k)))),    \
-        _mm_loadu_si128((const __m128i *)(const void *)(b + 5 * (k) + 5)), 1);                     \
-    __m256i hi = _mm256_or_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(x, shuf), port), fixed);  \
-    __m256i lo = _mm256_add_epi64(bt, _mm256_setr_epi64x(5 * (k), 0, 5 * (k) + 5, 0));             \
-    _mm256_storeu_si256((__m256i *)(void *)&o[k], _mm256_permute2x128_si256(lo, hi, 0x20));      \
-    _mm256_storeu_si256((__m256i *)(void *)&o[(k) + 1], _mm256_permute2x128_si256(lo, hi, 0x31)); \
-  } while (0)
-  RUN5_PAIR(0);
-  RUN5_PAIR(2);
-  RUN5_PAIR(4);
-#undef RUN5_PAIR
-  /* the LTS1 at q = 5n (n < 6: its bytes are within the masks) */
-  unsigned q = 5 * n;
-  unsigned ll = (unsigned)__builtin_ctzll((mnc >> (at + q + 1)) | 16) + 2; /* 6: malformed */
-  unsigned ok = (n < 6) & (unsigned)(ml >> (at + q)) & (ll <= 5);
-  uint64_t wq;
-  memcpy(&wq, b + q, 8);
-  uint64_t dt = _pext_u64(_bzhi_u64(wq, 8 * ll), 0x7f7f7f7f00ull);
-  uint64_t keep = 0 - (uint64_t)ok;
-  *ts_abs += (dt * pre) & keep;
-  *ts_out = ok ? *ts_abs : *ts_out;
-  uint64_t meta = itm_fast_table[wq & 0xff].meta | (uint64_t)(ll - 1) << 24;
-  o[n].offset = base + q;
-  o[n].ts = *ts_out;
-  o[n].value = dt;
-  memcpy(&o[n].port, &meta, sizeof meta);
-  *acc += n * ITM_LANE(SONDE_ITM_SW) + (ITM_LANE(SONDE_ITM_LTS) & keep);
-  *op = o + n + ok;
-  *bad |= (n < 6) & !ok;
-  return q + (ll & (unsigned)keep);
-}
-
-static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) void
-run5_steps(struct run5 *r, const uint8_t *plim, unsigned steps, uint64_t off0, const uint64_t pre)
-{
-  const __m256i m7 = _mm256_set1_epi8(7), sw4 = _mm256_set1_epi8(3);
-  const __m256i mcf = _mm256_set1_epi8((char)0xcf), lts1 = _mm256_set1_epi8((char)0xc0);
   const uint8_t *p = r->p;
   struct sonde_itm_packet *o = r->o;
-  uint64_t ts_abs = r->ts_abs, ts_out = r->ts_out, acc = 0;
+  uint64_t ts = r->ts_abs, nlts = 0, nall = 0;
   while (steps-- && p < plim) {
     __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
     __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
@@ -641,18 +594,54 @@ run5_steps(struct run5 *r, const uint8_t *plim, unsigned steps, uint64_t off0, c
                          _mm256_cmpeq_epi8(_mm256_and_si256(v1, mcf), lts1));
     uint64_t mnc = ~MASK64(v0, v1); /* bytes with C = 0 */
 #undef MASK64
-    unsigned bad = 0;
-    unsigned at = run5_segment(p, 0, msw, ml, mnc, &o, off0, pre, &ts_abs, &ts_out, &acc, &bad);
-    at += run5_segment(p + at, at, msw, ml, mnc, &o, off0, pre, &ts_abs, &ts_out, &acc, &bad);
-    p += at;
-    if (UNLIKELY(bad))
+    /* headers at 0, 5, ..., 55 */
+    unsigned n = (unsigned)__builtin_ctzll(~_pext_u64(msw, 0x0084210842108421ull)); /* 0..12 */
+    uint64_t base = off0 + (uint64_t)(uintptr_t)p;
+    __m256i bt = _mm256_broadcastsi128_si256(_mm_set_epi64x((long long)ts, (long long)base));
+    /* records k, k+1 from the 16 bytes at p + 5k and p + 5k + 5, one per lane */
+#define RUN5_PAIR(k)                                                                              \
+    do {                                                                                          \
+      __m256i x = _mm256_inserti128_si256(                                                        \
+          _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p + 5 * (k)))),  \
+          _mm_loadu_si128((const __m128i *)(const void *)(p + 5 * (k) + 5)), 1);                   \
+      __m256i hi = _mm256_or_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(x, shuf), port), fixed); \
+      __m256i lo = _mm256_add_epi64(bt, _mm256_setr_epi64x(5 * (k), 0, 5 * (k) + 5, 0));           \
+      _mm256_storeu_si256((__m256i *)(void *)&o[k], _mm256_permute2x128_si256(lo, hi, 0x20));    \
+      _mm256_storeu_si256((__m256i *)(void *)&o[(k) + 1],                                         \
+                          _mm256_permute2x128_si256(lo, hi, 0x31));                               \
+    } while (0)
+    RUN5_PAIR(0);
+    RUN5_PAIR(2);
+    RUN5_PAIR(4);
+    RUN5_PAIR(6);
+    RUN5_PAIR(8);
+    RUN5_PAIR(10);
+#undef RUN5_PAIR
+    /* the LTS1 at q = 5n (n < 12: its bytes are within the masks) */
+    unsigned q = 5 * n;
+    unsigned ll = (unsigned)__builtin_ctzll((mnc >> (q + 1)) | 16) + 2; /* 6: malformed */
+    unsigned ok = (n < 12) & (unsigned)(ml >> q) & (ll <= 5);
+    uint64_t wq;
+    memcpy(&wq, p + q, 8);
+    uint64_t dt = _pext_u64(_bzhi_u64(wq, 8 * ll), 0x7f7f7f7f00ull);
+    uint64_t keep = 0 - (uint64_t)ok;
+    ts += (dt * pre) & keep;
+    uint64_t meta = itm_fast_table[wq & 0xff].meta | (uint64_t)(ll - 1) << 24;
+    o[n].offset = base + q;
+    o[n].ts = ts;
+    o[n].value = dt;
+    memcpy(&o[n].port, &meta, sizeof meta);
+    nlts += ok;
+    nall += n + ok;
+    o += n + ok;
+    p += q + (ll & (unsigned)keep);
+    if (UNLIKELY((n < 12) & !ok))
       break; /* another packet at p: run_loop decodes it */
   }
   r->p = p;
   r->o = o;
-  r->ts_abs = ts_abs;
-  r->ts_out = ts_out;
-  r->acc = acc;
+  r->ts_abs = r->ts_out = ts;
+  r->acc = (nall - nlts) * ITM_LANE(SONDE_ITM_SW) + nlts * ITM_LANE(SONDE_ITM_LTS);
 }
 
 ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
@@ -752,10 +741,10 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
     }
 #if ITM_X86_V3
     /* two 32-bit instrumentation writes: the branch-free steps of run5 */
-    if (v3 && (w & 0x70000000007ull) == 0x30000000003ull && !page_base && room >= 14 &&
-        (size_t)(pend - p) > 57) {
+    if (v3 && (w & 0x70000000007ull) == 0x30000000003ull && !page_base && ts_out == ts_abs &&
+        room >= 13 && (size_t)(pend - p) > 64) {
       struct run5 r = {p, o, ts_abs, ts_out, 0};
-      run5_x86v3(&r, pend - 57, room / 14 < 20 ? (unsigned)(room / 14) : 20, off0, pre);
+      run5_x86v3(&r, pend - 64, room / 13 < 19 ? (unsigned)(room / 13) : 19, off0, pre);
       p = r.p;
       o = r.o;
       ts_abs = r.ts_abs;
