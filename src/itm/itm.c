@@ -567,8 +567,17 @@ struct run5 {
   uint64_t ts_abs, ts_out, acc;
 };
 
+/* Bits [at, at + 64) of a mask array (at + 64 < 64 * the array's length). */
+static inline __attribute__((always_inline)) uint64_t mask_at(const uint64_t *m, unsigned at)
+{
+  unsigned i = at >> 6, sh = at & 63;
+  return (m[i] >> sh) | ((m[i + 1] << 1) << (63 - sh));
+}
+
+enum { RUN5_STEPS = 19, RUN5_WORDS = (RUN5_STEPS * 65 + 64 + 63) / 64 + 1 };
+
 static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) void
-run5_steps(struct run5 *r, const uint8_t *plim, unsigned steps, uint64_t off0, const uint64_t pre)
+run5_steps(struct run5 *r, unsigned steps, uint64_t off0, const uint64_t pre)
 {
   const __m256i m7 = _mm256_set1_epi8(7), sw4 = _mm256_set1_epi8(3);
   const __m256i mcf = _mm256_set1_epi8((char)0xcf), lts1 = _mm256_set1_epi8((char)0xc0);
@@ -579,23 +588,33 @@ run5_steps(struct run5 *r, const uint8_t *plim, unsigned steps, uint64_t off0, c
   const __m256i port = _mm256_setr_epi64x(0, 3, 0, 3);
   const __m256i fixed = _mm256_setr_epi64x(0, (long long)itm_sw4_meta[3], 0,
                                            (long long)itm_sw4_meta[3]);
-  const uint8_t *p = r->p;
+  const uint8_t *p0 = r->p;
   struct sonde_itm_packet *o = r->o;
   uint64_t ts = r->ts_abs, nlts = 0, nall = 0;
-  while (steps-- && p < plim) {
-    __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
-    __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+  /* The masks of all bytes the steps may look at, first: computed from
+   * p's vectors inside the step, they put a 32-byte load, the compares and
+   * the vector-to-register moves on the chain from one step's position to
+   * the next (~2x slower). */
+  uint64_t msw[RUN5_WORDS], ml[RUN5_WORDS], mnc[RUN5_WORDS];
+  unsigned words = (steps * 65 + 64 + 63) / 64 + 1;
+  for (unsigned i = 0; i < words; i++) {
+    __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(p0 + 64 * i));
+    __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p0 + 64 * i + 32));
 #define MASK64(expr0, expr1)                                                  \
     ((uint64_t)(uint32_t)_mm256_movemask_epi8(expr0) |                        \
      (uint64_t)(uint32_t)_mm256_movemask_epi8(expr1) << 32)
-    uint64_t msw = MASK64(_mm256_cmpeq_epi8(_mm256_and_si256(v0, m7), sw4),
-                          _mm256_cmpeq_epi8(_mm256_and_si256(v1, m7), sw4));
-    uint64_t ml = MASK64(_mm256_cmpeq_epi8(_mm256_and_si256(v0, mcf), lts1),
-                         _mm256_cmpeq_epi8(_mm256_and_si256(v1, mcf), lts1));
-    uint64_t mnc = ~MASK64(v0, v1); /* bytes with C = 0 */
+    msw[i] = MASK64(_mm256_cmpeq_epi8(_mm256_and_si256(v0, m7), sw4),
+                    _mm256_cmpeq_epi8(_mm256_and_si256(v1, m7), sw4));
+    ml[i] = MASK64(_mm256_cmpeq_epi8(_mm256_and_si256(v0, mcf), lts1),
+                   _mm256_cmpeq_epi8(_mm256_and_si256(v1, mcf), lts1));
+    mnc[i] = ~MASK64(v0, v1); /* bytes with C = 0 */
 #undef MASK64
+  }
+  unsigned at = 0;
+  while (steps--) {
+    const uint8_t *p = p0 + at;
     /* headers at 0, 5, ..., 55 */
-    unsigned n = (unsigned)__builtin_ctzll(~_pext_u64(msw, 0x0084210842108421ull)); /* 0..12 */
+    unsigned n = (unsigned)__builtin_ctzll(~_pext_u64(mask_at(msw, at), 0x0084210842108421ull));
     uint64_t base = off0 + (uint64_t)(uintptr_t)p;
     __m256i bt = _mm256_broadcastsi128_si256(_mm_set_epi64x((long long)ts, (long long)base));
     /* records k, k+1 from the 16 bytes at p + 5k and p + 5k + 5, one per lane */
@@ -619,8 +638,8 @@ run5_steps(struct run5 *r, const uint8_t *plim, unsigned steps, uint64_t off0, c
 #undef RUN5_PAIR
     /* the LTS1 at q = 5n (n < 12: its bytes are within the masks) */
     unsigned q = 5 * n;
-    unsigned ll = (unsigned)__builtin_ctzll((mnc >> (q + 1)) | 16) + 2; /* 6: malformed */
-    unsigned ok = (n < 12) & (unsigned)(ml >> q) & (ll <= 5);
+    unsigned ll = (unsigned)__builtin_ctzll((mask_at(mnc, at + q + 1)) | 16) + 2; /* 6: malformed */
+    unsigned ok = (n < 12) & (unsigned)mask_at(ml, at + q) & (ll <= 5);
     uint64_t wq;
     memcpy(&wq, p + q, 8);
     uint64_t dt = _pext_u64(_bzhi_u64(wq, 8 * ll), 0x7f7f7f7f00ull);
@@ -634,23 +653,23 @@ run5_steps(struct run5 *r, const uint8_t *plim, unsigned steps, uint64_t off0, c
     nlts += ok;
     nall += n + ok;
     o += n + ok;
-    p += q + (ll & (unsigned)keep);
+    at += q + (ll & (unsigned)keep);
     if (UNLIKELY((n < 12) & !ok))
-      break; /* another packet at p: run_loop decodes it */
+      break; /* another packet at p0 + at: run_loop decodes it */
   }
-  r->p = p;
+  r->p = p0 + at;
   r->o = o;
   r->ts_abs = r->ts_out = ts;
   r->acc = (nall - nlts) * ITM_LANE(SONDE_ITM_SW) + nlts * ITM_LANE(SONDE_ITM_LTS);
 }
 
 ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
-run5_x86v3(struct run5 *r, const uint8_t *plim, unsigned steps, uint64_t off0, uint64_t pre)
+run5_x86v3(struct run5 *r, unsigned steps, uint64_t off0, uint64_t pre)
 {
   if (pre == 1)
-    run5_steps(r, plim, steps, off0, 1);
+    run5_steps(r, steps, off0, 1);
   else
-    run5_steps(r, plim, steps, off0, pre);
+    run5_steps(r, steps, off0, pre);
 }
 #endif
 
@@ -742,9 +761,15 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
 #if ITM_X86_V3
     /* two 32-bit instrumentation writes: the branch-free steps of run5 */
     if (v3 && (w & 0x70000000007ull) == 0x30000000003ull && !page_base && ts_out == ts_abs &&
-        room >= 13 && (size_t)(pend - p) > 64) {
+        room >= 13 && (size_t)(pend - p) >= 65 * 2 + 64 + 64 + 64) {
+      /* steps: the output room (13 records a step), the input (a step
+       * takes at most 65 bytes; the masks are computed 64 bytes beyond
+       * the last step and a word more), the counter lanes (12 a step) */
+      size_t steps = room / 13, in_steps = ((size_t)(pend - p) - 64 - 64 - 64) / 65;
+      if (steps > in_steps)
+        steps = in_steps;
       struct run5 r = {p, o, ts_abs, ts_out, 0};
-      run5_x86v3(&r, pend - 64, room / 13 < 19 ? (unsigned)(room / 13) : 19, off0, pre);
+      run5_x86v3(&r, steps < RUN5_STEPS ? (unsigned)steps : RUN5_STEPS, off0, pre);
       p = r.p;
       o = r.o;
       ts_abs = r.ts_abs;
