@@ -567,20 +567,10 @@ struct run5 {
   uint64_t ts_abs, ts_out, acc;
 };
 
-/* Bits [at, at + 64) of a mask array (at + 64 < 64 * the array's length). */
-static inline __attribute__((always_inline)) uint64_t mask_at(const uint64_t *m, unsigned at)
-{
-  unsigned i = at >> 6, sh = at & 63;
-  return (m[i] >> sh) | ((m[i + 1] << 1) << (63 - sh));
-}
-
-enum { RUN5_STEPS = 19, RUN5_WORDS = (RUN5_STEPS * 65 + 64 + 63) / 64 + 1 };
-
 static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) void
-run5_steps(struct run5 *r, unsigned steps, uint64_t off0, const uint64_t pre)
+run5_steps(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *olim, uint64_t off0,
+           const uint64_t pre)
 {
-  const __m256i m7 = _mm256_set1_epi8(7), sw4 = _mm256_set1_epi8(3);
-  const __m256i mcf = _mm256_set1_epi8((char)0xcf), lts1 = _mm256_set1_epi8((char)0xc0);
   /* per 128-bit lane: bytes 1..4 (payload) to the value word, byte 0
    * (header) to the port word, >> 3, type and size ORed in */
   const __m256i shuf = _mm256_setr_epi8(1, 2, 3, 4, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1,
@@ -588,88 +578,70 @@ run5_steps(struct run5 *r, unsigned steps, uint64_t off0, const uint64_t pre)
   const __m256i port = _mm256_setr_epi64x(0, 3, 0, 3);
   const __m256i fixed = _mm256_setr_epi64x(0, (long long)itm_sw4_meta[3], 0,
                                            (long long)itm_sw4_meta[3]);
-  const uint8_t *p0 = r->p;
+  const __m256i step2 = _mm256_setr_epi64x(10, 0, 10, 0), step1 = _mm256_setr_epi64x(5, 0, 5, 0);
+  const uint8_t *p = r->p;
   struct sonde_itm_packet *o = r->o;
-  uint64_t ts = r->ts_abs, nlts = 0, nall = 0;
-  /* The masks of all bytes the steps may look at, first: computed from
-   * p's vectors inside the step, they put a 32-byte load, the compares and
-   * the vector-to-register moves on the chain from one step's position to
-   * the next (~2x slower). */
-  uint64_t msw[RUN5_WORDS], ml[RUN5_WORDS], mnc[RUN5_WORDS];
-  unsigned words = (steps * 65 + 64 + 63) / 64 + 1;
-  for (unsigned i = 0; i < words; i++) {
-    __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(p0 + 64 * i));
-    __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p0 + 64 * i + 32));
-#define MASK64(expr0, expr1)                                                  \
-    ((uint64_t)(uint32_t)_mm256_movemask_epi8(expr0) |                        \
-     (uint64_t)(uint32_t)_mm256_movemask_epi8(expr1) << 32)
-    msw[i] = MASK64(_mm256_cmpeq_epi8(_mm256_and_si256(v0, m7), sw4),
-                    _mm256_cmpeq_epi8(_mm256_and_si256(v1, m7), sw4));
-    ml[i] = MASK64(_mm256_cmpeq_epi8(_mm256_and_si256(v0, mcf), lts1),
-                   _mm256_cmpeq_epi8(_mm256_and_si256(v1, mcf), lts1));
-    mnc[i] = ~MASK64(v0, v1); /* bytes with C = 0 */
-#undef MASK64
+  uint64_t ts = r->ts_abs, nlts = 0;
+  const struct sonde_itm_packet *o0 = o;
+  /* offset and time of the records at p and p + 5 */
+  uint64_t base = off0 + (uint64_t)(uintptr_t)p;
+  __m256i bt = _mm256_setr_epi64x((long long)base, (long long)ts, (long long)base + 5, (long long)ts);
+  while (p < plim && o < olim) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    if (LIKELY((w & 0x70000000007ull) == 0x30000000003ull)) {
+      /* two writes: records from the 16 bytes at p and p + 5, one per lane */
+      __m256i x = _mm256_inserti128_si256(
+          _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p)),
+          _mm_loadu_si128((const __m128i *)(const void *)(p + 5)), 1);
+      __m256i hi = _mm256_or_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(x, shuf), port), fixed);
+      _mm256_storeu_si256((__m256i *)(void *)&o[0], _mm256_permute2x128_si256(bt, hi, 0x20));
+      _mm256_storeu_si256((__m256i *)(void *)&o[1], _mm256_permute2x128_si256(bt, hi, 0x31));
+      bt = _mm256_add_epi64(bt, step2);
+      o += 2;
+      p += 10;
+      continue;
+    }
+    if ((w & 7) == 3) {
+      __m256i x = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p));
+      __m256i hi = _mm256_or_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(x, shuf), port), fixed);
+      _mm256_storeu_si256((__m256i *)(void *)&o[0], _mm256_permute2x128_si256(bt, hi, 0x20));
+      bt = _mm256_add_epi64(bt, step1);
+      o += 1;
+      p += 5;
+      continue;
+    }
+    uint64_t c = ~w & 0x8080808000ull;
+    if ((w & 0xcf) != 0xc0 || !c)
+      break; /* not an LTS1, or a malformed one: run_loop decodes it */
+    unsigned ll = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+    uint64_t dt = _pext_u64(_bzhi_u64(w, 8 * ll), 0x7f7f7f7f00ull);
+    ts += dt * pre;
+    uint64_t meta = itm_fast_table[w & 0xff].meta | (uint64_t)(ll - 1) << 24;
+    o->offset = off0 + (uint64_t)(uintptr_t)p;
+    o->ts = ts;
+    o->value = dt;
+    memcpy(&o->port, &meta, sizeof meta);
+    o++;
+    nlts++;
+    p += ll;
+    base = off0 + (uint64_t)(uintptr_t)p;
+    bt = _mm256_setr_epi64x((long long)base, (long long)ts, (long long)base + 5, (long long)ts);
   }
-  unsigned at = 0;
-  while (steps--) {
-    const uint8_t *p = p0 + at;
-    /* headers at 0, 5, ..., 55 */
-    unsigned n = (unsigned)__builtin_ctzll(~_pext_u64(mask_at(msw, at), 0x0084210842108421ull));
-    uint64_t base = off0 + (uint64_t)(uintptr_t)p;
-    __m256i bt = _mm256_broadcastsi128_si256(_mm_set_epi64x((long long)ts, (long long)base));
-    /* records k, k+1 from the 16 bytes at p + 5k and p + 5k + 5, one per lane */
-#define RUN5_PAIR(k)                                                                              \
-    do {                                                                                          \
-      __m256i x = _mm256_inserti128_si256(                                                        \
-          _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p + 5 * (k)))),  \
-          _mm_loadu_si128((const __m128i *)(const void *)(p + 5 * (k) + 5)), 1);                   \
-      __m256i hi = _mm256_or_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(x, shuf), port), fixed); \
-      __m256i lo = _mm256_add_epi64(bt, _mm256_setr_epi64x(5 * (k), 0, 5 * (k) + 5, 0));           \
-      _mm256_storeu_si256((__m256i *)(void *)&o[k], _mm256_permute2x128_si256(lo, hi, 0x20));    \
-      _mm256_storeu_si256((__m256i *)(void *)&o[(k) + 1],                                         \
-                          _mm256_permute2x128_si256(lo, hi, 0x31));                               \
-    } while (0)
-    RUN5_PAIR(0);
-    RUN5_PAIR(2);
-    RUN5_PAIR(4);
-    RUN5_PAIR(6);
-    RUN5_PAIR(8);
-    RUN5_PAIR(10);
-#undef RUN5_PAIR
-    /* the LTS1 at q = 5n (n < 12: its bytes are within the masks) */
-    unsigned q = 5 * n;
-    unsigned ll = (unsigned)__builtin_ctzll((mask_at(mnc, at + q + 1)) | 16) + 2; /* 6: malformed */
-    unsigned ok = (n < 12) & (unsigned)mask_at(ml, at + q) & (ll <= 5);
-    uint64_t wq;
-    memcpy(&wq, p + q, 8);
-    uint64_t dt = _pext_u64(_bzhi_u64(wq, 8 * ll), 0x7f7f7f7f00ull);
-    uint64_t keep = 0 - (uint64_t)ok;
-    ts += (dt * pre) & keep;
-    uint64_t meta = itm_fast_table[wq & 0xff].meta | (uint64_t)(ll - 1) << 24;
-    o[n].offset = base + q;
-    o[n].ts = ts;
-    o[n].value = dt;
-    memcpy(&o[n].port, &meta, sizeof meta);
-    nlts += ok;
-    nall += n + ok;
-    o += n + ok;
-    at += q + (ll & (unsigned)keep);
-    if (UNLIKELY((n < 12) & !ok))
-      break; /* another packet at p0 + at: run_loop decodes it */
-  }
-  r->p = p0 + at;
+  r->p = p;
   r->o = o;
   r->ts_abs = r->ts_out = ts;
-  r->acc = (nall - nlts) * ITM_LANE(SONDE_ITM_SW) + nlts * ITM_LANE(SONDE_ITM_LTS);
+  r->acc = ((uint64_t)(o - o0) - nlts) * ITM_LANE(SONDE_ITM_SW) + nlts * ITM_LANE(SONDE_ITM_LTS);
 }
 
 ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
-run5_x86v3(struct run5 *r, unsigned steps, uint64_t off0, uint64_t pre)
+run5_x86v3(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *olim, uint64_t off0,
+           uint64_t pre)
 {
   if (pre == 1)
-    run5_steps(r, steps, off0, 1);
+    run5_steps(r, plim, olim, off0, 1);
   else
-    run5_steps(r, steps, off0, pre);
+    run5_steps(r, plim, olim, off0, pre);
 }
 #endif
 
@@ -761,15 +733,11 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
 #if ITM_X86_V3
     /* two 32-bit instrumentation writes: the branch-free steps of run5 */
     if (v3 && (w & 0x70000000007ull) == 0x30000000003ull && !page_base && ts_out == ts_abs &&
-        room >= 13 && (size_t)(pend - p) >= 65 * 2 + 64 + 64 + 64) {
-      /* steps: the output room (13 records a step), the input (a step
-       * takes at most 65 bytes; the masks are computed 64 bytes beyond
-       * the last step and a word more), the counter lanes (12 a step) */
-      size_t steps = room / 13, in_steps = ((size_t)(pend - p) - 64 - 64 - 64) / 65;
-      if (steps > in_steps)
-        steps = in_steps;
+        room >= 2 && (size_t)(pend - p) > 16) {
+      /* at most 254 records (the counter lanes), two at a time; the
+       * 16-byte loads at p + 5 inside the input */
       struct run5 r = {p, o, ts_abs, ts_out, 0};
-      run5_x86v3(&r, steps < RUN5_STEPS ? (unsigned)steps : RUN5_STEPS, off0, pre);
+      run5_x86v3(&r, pend - 14, o + (room - 1 < 253 ? room - 1 : 253), off0, pre);
       p = r.p;
       o = r.o;
       ts_abs = r.ts_abs;
