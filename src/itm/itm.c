@@ -578,7 +578,7 @@ run5_steps(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *o
   const __m256i port = _mm256_setr_epi64x(0, 3, 0, 3);
   const __m256i fixed = _mm256_setr_epi64x(0, (long long)itm_sw4_meta[3], 0,
                                            (long long)itm_sw4_meta[3]);
-  const __m256i step2 = _mm256_setr_epi64x(10, 0, 10, 0), step1 = _mm256_setr_epi64x(5, 0, 5, 0);
+  const __m256i step2 = _mm256_setr_epi64x(10, 0, 10, 0);
   const uint8_t *p = r->p;
   struct sonde_itm_packet *o = r->o;
   uint64_t ts = r->ts_abs, nlts = 0;
@@ -602,15 +602,19 @@ run5_steps(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *o
       p += 10;
       continue;
     }
-    if ((w & 7) == 3) {
-      __m256i x = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p));
-      __m256i hi = _mm256_or_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(x, shuf), port), fixed);
-      _mm256_storeu_si256((__m256i *)(void *)&o[0], _mm256_permute2x128_si256(bt, hi, 0x20));
-      bt = _mm256_add_epi64(bt, step1);
-      o += 1;
-      p += 5;
-      continue;
-    }
+    /* Not two writes: a write and an LTS1, or an LTS1 (or the run ends).
+     * The write is taken without a branch (its record written anyway,
+     * kept by advancing o), the LTS1's word selected from the two loads:
+     * one mispredicted branch per LTS1, the one above. */
+    unsigned one = (w & 7) == 3;
+    __m256i x = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p));
+    __m256i hi = _mm256_or_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(x, shuf), port), fixed);
+    _mm256_storeu_si256((__m256i *)(void *)&o[0], _mm256_permute2x128_si256(bt, hi, 0x20));
+    uint64_t w5;
+    memcpy(&w5, p + 5, 8);
+    o += one;
+    p += 5 * one;
+    w = one ? w5 : w;
     uint64_t c = ~w & 0x8080808000ull;
     if ((w & 0xcf) != 0xc0 || !c)
       break; /* not an LTS1, or a malformed one: run_loop decodes it */
