@@ -540,27 +540,27 @@ static inline void lanes_flush(uint64_t *cnt, uint64_t acc)
 #if ITM_X86_V3
 /* Runs of 32-bit instrumentation writes (5-byte packets, header
  * AAAAA011) with now and then an LTS1, for the x86-64 BMI2/AVX2 copy of
- * run_loop. run_loop's 5-byte run branches on every header; on a logging
- * stream the LTS1 comes at random (1 packet in 8 on sw32), so that branch
- * mispredicts once per LTS1: ~25% of the time (docs/benchmarks.md, the
- * sw32reg stream). Here nothing branches on the data. A step loads 64
- * bytes and turns them into three bit masks (instrumentation-write
- * headers, LTS1 headers, continuation bits); then twice, a segment from
- * bit `at` of the masks:
- *  - n = how many 5-byte instrumentation packets follow each other (0..6),
- *    the mask bits at at, at+5, ..., at+25 gathered by pext;
- *  - six records are written whatever n is (those past n are overwritten
- *    by the next segment or lie past the count returned: the step checks
- *    room for 14), their fields from the header (port = A: page 0) and the
- *    payload word;
- *  - the packet after them, if n < 6, must be an LTS1 (else the run ends
- *    there): its length from the continuation mask, its delta by pext, its
- *    record written at o + n and kept by advancing the output by n + 1.
- * A step writes 14 records for ~8.8 packets on sw32. The masks come from
- * vector compares once per step, so the chain from one step's input
- * position to the next is mostly scalar bit operations. At most 20 steps
- * (12 + 2 packets each: the 8-bit counter lanes, itm_fast.h); `plim` keeps
- * the loads (64 bytes, 8 at p + 55 at most) inside the input. */
+ * run_loop (a logging stream: sw32). Two packets a step, like run_loop's
+ * 5-byte run, but
+ *  - the two records are built in one 256-bit register and stored as two
+ *    32-byte vectors: offset and time from a vector of both records'
+ *    (`bt`, advanced by 10), payload and port from the 16 bytes at p and
+ *    p + 5, one per 128-bit lane (shuffle, the header >> 3 by a per-lane
+ *    shift, type and size ORed in): ~8 instructions a packet instead of
+ *    ~20;
+ *  - the branch that ends a pair run (an LTS1 comes: at random, so it
+ *    mispredicts once per LTS1) tests the word loaded one step before, so
+ *    it resolves as soon as it issues (-4% time on sw32);
+ *  - a write before the LTS1 is taken without a second branch: its
+ *    record is written anyway and kept by advancing o, the LTS1's word
+ *    picked from the loads at p and p + 5.
+ * On sw32reg (the LTS1 at every 8th packet) this runs at ~1.5x run_loop;
+ * on sw32 the mispredict per LTS1 is most of its time (docs/benchmarks.md).
+ * Records written past the ones kept lie past the count returned. The
+ * caller bounds o (room for two, at most 254 records: the 8-bit counter
+ * lanes of itm_fast.h) and p (the 16-byte load at p + 5, the word at
+ * p + 10). Stimulus page 0 only (port = A), and only once a timestamp is
+ * known (ts_out == ts_abs). */
 struct run5 {
   const uint8_t *p;
   struct sonde_itm_packet *o;
@@ -740,11 +740,11 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
       continue;
     }
 #if ITM_X86_V3
-    /* two 32-bit instrumentation writes: the branch-free steps of run5 */
+    /* two 32-bit instrumentation writes: run5, records built in vectors */
     if (v3 && (w & 0x70000000007ull) == 0x30000000003ull && !page_base && ts_out == ts_abs &&
         room >= 2 && (size_t)(pend - p) > 16) {
-      /* at most 254 records (the counter lanes), two at a time; the
-       * 16-byte loads at p + 5 inside the input */
+      /* o below olim before each step of two records: at most 254 (the
+       * counter lanes); the 16-byte load at p + 5 inside the input */
       struct run5 r = {p, o, ts_abs, ts_out, 0};
       run5_x86v3(&r, pend - 14, o + (room - 1 < 253 ? room - 1 : 253), off0, pre);
       p = r.p;
