@@ -48,7 +48,7 @@
 enum { ST_IDLE = 0, ST_PEND, ST_ZEROS, ST_LOST };
 
 /* A second copy of the hot loops for x86-64 CPUs with BMI2 and AVX2 (see
- * fast_run_x86v3), with GCC or Clang. */
+ * mixed_x86v3, runs_x86v3), with GCC or Clang. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ITM_X86_V3 1
 #include <immintrin.h>
@@ -85,7 +85,7 @@ struct sonde_itm {
   uint8_t pend[8];
   uint8_t run_mode;     /* fast_run: use run_loop (the stream looked regular) */
   uint8_t loop_mode;    /* ITM_LOOP_*: AUTO, or one loop forced (tests) */
-  uint8_t x86v3;        /* use fast_run_x86v3 (the CPU has BMI2 and AVX2) */
+  uint8_t x86v3;        /* use the _x86v3 loops (the CPU has BMI2 and AVX2) */
   struct sonde_itm_stats st;
 };
 
@@ -576,8 +576,7 @@ run5_steps(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *o
   const __m256i shuf = _mm256_setr_epi8(1, 2, 3, 4, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1,
                                         1, 2, 3, 4, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1);
   const __m256i port = _mm256_setr_epi64x(0, 3, 0, 3);
-  const __m256i fixed = _mm256_setr_epi64x(0, (long long)itm_sw4_meta[3], 0,
-                                           (long long)itm_sw4_meta[3]);
+  const __m256i fixed = _mm256_setr_epi64x(0, (long long)ITM_SW4_META, 0, (long long)ITM_SW4_META);
   const __m256i step2 = _mm256_setr_epi64x(10, 0, 10, 0);
   const uint8_t *p = r->p;
   struct sonde_itm_packet *o = r->o;
@@ -880,8 +879,81 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
  * dominate). Both loops give identical packets (tests/itm/test_itm_diff.c
  * forces each). */
 static inline __attribute__((always_inline)) void
-fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
-              struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base, const bool v3)
+mixed_any(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
+          const struct sonde_itm_packet *oend, uint64_t off0)
+{
+  if (d->ts_out == SONDE_ITM_TS_UNKNOWN)
+    fast_loop(d, pp, pend, op, oend, off0, 1, false);
+  else if (d->cfg.ts_prescale == 1)
+    fast_loop(d, pp, pend, op, oend, off0, 1, true);
+  else
+    fast_loop(d, pp, pend, op, oend, off0, d->cfg.ts_prescale, true);
+}
+
+static inline __attribute__((always_inline)) void
+runs_any(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
+         const struct sonde_itm_packet *oend, uint64_t off0, uint64_t *other, const bool v3)
+{
+  if (d->cfg.ts_prescale == 1)
+    run_loop(d, pp, pend, op, oend, off0, 1, other, v3);
+  else
+    run_loop(d, pp, pend, op, oend, off0, d->cfg.ts_prescale, other, v3);
+}
+
+/* The two loops, each compiled twice: for the baseline ISA, and on x86-64
+ * for CPUs with BMI1/BMI2/LZCNT and AVX2 (three-operand shifts, andn,
+ * tzcnt; run5's vectors), chosen once per decoder (itm_setup) like zstd's
+ * _default/_bmi2 variants; tests/itm/test_itm_diff.c runs both copies
+ * (itm_force_portable). Each loop is a function of its own: with both in
+ * one, the registers run5's call needs made GCC spill more in fast_loop
+ * (same instructions, 3% slower on mixed). */
+ITM_NOINLINE static void mixed_portable(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
+                                        struct sonde_itm_packet **op,
+                                        const struct sonde_itm_packet *oend, uint64_t off0)
+{
+  mixed_any(d, pp, pend, op, oend, off0);
+}
+
+ITM_NOINLINE static void runs_portable(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
+                                       struct sonde_itm_packet **op,
+                                       const struct sonde_itm_packet *oend, uint64_t off0,
+                                       uint64_t *other)
+{
+  runs_any(d, pp, pend, op, oend, off0, other, false);
+}
+
+#if ITM_X86_V3
+ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
+mixed_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
+            struct sonde_itm_packet **op, const struct sonde_itm_packet *oend, uint64_t off0)
+{
+  mixed_any(d, pp, pend, op, oend, off0);
+}
+
+ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
+runs_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
+           struct sonde_itm_packet **op, const struct sonde_itm_packet *oend, uint64_t off0,
+           uint64_t *other)
+{
+  runs_any(d, pp, pend, op, oend, off0, other, true);
+}
+#endif
+
+/* The hot loop: while at least 8 bytes remain and the header is a
+ * fixed-length packet (instrumentation, DWT, LTS2, overflow) or an LTS1,
+ * decode it with one of the two loops above. Returns at the first other
+ * header; the caller handles that one on the general path.
+ *
+ * Which loop: fast_loop has no data-dependent branch but the LTS1 one, and
+ * wins on streams whose packet kinds look random; run_loop branches on the
+ * kind and wins (2x on PC-sample and 32-bit logging streams) when the kinds
+ * repeat. The choice is made per call from the previous call's stream:
+ * run_loop while at most 1 packet in 8 takes its "other" branch, fast_loop
+ * after that until a call averages >= 3.75 bytes per packet (5-byte packets
+ * dominate). Both loops give identical packets (tests/itm/test_itm_diff.c
+ * forces each). */
+static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
+                     struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
 {
   /* p < pend: 8 bytes readable; o < oend: room for a packet */
   const uint8_t *p = in + *ip, *p0 = p, *pend = in + len - 7;
@@ -893,46 +965,27 @@ fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
     mode = d->run_mode ? ITM_LOOP_RUN : ITM_LOOP_MIXED;
   if (mode == ITM_LOOP_RUN) {
     uint64_t other = 0;
-    if (d->cfg.ts_prescale == 1)
-      run_loop(d, &p, pend, &o, oend, off0, 1, &other, v3);
+#if ITM_X86_V3
+    if (d->x86v3)
+      runs_x86v3(d, &p, pend, &o, oend, off0, &other);
     else
-      run_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale, &other, v3);
+#endif
+      runs_portable(d, &p, pend, &o, oend, off0, &other);
     if ((uint64_t)(o - o0) >= 64 && other * 8 > (uint64_t)(o - o0))
       d->run_mode = 0;
   } else {
-    if (d->ts_out == SONDE_ITM_TS_UNKNOWN)
-      fast_loop(d, &p, pend, &o, oend, off0, 1, false);
-    else if (d->cfg.ts_prescale == 1)
-      fast_loop(d, &p, pend, &o, oend, off0, 1, true);
+#if ITM_X86_V3
+    if (d->x86v3)
+      mixed_x86v3(d, &p, pend, &o, oend, off0);
     else
-      fast_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale, true);
+#endif
+      mixed_portable(d, &p, pend, &o, oend, off0);
     if ((uint64_t)(o - o0) >= 64 && (uint64_t)(p - p0) * 4 >= (uint64_t)(o - o0) * 15)
       d->run_mode = 1;
   }
   *ip = (size_t)(p - in);
   *np = (size_t)(o - out);
 }
-
-/* fast_run, compiled twice: for the baseline ISA, and on x86-64 for CPUs
- * with BMI1/BMI2/LZCNT and AVX2 (three-operand shifts, andn, tzcnt: ~7%
- * fewer instructions on the sw32 stream), chosen once per decoder
- * (itm_setup) like zstd's _default/_bmi2 variants. Same C, same packets;
- * tests/itm/test_itm_diff.c runs both (itm_force_portable). */
-ITM_NOINLINE static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
-                                  struct sonde_itm_packet *out, size_t cap, size_t *np,
-                                  uint64_t base)
-{
-  fast_run_body(d, in, len, ip, out, cap, np, base, false);
-}
-
-#if ITM_X86_V3
-ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
-fast_run_x86v3(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
-               struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
-{
-  fast_run_body(d, in, len, ip, out, cap, np, base, true);
-}
-#endif
 
 size_t sonde_itm_decode(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *consumed,
                         struct sonde_itm_packet *out, size_t cap)
@@ -949,12 +1002,7 @@ size_t sonde_itm_decode(struct sonde_itm *d, const uint8_t *in, size_t len, size
       /* Hot loop: whole packets in the buffer. */
       while (LIKELY(i < len && n < cap)) {
         if (i + 8 <= len) {
-#if ITM_X86_V3
-          if (d->x86v3)
-            fast_run_x86v3(d, in, len, &i, out, cap, &n, base);
-          else
-#endif
-            fast_run(d, in, len, &i, out, cap, &n, base);
+          fast_run(d, in, len, &i, out, cap, &n, base);
           if (i >= len || n >= cap)
             break;
         }

@@ -308,17 +308,11 @@ static const struct itm_fast itm_fast_table[256] = {
     [0xff] = {M(31, SONDE_ITM_HW, 4, 0), 0, 0xffffffff, 0x0, 1, 5, 0, 0, SONDE_ITM_HW, {0}},
 };
 
-/* meta of a 4-byte instrumentation write (header AAAAA011) by header byte,
- * stimulus page 0 (the 5-byte runs of src/itm/itm.c); 0 for other headers */
-#define SW4(h) (((h) & 7) == 3 ? M((h) >> 3, SONDE_ITM_SW, 4, 0) : 0)
-#define SW4_8(h) SW4(h), SW4(h + 1), SW4(h + 2), SW4(h + 3), SW4(h + 4), SW4(h + 5), SW4(h + 6), SW4(h + 7)
-#define SW4_64(h) SW4_8(h), SW4_8(h + 8), SW4_8(h + 16), SW4_8(h + 24), SW4_8(h + 32), \
-                  SW4_8(h + 40), SW4_8(h + 48), SW4_8(h + 56)
-static const uint64_t itm_sw4_meta[256] = {SW4_64(0), SW4_64(64), SW4_64(128), SW4_64(192)};
-#undef SW4_64
-#undef SW4_8
-#undef SW4
+/* meta of a 4-byte instrumentation write on port 0 (src/itm/itm.c, run5:
+ * the port is ORed in) */
+#define ITM_SW4_META ((uint64_t)SONDE_ITM_SW << 16 | 4ull << 24)
 
 #undef M
+
 
 #endif
