@@ -48,7 +48,7 @@
 enum { ST_IDLE = 0, ST_PEND, ST_ZEROS, ST_LOST };
 
 /* A second copy of the hot loops for x86-64 CPUs with BMI2 and AVX2 (see
- * mixed_x86v3, runs_x86v3), with GCC or Clang. */
+ * fast_run_x86v3, runs_x86v3), with GCC or Clang. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ITM_X86_V3 1
 #include <immintrin.h>
@@ -85,7 +85,7 @@ struct sonde_itm {
   uint8_t pend[8];
   uint8_t run_mode;     /* fast_run: use run_loop (the stream looked regular) */
   uint8_t loop_mode;    /* ITM_LOOP_*: AUTO, or one loop forced (tests) */
-  uint8_t x86v3;        /* use the _x86v3 loops (the CPU has BMI2 and AVX2) */
+  uint8_t x86v3;        /* use fast_run_x86v3 (the CPU has BMI2 and AVX2) */
   struct sonde_itm_stats st;
 };
 
@@ -879,18 +879,6 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
  * dominate). Both loops give identical packets (tests/itm/test_itm_diff.c
  * forces each). */
 static inline __attribute__((always_inline)) void
-mixed_any(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
-          const struct sonde_itm_packet *oend, uint64_t off0)
-{
-  if (d->ts_out == SONDE_ITM_TS_UNKNOWN)
-    fast_loop(d, pp, pend, op, oend, off0, 1, false);
-  else if (d->cfg.ts_prescale == 1)
-    fast_loop(d, pp, pend, op, oend, off0, 1, true);
-  else
-    fast_loop(d, pp, pend, op, oend, off0, d->cfg.ts_prescale, true);
-}
-
-static inline __attribute__((always_inline)) void
 runs_any(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
          const struct sonde_itm_packet *oend, uint64_t off0, uint64_t *other, const bool v3)
 {
@@ -900,20 +888,10 @@ runs_any(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
     run_loop(d, pp, pend, op, oend, off0, d->cfg.ts_prescale, other, v3);
 }
 
-/* The two loops, each compiled twice: for the baseline ISA, and on x86-64
- * for CPUs with BMI1/BMI2/LZCNT and AVX2 (three-operand shifts, andn,
- * tzcnt; run5's vectors), chosen once per decoder (itm_setup) like zstd's
- * _default/_bmi2 variants; tests/itm/test_itm_diff.c runs both copies
- * (itm_force_portable). Each loop is a function of its own: with both in
- * one, the registers run5's call needs made GCC spill more in fast_loop
- * (same instructions, 3% slower on mixed). */
-ITM_NOINLINE static void mixed_portable(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
-                                        struct sonde_itm_packet **op,
-                                        const struct sonde_itm_packet *oend, uint64_t off0)
-{
-  mixed_any(d, pp, pend, op, oend, off0);
-}
-
+/* run_loop in a function of its own (per copy, below): inlined next to
+ * fast_loop, the registers its run5 call needs made GCC spill other
+ * variables in fast_loop (same instructions, 3% slower on mixed); out of
+ * line, pc also runs ~5% faster. */
 ITM_NOINLINE static void runs_portable(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
                                        struct sonde_itm_packet **op,
                                        const struct sonde_itm_packet *oend, uint64_t off0,
@@ -923,13 +901,6 @@ ITM_NOINLINE static void runs_portable(struct sonde_itm *d, const uint8_t **pp, 
 }
 
 #if ITM_X86_V3
-ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
-mixed_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
-            struct sonde_itm_packet **op, const struct sonde_itm_packet *oend, uint64_t off0)
-{
-  mixed_any(d, pp, pend, op, oend, off0);
-}
-
 ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
 runs_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
            struct sonde_itm_packet **op, const struct sonde_itm_packet *oend, uint64_t off0,
@@ -952,8 +923,9 @@ runs_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
  * after that until a call averages >= 3.75 bytes per packet (5-byte packets
  * dominate). Both loops give identical packets (tests/itm/test_itm_diff.c
  * forces each). */
-static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
-                     struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
+static inline __attribute__((always_inline)) void
+fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
+              struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base, const bool v3)
 {
   /* p < pend: 8 bytes readable; o < oend: room for a packet */
   const uint8_t *p = in + *ip, *p0 = p, *pend = in + len - 7;
@@ -966,7 +938,7 @@ static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t 
   if (mode == ITM_LOOP_RUN) {
     uint64_t other = 0;
 #if ITM_X86_V3
-    if (d->x86v3)
+    if (v3)
       runs_x86v3(d, &p, pend, &o, oend, off0, &other);
     else
 #endif
@@ -974,18 +946,39 @@ static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t 
     if ((uint64_t)(o - o0) >= 64 && other * 8 > (uint64_t)(o - o0))
       d->run_mode = 0;
   } else {
-#if ITM_X86_V3
-    if (d->x86v3)
-      mixed_x86v3(d, &p, pend, &o, oend, off0);
+    if (d->ts_out == SONDE_ITM_TS_UNKNOWN)
+      fast_loop(d, &p, pend, &o, oend, off0, 1, false);
+    else if (d->cfg.ts_prescale == 1)
+      fast_loop(d, &p, pend, &o, oend, off0, 1, true);
     else
-#endif
-      mixed_portable(d, &p, pend, &o, oend, off0);
+      fast_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale, true);
     if ((uint64_t)(o - o0) >= 64 && (uint64_t)(p - p0) * 4 >= (uint64_t)(o - o0) * 15)
       d->run_mode = 1;
   }
   *ip = (size_t)(p - in);
   *np = (size_t)(o - out);
 }
+
+/* fast_run, compiled twice: for the baseline ISA, and on x86-64 for CPUs
+ * with BMI1/BMI2/LZCNT and AVX2 (three-operand shifts, andn, tzcnt; run5's
+ * vectors), chosen once per decoder (itm_setup) like zstd's _default/_bmi2
+ * variants. Same packets; tests/itm/test_itm_diff.c runs both
+ * (itm_force_portable). */
+ITM_NOINLINE static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
+                                  struct sonde_itm_packet *out, size_t cap, size_t *np,
+                                  uint64_t base)
+{
+  fast_run_body(d, in, len, ip, out, cap, np, base, false);
+}
+
+#if ITM_X86_V3
+ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
+fast_run_x86v3(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
+               struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
+{
+  fast_run_body(d, in, len, ip, out, cap, np, base, true);
+}
+#endif
 
 size_t sonde_itm_decode(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *consumed,
                         struct sonde_itm_packet *out, size_t cap)
@@ -1002,7 +995,12 @@ size_t sonde_itm_decode(struct sonde_itm *d, const uint8_t *in, size_t len, size
       /* Hot loop: whole packets in the buffer. */
       while (LIKELY(i < len && n < cap)) {
         if (i + 8 <= len) {
-          fast_run(d, in, len, &i, out, cap, &n, base);
+#if ITM_X86_V3
+          if (d->x86v3)
+            fast_run_x86v3(d, in, len, &i, out, cap, &n, base);
+          else
+#endif
+            fast_run(d, in, len, &i, out, cap, &n, base);
           if (i >= len || n >= cap)
             break;
         }
