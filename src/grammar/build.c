@@ -37,6 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "grammar_internal.h"
 
@@ -106,6 +109,41 @@ struct gbuilder {
 
 /* ---- slots ---------------------------------------------------------------- */
 
+/* The node array and the digram index are read at random, one or two cache
+ * lines a lookup; on long traces (tens of MiB) most lookups then also miss
+ * the TLB. Large arrays are 2 MiB aligned and asked for as huge pages where
+ * the kernel offers them (Linux THP in "madvise" mode); free() releases them. */
+#define BIG_ALIGN ((size_t)2 << 20)
+
+static void *big_alloc(size_t bytes, bool zero)
+{
+  if (bytes < BIG_ALIGN)
+    return zero ? calloc(1, bytes) : malloc(bytes);
+  void *p = NULL;
+  size_t sz = (bytes + BIG_ALIGN - 1) & ~(BIG_ALIGN - 1);
+  if (posix_memalign(&p, BIG_ALIGN, sz))
+    return NULL;
+#ifdef MADV_HUGEPAGE
+  madvise(p, sz, MADV_HUGEPAGE); /* a hint: failure only costs time */
+#endif
+  if (zero)
+    memset(p, 0, bytes);
+  return p;
+}
+
+/* realloc for arrays that may become big (the old contents are copied). */
+static void *big_realloc(void *old, size_t oldbytes, size_t bytes)
+{
+  if (bytes < BIG_ALIGN)
+    return realloc(old, bytes);
+  void *p = big_alloc(bytes, false);
+  if (!p)
+    return NULL;
+  memcpy(p, old, oldbytes);
+  free(old);
+  return p;
+}
+
 static int grow_nodes(struct gbuilder *b)
 {
   uint32_t cap = b->ncap ? b->ncap * 2 : 1024;
@@ -113,7 +151,7 @@ static int grow_nodes(struct gbuilder *b)
     b->err = SONDE_E_LIMIT;
     return -1;
   }
-  struct gnode *nn = realloc(b->n, (size_t)cap * sizeof *nn);
+  struct gnode *nn = big_realloc(b->n, (size_t)b->ncap * sizeof *nn, (size_t)cap * sizeof *nn);
   if (!nn) {
     b->err = SONDE_E_NOMEM;
     return -1;
@@ -272,7 +310,7 @@ static int dg_grow(struct gbuilder *b)
 {
   uint32_t oldcap = b->htmask + 1, cap = oldcap * 2;
   uint64_t *old = b->ht;
-  uint64_t *nt = calloc(cap, sizeof *nt);
+  uint64_t *nt = big_alloc((size_t)cap * sizeof *nt, true);
   if (!nt) {
     b->err = SONDE_E_NOMEM;
     return -1;
