@@ -906,6 +906,96 @@ static inline int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool firs
   return 1;
 }
 
+/* run_step's common case, in a loop of its own while a run lasts: (X c) is
+ * the whole body of a closed rule R, no utility test or merge would fire,
+ * and (y R) is new. t's last node x and its left neighbour y stay the same
+ * through such steps (only x's symbol changes), so their keys live in
+ * registers, and the index slot of the next step's (R c') is prefetched as
+ * soon as R is known, while (y R) is looked up. Anything else stops the loop
+ * before the symbol (*stuck; nothing changed for it) and run_step takes it;
+ * a (y R) found in the index goes to run_up as in run_step. The state after
+ * each step is the one run_step leaves. Returns the next symbol's position. */
+static size_t run_fast(struct gbuilder *b, uint32_t t, const uint32_t *syms, size_t i, size_t n,
+                       bool *run, bool *stuck)
+{
+  struct gnode *nd = b->n; /* no node or index slot is allocated until run_up */
+  const uint64_t *ht = b->ht;
+  const uint32_t mask = b->htmask;
+  uint32_t x = nd[b->r[t].guard].prev, y = nd[x].prev;
+  if (nd[y].cnt == CNT_GUARD) {
+    *stuck = true;
+    return i;
+  }
+  const uint32_t ysym = nd[y].sym, ykey = nd[y].cnt & CNT_KEY;
+  const bool ymerge = b->re && (ykey & CNT_NT); /* R could merge into y */
+  uint32_t xsym = nd[x].sym, xkey = nd[x].cnt & CNT_KEY;
+  uint32_t hv = i < n ? (uint32_t)dg_hash4(xsym, xkey, syms[i], 1) : 0;
+  for (; i < n; i++) {
+    uint32_t c = syms[i], h = hv & mask, m, m2;
+    if (!(xkey & CNT_NT) && xsym == c)
+      break; /* z z: the ordinary way */
+    for (;; h = (h + 1) & mask) { /* (X c) */
+      uint64_t v = ht[h];
+      if (!v)
+        goto stop;
+      if (SLOT_HASH(v) != hv)
+        continue;
+      m = SLOT_NODE(v);
+      m2 = nd[m].next;
+      if (nd[m].sym == xsym && (nd[m].cnt & CNT_KEY) == xkey && nd[m2].sym == c &&
+          (nd[m2].cnt & CNT_KEY) == 1)
+        break;
+    }
+    /* the whole body of its rule: m follows the guard, and m2 precedes it
+     * (a body's list is closed by its own guard) */
+    uint32_t gm = nd[m].prev;
+    if (nd[gm].cnt != CNT_GUARD || nd[m2].next != gm)
+      goto stop;
+    uint32_t r = nd[gm].sym;
+    uint32_t hv2 = (uint32_t)dg_hash4(ysym, ykey, r, CNT_NT | 1);
+    __builtin_prefetch(&ht[hv2 & mask]);
+    if (i + 1 < n) {
+      hv = (uint32_t)dg_hash4(r, CNT_NT | 1, syms[i + 1], 1);
+      __builtin_prefetch(&ht[hv & mask]);
+    }
+    struct grule *rr = &b->r[r];
+    if (rr->flags & R_OPEN)
+      goto stop;
+    if (xkey & CNT_NT) { /* utility(R) would expand X's rule, now used once */
+      const struct grule *u = &b->r[xsym];
+      if ((xkey & CNT_MASK) == 1 && u->refs == 2 && !(u->flags & (R_PINNED | R_OPEN)))
+        goto stop;
+    }
+    if (ymerge && ysym == r)
+      goto stop;
+    if (xkey & CNT_NT)
+      b->r[xsym].refs -= xkey & CNT_MASK;
+    nd[x].sym = xsym = r;
+    nd[x].cnt = xkey = CNT_NT | 1;
+    rr->refs++;
+    for (h = hv2 & mask;; h = (h + 1) & mask) { /* (y R) */
+      uint64_t v = ht[h];
+      if (!v)
+        break;
+      if (SLOT_HASH(v) != hv2)
+        continue;
+      uint32_t q = SLOT_NODE(v), q2 = nd[q].next;
+      if (nd[q].sym == ysym && (nd[q].cnt & CNT_KEY) == ykey && nd[q2].sym == r &&
+          (nd[q2].cnt & CNT_KEY) == (CNT_NT | 1)) {
+        *run = run_up(b, x, r, h, hv2) == 1;
+        flush_pending(b);
+        return i + 1;
+      }
+    }
+    b->run_h = h;
+    b->run_hv = hv2;
+  }
+  return i;
+stop:
+  *stuck = true;
+  return i;
+}
+
 /* The run is over: index (y X) for t's last node X, as its last step
  * would have, in the slot that step found empty. */
 static void run_end(struct gbuilder *b, uint32_t t)
@@ -919,8 +1009,14 @@ static void run_end(struct gbuilder *b, uint32_t t)
  * repeats of flat rules at once where repeat_rule allows (when on). */
 static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, size_t n)
 {
-  bool run = false; /* in a run of run_step()s: (y X) not indexed */
+  bool run = false;   /* in a run of run_step()s: (y X) not indexed */
+  bool stuck = false; /* run_fast stopped before syms[i] */
   for (size_t i = 0; i < n && !b->err;) {
+    if (run && !stuck && b->skip_on) {
+      i = run_fast(b, t, syms, i, n, &run, &stuck);
+      continue;
+    }
+    stuck = false;
     uint32_t a, g = b->r[t].guard, z = N[g].prev, zc = N[z].cnt & CNT_KEY;
     bool complete = false, whole = false;
     uint32_t hv = 0, h = 0;
