@@ -933,7 +933,7 @@ static size_t run_fast(struct gbuilder *b, uint32_t t, const uint32_t *syms, siz
   for (; i < n; i++) {
     uint32_t c = syms[i], h = hv & mask, m, m2;
     if (!(xkey & CNT_NT) && xsym == c)
-      break; /* z z: the ordinary way */
+      goto stop; /* z z: the ordinary way */
     for (;; h = (h + 1) & mask) { /* (X c) */
       uint64_t v = ht[h];
       if (!v)
