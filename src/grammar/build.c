@@ -742,11 +742,10 @@ static size_t repeat_rule(const struct gbuilder *b, uint32_t t, const uint32_t *
   return len;
 }
 
-/* The state symbol-by-symbol appending reaches after a1 .. aj of a rule A
- * (repeat_rule's conditions, 2 <= j < L): a rule P -> a1 .. aj made of A's
- * first nodes (their digrams stay indexed where they are), A -> P a(j+1) ..,
- * t ending in "z P"; the digram (aj a(j+1)) is in no body then. */
-static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
+/* A's first j nodes (2 <= j < L) become the body of a new rule P, used
+ * once, in A -> P a(j+1) ..: their digrams stay indexed where they are,
+ * (aj a(j+1)) leaves the index and (P a(j+1)) enters it. Returns P. */
+static uint32_t make_prefix(struct gbuilder *b, uint32_t a, size_t len)
 {
   uint32_t first = N[b->r[a].guard].next, last = first;
   for (size_t k = 1; k < len; k++)
@@ -755,18 +754,32 @@ static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
   dg_remove_if(b, last); /* (a(j) a(j+1)) */
   uint32_t p = rule_new(b);
   uint32_t y = p == NIL ? NIL : node_new(b, p, CNT_NT | 1);
-  uint32_t x = y == NIL ? NIL : node_new(b, p, CNT_NT | 1);
-  if (x == NIL)
-    return;
-  uint32_t ga = b->r[a].guard, gp = b->r[p].guard, gt = b->r[t].guard, z = N[gt].prev;
+  if (y == NIL)
+    return NIL;
+  uint32_t ga = b->r[a].guard, gp = b->r[p].guard;
   link2(b, gp, first);
   link2(b, last, gp);
   link2(b, ga, y);
   link2(b, y, next);
+  b->r[p].refs = 1;
+  dg_set(b, dg_find(b, y), y); /* (P a(j+1)): P is new, so not there yet */
+  return p;
+}
+
+/* The state symbol-by-symbol appending reaches after a1 .. aj of a rule A
+ * (repeat_rule's conditions, 2 <= j < L): make_prefix's P -> a1 .. aj,
+ * A -> P a(j+1) .., t ending in "z P"; the digram (aj a(j+1)) is in no body
+ * then. */
+static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
+{
+  uint32_t p = make_prefix(b, a, len);
+  uint32_t x = p == NIL ? NIL : node_new(b, p, CNT_NT | 1);
+  if (x == NIL)
+    return;
+  uint32_t gt = b->r[t].guard, z = N[gt].prev;
   link2(b, z, x);
   link2(b, x, gt);
   b->r[p].refs = 2;
-  dg_set(b, dg_find(b, y), y); /* (P a(j+1)): P is new, so not there yet */
   dg_set(b, dg_find(b, z), z); /* (z P) */
 }
 
@@ -822,7 +835,8 @@ static int utility_fires(const struct gbuilder *b, uint32_t r)
 /* run_step after (y x) was found in the index at slot h (hash hv), x being
  * t's last node, just made a reference to r: the substitutions up the
  * hierarchy, then the ordinary way or the run goes on (run_step's result). */
-static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32_t hv)
+static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32_t hv,
+                  size_t prefix)
 {
   uint32_t pend[RUN_DEPTH], np = 0, y = N[x].prev;
   pend[np++] = r;
@@ -831,6 +845,10 @@ static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32
     if (!(np < RUN_DEPTH && N[m2].next != y && is_guard(b, g2) &&
           is_guard(b, N[N[m2].next].next) && rule_reusable(b, g2) &&
           !(b->re && !is_guard(b, w) && is_nt(b, w) && N[w].sym == N[g2].sym))) {
+      if (prefix) { /* (repeat_whole) */
+        make_prefix(b, r, prefix);
+        h = dg_find_hv(b, y, hv);
+      }
       check_slot(b, y, h, hv); /* the ordinary cascade from here */
       check_alive(b, x);
       while (np)
@@ -865,6 +883,11 @@ static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32
     b->run_hv = hv;
     return 1;
   }
+  if (prefix) { /* (repeat_whole) */
+    make_prefix(b, r, prefix);
+    if (!is_guard(b, y))
+      h = dg_find_hv(b, y, hv);
+  }
   if (!is_guard(b, y) && !b->err) /* the check of (y x) indexed it */
     dg_set_hv(b, h, y, hv);
   while (np)
@@ -883,10 +906,10 @@ static inline int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool firs
   if (!is_guard(b, gm) || !is_guard(b, N[N[m].next].next) || !rule_reusable(b, gm))
     return 0;
   uint32_t r = N[gm].sym, y = N[x].prev, xc = N[x].cnt & CNT_KEY;
-  if (xc & CNT_NT) { /* utility(R) would expand X's rule, now used once */
+  bool fires = false; /* utility(R) will expand X's rule, used once after the step */
+  if (xc & CNT_NT) {
     const struct grule *u = &b->r[N[x].sym];
-    if ((xc & CNT_MASK) == 1 && u->refs == 2 && !(u->flags & (R_PINNED | R_OPEN)))
-      return 0;
+    fires = (xc & CNT_MASK) == 1 && u->refs == 2 && !(u->flags & (R_PINNED | R_OPEN));
   }
   if (b->re && !is_guard(b, y) && is_nt(b, y) && N[y].sym == r)
     return 0; /* R would merge into y */
@@ -896,12 +919,20 @@ static inline int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool firs
   N[x].sym = r;
   N[x].cnt = CNT_NT | 1;
   b->r[r].refs++;
-  if (is_guard(b, y) || b->err)
-    return 1;
+  if (is_guard(b, y) || b->err) {
+    if (fires)
+      utility(b, r);
+    return fires ? 2 : 1;
+  }
   uint32_t hv = (uint32_t)dg_hash(b, y), h = dg_find_hv(b, y, hv);
   if (b->ht[h])
-    return run_up(b, x, r, h, hv);
-  b->run_h = h; /* (R's utility was tested above) */
+    return run_up(b, x, r, h, hv, 0); /* (its utility tests include R's) */
+  if (fires) { /* as substitute() and match() end: (y R) indexed, then utility(R) */
+    dg_set_hv(b, h, y, hv);
+    utility(b, r);
+    return 2;
+  }
+  b->run_h = h;
   b->run_hv = hv;
   return 1;
 }
@@ -982,7 +1013,7 @@ static size_t run_fast(struct gbuilder *b, uint32_t t, const uint32_t *syms, siz
       uint32_t q = SLOT_NODE(v), q2 = nd[q].next;
       if (nd[q].sym == ysym && (nd[q].cnt & CNT_KEY) == ykey && nd[q2].sym == r &&
           (nd[q2].cnt & CNT_KEY) == (CNT_NT | 1)) {
-        *run = run_up(b, x, r, h, hv2) == 1;
+        *run = run_up(b, x, r, h, hv2, 0) == 1;
         flush_pending(b);
         return i + 1;
       }
@@ -1099,11 +1130,38 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
       append(b, t, a, CNT_NT);
       b->skipped += len;
       i += len;
+    } else if (complete && len >= 3 && !(b->re && (zc & CNT_NT) && N[z].sym == a)) {
+      /* all of A, (z A) in the index: repeat_whole */
+      uint32_t x = node_new(b, a, CNT_NT | 1);
+      if (x == NIL)
+        return;
+      link2(b, z, x);
+      link2(b, x, g);
+      b->r[a].refs++;
+      hv = (uint32_t)dg_hash4(N[z].sym, zc, a, CNT_NT | 1);
+      h = dg_find_key_hv(b, N[z].sym, zc, a, CNT_NT | 1, hv);
+      if (b->ht[h]) {
+        run = run_up(b, x, a, h, hv, len - 1) == 1;
+      } else { /* (not reached: repeat_rule found (z A)) as symbol by symbol */
+        make_prefix(b, a, len - 1);
+        dg_set(b, dg_find(b, z), z);
+        utility(b, a);
+      }
+      b->skipped += len;
+      i += len;
     } else if (complete && len >= 3) { /* the state before aL, then aL */
       enter_prefix(b, t, a, len - 1);
       b->skipped += len - 1;
       i += len - 1;
-      append(b, t, syms[i], 0);
+      /* t ends in "z P", A -> P aL: (P aL) is A's whole body, the run step's
+       * case (its utility test expands P back into A) */
+      uint32_t p = N[g].prev, phv = (uint32_t)dg_hash4(N[p].sym, CNT_NT | 1, syms[i], 1);
+      uint32_t ph = dg_find_key_hv(b, N[p].sym, CNT_NT | 1, syms[i], 1, phv);
+      int k = b->ht[ph] && !b->err ? run_step(b, p, b->ht[ph], true) : 0;
+      if (k)
+        run = k == 1;
+      else
+        append(b, t, syms[i], 0);
       i++;
     } else if (!complete) { /* the state after a1 .. aj */
       enter_prefix(b, t, a, len);
