@@ -989,9 +989,10 @@ static size_t run_fast(struct gbuilder *b, uint32_t t, const uint32_t *syms, siz
       hv = (uint32_t)dg_hash4(r, CNT_NT | 1, syms[i + 1], 1);
       __builtin_prefetch(&ht[hv & mask]);
     }
+    if (r == b->S || r == b->C)
+      goto stop; /* open (R_OPEN is S's and the open cycle's alone): not read from
+                  * r's slot, which the step then only writes (refs) */
     struct grule *rr = &b->r[r];
-    if (rr->flags & R_OPEN)
-      goto stop;
     if (xkey & CNT_NT) { /* utility(R) would expand X's rule, now used once */
       const struct grule *u = &b->r[xsym];
       if ((xkey & CNT_MASK) == 1 && u->refs == 2 && !(u->flags & (R_PINNED | R_OPEN)))
@@ -1635,9 +1636,14 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
         size_t j = cycle_span(b, syms, i, n);
         append_syms(b, b->C, syms + i, j - i);
         i = j - 1;
-      } else {
-        if (b->rawn == b->rawcap) {
-          size_t cap = b->rawcap ? b->rawcap * 2 : 1024;
+      } else { /* buffer the cycle up to its end or the buffer's limit at once */
+        size_t j = cycle_span(b, syms, i, n), k = j - i;
+        if (k > CACHE_MAX_CYCLE + 1 - b->rawn)
+          k = CACHE_MAX_CYCLE + 1 - b->rawn;
+        if (b->rawn + k > b->rawcap) {
+          size_t cap = b->rawcap ? b->rawcap : 1024;
+          while (cap < b->rawn + k)
+            cap *= 2;
           uint32_t *nr = realloc(b->raw, cap * sizeof *nr);
           if (!nr)
             return b->err = SONDE_E_NOMEM;
@@ -1646,8 +1652,15 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
         }
         if (!b->rawn)
           b->rawhash = 0xcbf29ce484222325ull;
-        b->raw[b->rawn++] = s;
-        b->rawhash = raw_mix(b->rawhash, s);
+        uint64_t hash = b->rawhash;
+        uint32_t *dst = b->raw + b->rawn;
+        for (size_t q = 0; q < k; q++) {
+          dst[q] = syms[i + q];
+          hash = raw_mix(hash, syms[i + q]);
+        }
+        b->rawhash = hash;
+        b->rawn += k;
+        i += k - 1;
         if (b->rawn > CACHE_MAX_CYCLE)
           spill_raw(b);
       }
