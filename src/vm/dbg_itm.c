@@ -149,15 +149,10 @@ void vm_itm_gts(struct sonde_vm *vm, uint64_t cycle)
 static unsigned fifo_pop_plain(struct vm_dbg *d, uint64_t cycle)
 {
   if (d->pin_free <= cycle) { /* every queued byte started before the pin went idle */
-    d->fifo_head = (d->fifo_head + d->fifo_n) % VM_DBG_FIFO_BYTES;
-    d->fifo_n = 0;
+    vm_fifo_clear(d);
     return 0;
   }
-  while (d->fifo_n && d->fifo_start[d->fifo_head] <= cycle) {
-    d->fifo_head = (d->fifo_head + 1) % VM_DBG_FIFO_BYTES;
-    d->fifo_n--;
-  }
-  return d->fifo_n;
+  return vm_fifo_pop(d, cycle);
 }
 
 /* vm_itm_emit's common case (every PC sample takes it): no formatter, no
