@@ -204,6 +204,52 @@ VM_INLINE void send_plain(struct sonde_vm *vm, const uint8_t *b, unsigned n, uin
     vm_swo_schedule(d, n, cycle, true);
 }
 
+/* emit_plain without an SWO callback (the bytes themselves go nowhere) and
+ * with a timestamp, if any, for the packet's own cycle (ts_last <= cycle):
+ * the packet and its timestamp in one go. What the steps of emit_plain
+ * below do: pop the FIFO at `cycle`, queue the packet at the pin's next
+ * slot, pop at `cycle` again (the packet's first byte leaves at once when
+ * the pin was idle), queue the timestamp after it when it fits. */
+VM_INLINE bool emit_plain_quiet(struct vm_dbg *d, unsigned len, uint64_t cycle)
+{
+  unsigned used;
+  uint64_t first;
+  if (d->pin_free <= cycle) {
+    vm_fifo_clear(d);
+    used = 0;
+    first = cycle;
+  } else {
+    used = vm_fifo_pop(d, cycle);
+    first = d->pin_free;
+  }
+  if (VM_DBG_FIFO_BYTES - used < len)
+    return false; /* the general path counts the loss */
+  const uint32_t step = 10u * ((d->acpr & 0x1FFFu) + 1);
+  const uint32_t tcr = d->itm_tcr;
+  unsigned q = len; /* bytes to the pin from `first` on */
+  bool ts = (tcr & ITM_TCR_TSENA) != 0;
+  if (ts) {
+    unsigned shift = 2 * ((tcr >> 8) & 3); /* TSPrescale 1, 4, 16, 64 */
+    uint64_t ticks = (cycle - d->ts_last) >> shift;
+    uint32_t delta = (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks);
+    unsigned n = lts_len(delta, d->ts_owed ? 1 : 0);
+    if (VM_DBG_FIFO_BYTES - (used + len - (first == cycle)) < n) {
+      d->ts_owed = true;
+    } else {
+      q += n;
+      d->ts_last += ticks << shift;
+      d->ts_owed = false;
+    }
+  }
+  d->pin_free = first + (uint64_t)q * step;
+  d->bytes_out += q;
+  if (ts && first == cycle) /* the second pop: the first byte started */
+    vm_fifo_queue(d, first + step, step, q - 1);
+  else
+    vm_fifo_queue(d, first, step, q);
+  return true;
+}
+
 /* vm_itm_emit's common case (every PC sample takes it): no formatter, no
  * overflow owed, no GTSFREQ 11, room for the packet; the FIFO and pin
  * without the formatter's calls, and the timestamp's bytes only written
@@ -212,6 +258,8 @@ VM_INLINE void send_plain(struct sonde_vm *vm, const uint8_t *b, unsigned n, uin
 VM_INLINE bool emit_plain(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle)
 {
   struct vm_dbg *d = vm->dbg;
+  if (VM_LIKELY(d->swo_fn == NULL) && d->ts_last <= cycle)
+    return emit_plain_quiet(d, len, cycle);
   unsigned used = fifo_pop_plain(d, cycle);
   if (VM_DBG_FIFO_BYTES - used < len)
     return false; /* the general path counts the loss */
