@@ -102,7 +102,6 @@ static inline __attribute__((always_inline)) void emit(struct sonde_vm *vm, uint
   put32(p, (src & ~1u) | abit);
   put32(p + 4, (dst & ~1u) | m->start_bit);
   m->start_bit = 0;
-  m->packets++;
   if (VM_LIKELY((pos & m->span) != m->span))
     pos += 8;
   else

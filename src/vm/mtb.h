@@ -61,7 +61,6 @@ struct vm_mtb {
   uint32_t span, span_wrap, watermark, sram_mask;
   uint32_t start_bit;         /* 1: the next packet carries the S-bit */
   uint32_t exc_return;        /* EXC_RETURN of the pending second return packet (0: none) */
-  uint64_t packets;           /* packets written (statistics, tests) */
 };
 
 int vm_mtb_create(struct sonde_vm *vm);
