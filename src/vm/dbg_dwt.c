@@ -260,12 +260,10 @@ static inline bool fire_one_sample(struct sonde_vm *vm, struct vm_dbg *d)
   return true;
 }
 
-static void timer_fire(struct sonde_vm *vm, void *ctx)
+/* The DWT's timer: the events due (timer_fire), in general. */
+static __attribute__((noinline)) void fire_events(struct sonde_vm *vm)
 {
-  (void)ctx;
   struct vm_dbg *d = vm->dbg;
-  if (VM_LIKELY(fire_one_sample(vm, d)))
-    return;
   /* The exception model may fire timers due inside an exception entry, before
    * cpu.cycles reaches them: handle at least the event that is due. */
   uint64_t now = vm->cpu.cycles, due = next_due(d);
@@ -312,6 +310,14 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
   arm_timer(vm);
   if (pending || d->sample_pending || d->cmp_pending) /* nothing else here changes it */
     vm_dbg_update_observe(vm);
+}
+
+static void timer_fire(struct sonde_vm *vm, void *ctx)
+{
+  (void)ctx;
+  if (VM_LIKELY(fire_one_sample(vm, vm->dbg)))
+    return;
+  fire_events(vm);
 }
 
 /* PC samples due before now that their timer (due one cycle later) has not
