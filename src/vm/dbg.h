@@ -161,6 +161,12 @@ void vm_dbg_update_observe(struct sonde_vm *vm);
 extern const struct vm_device_ops vm_dwt_ops;
 uint32_t vm_dwt_cyccnt(const struct sonde_vm *vm);
 void vm_dwt_schedule(struct sonde_vm *vm);
+/* The DWT's timer (vm_dbg.timer) fired from the service (vm->sys.firing):
+ * when it is for one periodic PC sample and nothing else (no sample
+ * pending, no other DWT/ITM event due), take it and re-arm the timer, and
+ * return true; else do nothing and return false (the timer's `fire` then
+ * does the general work). A sample changes no NVIC state. */
+bool vm_dwt_fire_one_sample(struct sonde_vm *vm);
 
 /* ITM (dbg_itm.c): queue one packet (hardware source or stimulus) generated
  * at `cycle`. Returns false when it was dropped (FIFO full: overflow). */

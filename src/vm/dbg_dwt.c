@@ -235,6 +235,8 @@ static void take_sample(struct sonde_vm *vm, uint64_t t, bool cmp)
  * false, having done nothing, in any other case. */
 static inline bool fire_one_sample(struct sonde_vm *vm, struct vm_dbg *d)
 {
+  if (!vm->sys.firing)
+    return false;
   const uint32_t ctrl = d->dwt_ctrl;
   const uint64_t now = vm->cpu.cycles, t = d->next_ev;
   if (!(ctrl & DWT_CTRL_PCSAMPLENA) || d->sample_pending || d->cmp_pending || t >= now)
@@ -243,7 +245,7 @@ static inline bool fire_one_sample(struct sonde_vm *vm, struct vm_dbg *d)
                             << tap_shift(d);
   const unsigned lc = lag_cmp(d);
   if (t + interval < now || d->next_sync <= now || d->next_gts <= now ||
-      d->next_cmp < now + 1 - lc || !vm->sys.firing)
+      d->next_cmp < now + 1 - lc)
     return false;
   struct sonde_pcsample s;
   vm_pc_at(vm, t, &s); /* t < now: decided */
@@ -258,6 +260,11 @@ static inline bool fire_one_sample(struct sonde_vm *vm, struct vm_dbg *d)
     due = d->next_gts;
   vm_sys_timer_rearm(&vm->sys, (unsigned)d->timer, due);
   return true;
+}
+
+bool vm_dwt_fire_one_sample(struct sonde_vm *vm)
+{
+  return fire_one_sample(vm, vm->dbg);
 }
 
 /* The DWT's timer: the events due (timer_fire), in general. */
