@@ -73,13 +73,15 @@ void vm_mtb_free(struct sonde_vm *vm);
 void vm_mtb_retire_slow(struct sonde_vm *vm, uint32_t pc, unsigned size);
 /* vm_mtb_retire(vm, pc, size): a macro, so that the common case (no trace
  * window, a sequential instruction: nothing to record) costs the executors
- * no call; it expands where struct sonde_vm is complete (vm_internal.h). */
+ * no call; it expands where struct sonde_vm is complete (vm_internal.h).
+ * Called only while vm->mtb_observe, where vm->mtb_hooked is the MTB's
+ * `watch` (vm_mtb_update_observe sets both). */
 #define vm_mtb_retire(vm, pc, size)                                                      \
   do {                                                                                   \
     struct sonde_vm *vm_mtb_vm_ = (vm);                                                  \
     uint32_t vm_mtb_pc_ = (pc);                                                          \
     unsigned vm_mtb_size_ = (size);                                                      \
-    if (!__builtin_expect(!vm_mtb_vm_->mtb->watch &&                                      \
+    if (!__builtin_expect(!vm_mtb_vm_->mtb_hooked &&                                       \
                           (vm_mtb_vm_->cpu.r[15] & ~1u) == vm_mtb_pc_ + vm_mtb_size_, 1)) \
       vm_mtb_retire_slow(vm_mtb_vm_, vm_mtb_pc_, vm_mtb_size_);                          \
   } while (0)
