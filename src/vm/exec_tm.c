@@ -125,3 +125,16 @@ uint32_t vm_exec_tm_charge(struct sonde_vm *vm, const struct vm_insn *in, uint32
   ti.wdata = wdata;
   return vm_tm_step(tm, &ti);
 }
+
+uint32_t vm_exec_tm_charge_step(struct sonde_vm *vm, const struct vm_insn *in, uint32_t pc,
+                                uint32_t next, unsigned naccess, uint32_t addr, uint32_t wdata)
+{
+  struct vm_tm *tm = vm->tm;
+  if (pc != tm->dpc) /* an exception entry or return, a debugger write */
+    vm_tm_redirect(tm, pc, 0);
+  if (next >= 0xF0000000u) /* a BX there: as vm_exec_tm_charge takes it */
+    next = pc + in->len;
+  const struct vm_tm_insn ti = {.d = in, .pc = pc, .next_pc = next, .executed = true,
+                                .naccess = (uint8_t)naccess, .addr = addr, .wdata = wdata};
+  return vm_tm_step(tm, &ti);
+}

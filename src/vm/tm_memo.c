@@ -3,7 +3,7 @@
  * different (docs/vm.md, "Memory-system timing").
  *
  * A run is the steps from where the last one ended to the next branch (a
- * taken one, a conditional one, an IT) or MEMO_LEN steps. It is keyed by the
+ * taken one, a conditional one, an IT) or VM_TM_MEMO_LEN steps. It is keyed by the
  * model's state at its start, relative to `now` and canonical (struct
  * memo_state): the model compares cycles only with each other, so two states
  * whose words are equal time every future step the same. A run replays while
@@ -27,7 +27,10 @@
 #include <string.h>
 
 #include "sonde/common.h"
-#include "tm.h"
+#include "tm_memo.h"
+
+#define MIN_NOW 1024u   /* the model's 0-means-never cycles are long gone */
+#define REL_MAX (1 << 30)
 /* counts for tuning: build with -DTM_MEMO_STATS, run with TMSTAT set */
 #ifdef TM_MEMO_STATS
 #include <stdio.h>
@@ -37,75 +40,12 @@ static unsigned long long st_rep, st_rec, st_start, st_hit, st_div, st_abort, st
 #define STAT(X) ((void)0)
 #endif
 
-#define MEMO_SETS 2048u /* runs, two per set */
-#define MEMO_LEN 16u    /* steps in a run at most */
-#define KEYW 18u        /* words of a state that key it */
-#define MIN_NOW 1024u   /* the model's 0-means-never cycles are long gone */
-#define REL_MAX (1 << 30)
-
-/* The model's state at a cycle `now`, canonical and relative to it:
- *  k[0]  the PC of the step that starts there (a run's key; 0 after a step)
- *  k[1]  fa                 k[2]  qbase (0 with an empty queue: unused)
- *  k[3]  lb_line            k[4]  last_cline
- *  k[5]  f_issue - now (exact)
- *  k[6]  max(port_free, lo + 1) - now, k[7] the same of sbus_free,
- *  k[8]  max(wb_until, lo) - now, where lo = min(f_issue, now - 3): no
- *        later address phase is before lo (f_issue only grows but at a
- *        redirect, which sets it to a later now - 3; data phases start at
- *        now or later), so below these values the model cannot tell them
- *        apart (0, "never", included)
- *  k[9]  qn | last_miss << 8 | mode << 16 | fold_it << 24
- *  k[10..17] the queued words' ready cycles, oldest first, max(qt, now - 2)
- *        - now (the model adds 2 and compares with now + 1 or later, or
- *        asks "<= now - 2"); 0 beyond qn
- *  k[18] prev_ls | prev_ld_rd << 8: not part of the key (nothing reads them)
- * Relative values are 32-bit two's complement. */
-struct memo_state {
-  uint32_t k[KEYW + 1];
-};
-
-enum { ACC_NONE, ACC_PLAIN, ACC_EXACT, ACC_NO };
-
-struct memo_step {
-  uint32_t pc, next, addr; /* addr: the first data address (ACC_EXACT) */
-  uint16_t cycles;
-  uint8_t executed, extra;
-  uint8_t acc, nw, wr; /* ACC_*, data words, stores */
-  struct memo_state after;
-};
-
-struct memo_run {
-  struct memo_state key;
-  uint32_t gen;   /* valid while it equals the memo's */
-  uint32_t stamp; /* last use (the set's older run is replaced) */
-  uint32_t ver;   /* counts recordings into this slot */
-  uint8_t n, nlines;
-  uint32_t lines[8]; /* cache lines its lookups hit */
-  uint64_t epoch;    /* tm->tag_epoch when they were last seen there */
-  /* the run that started from this one's last state (its key is that
-   * state), while its ver is link_ver: no lookup needed */
-  struct memo_run *link;
-  uint32_t link_ver;
-  struct memo_step step[MEMO_LEN];
-};
-
-struct vm_tm_memo {
-  struct memo_run *run; /* MEMO_SETS x 2 */
-  uint32_t gen, tick;
-  /* replaying: step i is next; i = n: the state is the run's last (not
-   * loaded yet: the next step may follow its link) */
-  struct memo_run *cur;
-  unsigned i;
-  struct memo_run *rec; /* recording */
-  uint32_t lo, hi;      /* code the runs since the last flush read */
-};
-
 int vm_tm_memo_new(struct vm_tm *tm)
 {
   struct vm_tm_memo *m = calloc(1, sizeof *m);
   if (!m)
     return SONDE_E_NOMEM;
-  m->run = calloc(2 * MEMO_SETS, sizeof *m->run); /* pages touched as runs are recorded */
+  m->run = calloc(2 * VM_TM_MEMO_SETS, sizeof *m->run); /* pages touched as runs are recorded */
   if (!m->run) {
     free(m);
     return SONDE_E_NOMEM;
@@ -147,7 +87,7 @@ static bool rel(uint64_t t, uint64_t now, uint32_t *out)
 
 /* The state at tm->now, before the step at pc; false when it cannot be
  * memoized (too early, or a cycle too far from now). */
-static bool save(const struct vm_tm *tm, struct memo_state *s, uint32_t pc)
+static bool save(const struct vm_tm *tm, struct vm_tm_memo_state *s, uint32_t pc)
 {
   const uint64_t now = tm->now;
   if (now < MIN_NOW)
@@ -179,7 +119,7 @@ static uint64_t abs_at(uint64_t now, uint32_t r)
 }
 
 /* Restore a saved state at tm->now (now and dpc stay). */
-static void load(struct vm_tm *tm, const struct memo_state *s)
+static void load(struct vm_tm *tm, const struct vm_tm_memo_state *s)
 {
   const uint64_t now = tm->now;
   tm->fa = s->k[1];
@@ -227,30 +167,6 @@ static unsigned access_words(const struct vm_insn *d, bool *wr)
   }
 }
 
-/* nw words from addr on the system bus at its default latency, none of them
- * the cache control register when stored: any such address times the same. */
-static inline bool plain(const struct vm_tm *tm, uint32_t addr, unsigned nw, bool wr)
-{
-  const uint32_t last = addr + 4 * (nw - 1);
-  if (addr < 0x20000000u || last < addr)
-    return false;
-  if ((tm->lat_g[addr >> 29] >> ((addr >> 24) & 31) & 1) ||
-      (tm->lat_g[last >> 29] >> ((last >> 24) & 31) & 1))
-    return false;
-  return !(wr && tm->cfg.cache && tm->cfg.cache_ctl - addr < 4u * nw);
-}
-
-static inline bool matches(const struct vm_tm *tm, const struct memo_step *s,
-                           const struct vm_tm_insn *in)
-{
-  if (s->pc != in->pc || s->next != in->next_pc || s->executed != in->executed ||
-      s->extra != in->extra)
-    return false;
-  if (s->acc == ACC_PLAIN)
-    return plain(tm, in->addr, s->nw, s->wr);
-  return s->acc != ACC_EXACT || s->addr == in->addr;
-}
-
 /* A replay stops before step i: the state after step i - 1. */
 static void materialize(struct vm_tm *tm)
 {
@@ -262,7 +178,7 @@ static void materialize(struct vm_tm *tm)
 static void end_recording(struct vm_tm *tm, bool keep)
 {
   struct vm_tm_memo *m = tm->memo;
-  struct memo_run *r = m->rec;
+  struct vm_tm_memo_run *r = m->rec;
   m->rec = NULL;
   tm->rec_on = false;
   if (!keep || !r->n)
@@ -294,7 +210,7 @@ void vm_tm_memo_code_written(struct vm_tm *tm, uint32_t addr, unsigned size)
   if (++m->gen == 0)
     m->gen = 1; /* (after 4 G flushes a stale run could match again: clear them) */
   if (m->gen == 1)
-    memset(m->run, 0, 2 * MEMO_SETS * sizeof *m->run);
+    memset(m->run, 0, 2 * VM_TM_MEMO_SETS * sizeof *m->run);
   m->lo = UINT32_MAX;
   m->hi = 0;
 }
@@ -302,25 +218,25 @@ void vm_tm_memo_code_written(struct vm_tm *tm, uint32_t addr, unsigned size)
 static unsigned record(struct vm_tm *tm, const struct vm_tm_insn *in)
 {
   struct vm_tm_memo *m = tm->memo;
-  struct memo_run *r = m->rec;
+  struct vm_tm_memo_run *r = m->rec;
   bool wr = false;
   unsigned nw = in->executed ? access_words(in->d, &wr) : 0;
-  uint8_t acc = ACC_NONE;
+  uint8_t acc = VM_TM_ACC_NONE;
   if (nw) {
-    if (plain(tm, in->addr, nw, wr))
-      acc = ACC_PLAIN;
+    if (vm_tm_memo_plain(tm, in->addr, nw, wr))
+      acc = VM_TM_ACC_PLAIN;
     else if (wr && tm->cfg.cache && tm->cfg.cache_ctl - in->addr < 4u * nw)
-      acc = ACC_NO; /* the cache's mode changes: not memoized */
+      acc = VM_TM_ACC_NO; /* the cache's mode changes: not memoized */
     else
-      acc = ACC_EXACT;
+      acc = VM_TM_ACC_EXACT;
   }
-  if (acc == ACC_NO) {
+  if (acc == VM_TM_ACC_NO) {
     end_recording(tm, true);
     return vm_tm_step_model(tm, in);
   }
   unsigned cycles = vm_tm_step_model(tm, in);
   STAT(st_rec++);
-  struct memo_step *s = &r->step[r->n];
+  struct vm_tm_memo_step *s = &r->step[r->n];
   if (tm->rec_bad || cycles > 0xFFFF || !save(tm, &s->after, 0)) {
     STAT(st_abort++);
     end_recording(tm, false);
@@ -345,13 +261,13 @@ static unsigned record(struct vm_tm *tm, const struct vm_tm_insn *in)
   if (b > m->hi)
     m->hi = b < a ? UINT32_MAX : b;
   const uint8_t op = in->d->op;
-  if (r->n == MEMO_LEN || in->next_pc != in->pc + in->d->len || op == VM_OP_CBZ ||
+  if (r->n == VM_TM_MEMO_LEN || in->next_pc != in->pc + in->d->len || op == VM_OP_CBZ ||
       op == VM_OP_CBNZ || op == VM_OP_IT || (op == VM_OP_B && in->d->cond != 14))
     end_recording(tm, true);
   return cycles;
 }
 
-static inline bool lines_there(const struct vm_tm *tm, struct memo_run *r)
+static inline bool lines_there(const struct vm_tm *tm, struct vm_tm_memo_run *r)
 {
   if (r->epoch == tm->tag_epoch)
     return true;
@@ -364,10 +280,10 @@ static inline bool lines_there(const struct vm_tm *tm, struct memo_run *r)
 
 /* No run going: find one for this state and step, or record one; `from`:
  * the run that just ended in this state (it links to the one found). */
-static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct memo_run *from)
+static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct vm_tm_memo_run *from)
 {
   struct vm_tm_memo *m = tm->memo;
-  struct memo_state key;
+  struct vm_tm_memo_state key;
   STAT(st_start++);
   if (!save(tm, &key, in->pc)) {
     STAT(st_nosave++);
@@ -376,19 +292,19 @@ static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct memo
   uint32_t h = 0;
   for (unsigned i = 0; i < 11; i++)
     h = (h ^ key.k[i]) * 0x9E3779B1u;
-  struct memo_run *set = &m->run[2 * ((h >> 16) & (MEMO_SETS - 1))];
+  struct vm_tm_memo_run *set = &m->run[2 * ((h >> 16) & (VM_TM_MEMO_SETS - 1))];
   m->tick++;
   for (unsigned w = 0; w < 2; w++) {
-    struct memo_run *r = &set[w];
-    if (r->gen == m->gen && !memcmp(r->key.k, key.k, KEYW * sizeof key.k[0]) &&
-        matches(tm, &r->step[0], in) && lines_there(tm, r)) {
+    struct vm_tm_memo_run *r = &set[w];
+    if (r->gen == m->gen && !memcmp(r->key.k, key.k, VM_TM_MEMO_KEYW * sizeof key.k[0]) &&
+        vm_tm_memo_matches(tm, &r->step[0], in) && lines_there(tm, r)) {
       r->stamp = m->tick;
       STAT(st_hit++);
       if (from) {
         from->link = r;
         from->link_ver = r->ver;
       }
-      const struct memo_step *s = &r->step[0];
+      const struct vm_tm_memo_step *s = &r->step[0];
       tm->now += s->cycles;
       tm->dpc = in->next_pc;
       m->cur = r;
@@ -396,7 +312,7 @@ static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct memo
       return s->cycles;
     }
   }
-  struct memo_run *r = set[0].gen != m->gen                 ? &set[0]
+  struct vm_tm_memo_run *r = set[0].gen != m->gen                 ? &set[0]
                        : set[1].gen != m->gen               ? &set[1]
                        : (int32_t)(set[0].stamp - set[1].stamp) < 0 ? &set[0]
                                                              : &set[1];
@@ -417,17 +333,17 @@ static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct memo
   return record(tm, in);
 }
 
-unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
+static __attribute__((noinline)) unsigned step_slow(struct vm_tm *tm, const struct vm_tm_insn *in)
 {
   struct vm_tm_memo *m = tm->memo;
   if (!m)
     return vm_tm_step_model(tm, in);
-  struct memo_run *from = NULL;
+  struct vm_tm_memo_run *from = NULL;
   if (m->cur) {
-    struct memo_run *r = m->cur;
+    struct vm_tm_memo_run *r = m->cur;
     if (m->i == r->n) { /* at the end of r: on to the run that came next last time */
-      struct memo_run *l = r->link;
-      if (l && l->ver == r->link_ver && l->gen == m->gen && matches(tm, &l->step[0], in) &&
+      struct vm_tm_memo_run *l = r->link;
+      if (l && l->ver == r->link_ver && l->gen == m->gen && vm_tm_memo_matches(tm, &l->step[0], in) &&
           lines_there(tm, l)) {
         l->stamp = m->tick;
         m->cur = r = l;
@@ -437,8 +353,8 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
       }
     }
     if (!from) {
-      const struct memo_step *s = &r->step[m->i];
-      if (matches(tm, s, in)) {
+      const struct vm_tm_memo_step *s = &r->step[m->i];
+      if (vm_tm_memo_matches(tm, s, in)) {
         STAT(st_rep++);
         tm->now += s->cycles;
         tm->dpc = in->next_pc;
@@ -452,4 +368,10 @@ unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
   if (m->rec)
     return record(tm, in);
   return start(tm, in, from);
+}
+
+unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
+{
+  const int c = vm_tm_memo_replay(tm, in->pc, in->next_pc, in->executed, in->extra, in->addr);
+  return c >= 0 ? (unsigned)c : step_slow(tm, in);
 }
