@@ -109,17 +109,22 @@ uint32_t vm_exec_tm_charge(struct sonde_vm *vm, const struct vm_insn *in, uint32
                            uint32_t addr, uint32_t wdata)
 {
   struct vm_tm *tm = vm->tm;
-  if (pc != tm->dpc) /* an exception entry or return, a debugger write to the PC */
-    vm_tm_redirect(tm, pc, 0);
   struct vm_tm_insn ti;
   ti.d = in;
   ti.pc = pc;
   /* an exception return (EXC_RETURN to the PC): the unstacked PC comes
-   * next, a redirect of its own (the pc check above), as a trace shows it */
+   * next, a redirect of its own (the pc check below), as a trace shows it */
   ti.next_pc = next >= 0xF0000000u ? pc + in->len : next & ~1u;
   ti.executed = executed;
   uint32_t min = table_min(in);
   ti.extra = (uint8_t)(min && table_cycles > min ? table_cycles - min : 0);
+  if (pc == tm->dpc) { /* the memo's answer (tm_memo.h) */
+    const int memo = vm_tm_memo_replay(tm, pc, ti.next_pc, executed, ti.extra, addr);
+    if (memo >= 0)
+      return (uint32_t)memo;
+  } else { /* an exception entry or return, a debugger write to the PC */
+    vm_tm_redirect(tm, pc, 0);
+  }
   ti.naccess = (uint8_t)(naccess > 255 ? 255 : naccess);
   ti.addr = addr;
   ti.wdata = wdata;

@@ -278,6 +278,16 @@ static inline bool lines_there(const struct vm_tm *tm, struct vm_tm_memo_run *r)
   return true;
 }
 
+static void set_link(struct vm_tm_memo_run *from, struct vm_tm_memo_run *r)
+{
+  if (from->link[0] == r && from->link_ver[0] == r->ver)
+    return;
+  from->link[1] = from->link[0];
+  from->link_ver[1] = from->link_ver[0];
+  from->link[0] = r;
+  from->link_ver[0] = r->ver;
+}
+
 /* No run going: find one for this state and step, or record one; `from`:
  * the run that just ended in this state (it links to the one found). */
 static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct vm_tm_memo_run *from)
@@ -300,10 +310,8 @@ static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct vm_t
         vm_tm_memo_matches(tm, &r->step[0], in) && lines_there(tm, r)) {
       r->stamp = m->tick;
       STAT(st_hit++);
-      if (from) {
-        from->link = r;
-        from->link_ver = r->ver;
-      }
+      if (from)
+        set_link(from, r);
       const struct vm_tm_memo_step *s = &r->step[0];
       tm->now += s->cycles;
       tm->dpc = in->next_pc;
@@ -318,14 +326,12 @@ static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct vm_t
                                                              : &set[1];
   r->gen = 0;
   r->ver++;
-  r->link = NULL;
+  r->link[0] = r->link[1] = NULL;
   r->stamp = m->tick;
   r->key = key;
   r->n = 0;
-  if (from) {
-    from->link = r;
-    from->link_ver = r->ver;
-  }
+  if (from)
+    set_link(from, r);
   m->rec = r;
   tm->rec_on = true;
   tm->rec_bad = false;
@@ -342,14 +348,17 @@ static __attribute__((noinline)) unsigned step_slow(struct vm_tm *tm, const stru
   if (m->cur) {
     struct vm_tm_memo_run *r = m->cur;
     if (m->i == r->n) { /* at the end of r: on to the run that came next last time */
-      struct vm_tm_memo_run *l = r->link;
-      if (l && l->ver == r->link_ver && l->gen == m->gen && vm_tm_memo_matches(tm, &l->step[0], in) &&
-          lines_there(tm, l)) {
-        l->stamp = m->tick;
-        m->cur = r = l;
-        m->i = 0;
-      } else {
-        from = r;
+      from = r;
+      for (unsigned k = 0; k < 2; k++) {
+        struct vm_tm_memo_run *l = r->link[k];
+        if (l && l->ver == r->link_ver[k] && l->gen == m->gen &&
+            vm_tm_memo_matches(tm, &l->step[0], in) && lines_there(tm, l)) {
+          l->stamp = m->tick;
+          m->cur = r = l;
+          m->i = 0;
+          from = NULL;
+          break;
+        }
       }
     }
     if (!from) {

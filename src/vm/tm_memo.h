@@ -50,9 +50,10 @@ struct vm_tm_memo_run {
   uint32_t lines[8]; /* cache lines its lookups hit */
   uint64_t epoch;    /* tm->tag_epoch when they were last seen there */
   /* the run that started from this one's last state (its key is that
-   * state), while its ver is link_ver: no lookup needed */
-  struct vm_tm_memo_run *link;
-  uint32_t link_ver;
+   * state), while its ver is link_ver: no lookup needed (two: the two ways
+   * of a conditional branch or IT block that ends a run) */
+  struct vm_tm_memo_run *link[2]; /* the last two, the latest first */
+  uint32_t link_ver[2];
   struct vm_tm_memo_step step[VM_TM_MEMO_LEN];
 };
 
@@ -104,8 +105,11 @@ static inline int vm_tm_memo_replay(struct vm_tm *tm, uint32_t pc, uint32_t next
   struct vm_tm_memo_run *r = m->cur;
   unsigned i = m->i;
   if (i == r->n) {
-    struct vm_tm_memo_run *l = r->link;
-    if (!l || l->ver != r->link_ver || l->gen != m->gen || l->epoch != tm->tag_epoch)
+    unsigned k = 0;
+    struct vm_tm_memo_run *l = r->link[0];
+    if (!l || l->step[0].next != next || l->step[0].executed != executed)
+      l = r->link[k = 1];
+    if (!l || l->ver != r->link_ver[k] || l->gen != m->gen || l->epoch != tm->tag_epoch)
       return -1;
     r = l;
     i = 0;
