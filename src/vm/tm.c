@@ -81,7 +81,8 @@ int vm_tm_init(struct vm_tm *tm, const struct vm_tm_cfg *cfg, uint32_t reset_pc)
   tm->last_cline = 1;
   tm->prev_ld_rd = VM_NOREG;
   vm_tm_redirect_model(tm, reset_pc, 0);
-  vm_tm_memo_new(tm); /* without it (out of memory) every step is modelled */
+  if (!tm->cfg.memo_off)
+    vm_tm_memo_new(tm); /* without it (out of memory) every step is modelled */
   return 0;
 }
 

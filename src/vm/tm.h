@@ -63,6 +63,7 @@ struct vm_tm_cfg {
   unsigned nlat;
   uint8_t sram_read, sram_write; /* any other address (1: no wait state) */
   bool write_buffer;     /* a store's data phase overlaps the next instruction */
+  bool memo_off;         /* step every instruction, no memo (tests compare the two) */
 };
 
 /* One executed instruction. */
