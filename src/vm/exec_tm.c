@@ -5,7 +5,9 @@
  * (exec.c, exec_threaded.h with FAST_TM: its fast handlers charge the model
  * as they retire, and check the event after each instruction) or, with
  * observers, on the hooked one-at-a-time executor; exec_insn charges the
- * model for both. The block compiler is not used for them yet. */
+ * model for both. The model's memo (tm_memo.c) answers most steps: its
+ * replay is inline in vm_exec_tm_charge_fast and vm_exec_tm_charge. The
+ * block compiler is not used for these machines yet. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -171,7 +171,7 @@ static unsigned access_words(const struct vm_insn *d, bool *wr)
 static void materialize(struct vm_tm *tm)
 {
   struct vm_tm_memo *m = tm->memo;
-  load(tm, m->i ? &m->cur->step[m->i - 1].after : &m->cur->key);
+  load(tm, m->s > m->cur->step ? &m->s[-1].after : &m->cur->key);
   m->cur = NULL;
 }
 
@@ -246,8 +246,7 @@ static unsigned record(struct vm_tm *tm, const struct vm_tm_insn *in)
   s->next = in->next_pc;
   s->addr = in->addr;
   s->cycles = (uint16_t)cycles;
-  s->executed = in->executed;
-  s->extra = in->extra;
+  s->ex = vm_tm_memo_ex(in->executed, in->extra);
   s->acc = acc;
   s->nw = (uint8_t)nw;
   s->wr = wr;
@@ -316,7 +315,8 @@ static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct vm_t
       tm->now += s->cycles;
       tm->dpc = in->next_pc;
       m->cur = r;
-      m->i = 1;
+      m->s = &r->step[1];
+      m->end = &r->step[r->n];
       return s->cycles;
     }
   }
@@ -347,7 +347,7 @@ static __attribute__((noinline)) unsigned step_slow(struct vm_tm *tm, const stru
   struct vm_tm_memo_run *from = NULL;
   if (m->cur) {
     struct vm_tm_memo_run *r = m->cur;
-    if (m->i == r->n) { /* at the end of r: on to the run that came next last time */
+    if (m->s == m->end) { /* at the end of r: on to the run that came next last time */
       from = r;
       for (unsigned k = 0; k < 2; k++) {
         struct vm_tm_memo_run *l = r->link[k];
@@ -355,19 +355,20 @@ static __attribute__((noinline)) unsigned step_slow(struct vm_tm *tm, const stru
             vm_tm_memo_matches(tm, &l->step[0], in) && lines_there(tm, l)) {
           l->stamp = m->tick;
           m->cur = r = l;
-          m->i = 0;
+          m->s = &l->step[0];
+          m->end = &l->step[l->n];
           from = NULL;
           break;
         }
       }
     }
     if (!from) {
-      const struct vm_tm_memo_step *s = &r->step[m->i];
+      const struct vm_tm_memo_step *s = m->s;
       if (vm_tm_memo_matches(tm, s, in)) {
         STAT(st_rep++);
         tm->now += s->cycles;
         tm->dpc = in->next_pc;
-        m->i++;
+        m->s++;
         return s->cycles;
       }
       STAT(st_div++);

@@ -36,10 +36,15 @@ enum { VM_TM_ACC_NONE, VM_TM_ACC_PLAIN, VM_TM_ACC_EXACT, VM_TM_ACC_NO };
 struct vm_tm_memo_step {
   uint32_t pc, next, addr; /* addr: the first data address (VM_TM_ACC_EXACT) */
   uint16_t cycles;
-  uint8_t executed, extra;
+  uint16_t ex;         /* executed | extra << 8 (vm_tm_memo_ex) */
   uint8_t acc, nw, wr; /* ACC_*, data words, stores */
   struct vm_tm_memo_state after;
 };
+
+static inline uint16_t vm_tm_memo_ex(bool executed, uint8_t extra)
+{
+  return (uint16_t)(executed | extra << 8);
+}
 
 struct vm_tm_memo_run {
   struct vm_tm_memo_state key;
@@ -60,10 +65,10 @@ struct vm_tm_memo_run {
 struct vm_tm_memo {
   struct vm_tm_memo_run *run; /* VM_TM_MEMO_SETS x 2 */
   uint32_t gen, tick;
-  /* replaying: step i is next; i = n: the state is the run's last (not
-   * loaded yet: the next step may follow its link) */
+  /* replaying: step s of cur is next; s = end: the state is the run's
+   * last (not loaded yet: the next step may follow its link) */
   struct vm_tm_memo_run *cur;
-  unsigned i;
+  const struct vm_tm_memo_step *s, *end;
   struct vm_tm_memo_run *rec; /* recording */
   uint32_t lo, hi;      /* code the runs since the last flush read */
 };
@@ -84,8 +89,7 @@ static inline bool vm_tm_memo_plain(const struct vm_tm *tm, uint32_t addr, unsig
 static inline bool vm_tm_memo_matches(const struct vm_tm *tm, const struct vm_tm_memo_step *s,
                            const struct vm_tm_insn *in)
 {
-  if (s->pc != in->pc || s->next != in->next_pc || s->executed != in->executed ||
-      s->extra != in->extra)
+  if (s->pc != in->pc || s->next != in->next_pc || s->ex != vm_tm_memo_ex(in->executed, in->extra))
     return false;
   if (s->acc == VM_TM_ACC_PLAIN)
     return vm_tm_memo_plain(tm, in->addr, s->nw, s->wr);
@@ -102,26 +106,30 @@ static inline int vm_tm_memo_replay(struct vm_tm *tm, uint32_t pc, uint32_t next
   struct vm_tm_memo *m = tm->memo;
   if (__builtin_expect(!m || !m->cur, 0))
     return -1;
-  struct vm_tm_memo_run *r = m->cur;
-  unsigned i = m->i;
-  if (i == r->n) {
+  const uint16_t ex = vm_tm_memo_ex(executed, extra);
+  const struct vm_tm_memo_step *s = m->s;
+  if (s == m->end) { /* on to the run linked to this one */
+    const struct vm_tm_memo_run *r = m->cur;
     unsigned k = 0;
     struct vm_tm_memo_run *l = r->link[0];
-    if (!l || l->step[0].next != next || l->step[0].executed != executed)
+    if (!l || l->step[0].next != next || l->step[0].ex != ex)
       l = r->link[k = 1];
     if (!l || l->ver != r->link_ver[k] || l->gen != m->gen || l->epoch != tm->tag_epoch)
       return -1;
-    r = l;
-    i = 0;
+    s = &l->step[0];
+    if (s->pc != pc || s->next != next || s->ex != ex)
+      return -1;
+    m->cur = l;
+    m->end = &l->step[l->n];
+  } else if (s->pc != pc || s->next != next || s->ex != ex) {
+    return -1;
   }
-  const struct vm_tm_memo_step *s = &r->step[i];
-  if (s->pc != pc || s->next != next || s->executed != executed || s->extra != extra)
-    return -1;
   if (s->acc == VM_TM_ACC_PLAIN ? !vm_tm_memo_plain(tm, addr, s->nw, s->wr)
-                          : s->acc == VM_TM_ACC_EXACT && s->addr != addr)
+                                : s->acc == VM_TM_ACC_EXACT && s->addr != addr) {
+    m->s = s; /* (a hop to a linked run: replaying stops before its first step) */
     return -1;
-  m->cur = r;
-  m->i = i + 1;
+  }
+  m->s = s + 1;
   tm->now += s->cycles;
   tm->dpc = next;
   return s->cycles;
