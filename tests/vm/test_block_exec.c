@@ -235,6 +235,11 @@ static void test_memsys_machines(void)
   compare("exc_systick_m3", cm3_memsys, NULL, 2000000);
   compare("exc_nesting_m3", cm3_memsys, NULL, 2000000);
   compare("demo", cm3_memsys, NULL, 2000000);
+  /* code larger than the cache: runs whose lines were evicted must not
+   * replay (tm_memo.c) */
+  compare("fw_printf_m3_O2", cm3_memsys, NULL, 2000000);
+  compare("fw_float_m0plus_O0", cm3_memsys, NULL, 2000000);
+  compare("qemu_fw_printf_m0plus", NULL, "cc2650", 2000000);
   memsys_folds_it = false;
   memsys_memo_off = false;
 }
