@@ -109,8 +109,17 @@ struct vm_dbg {
   /* ---- TPIU ---- */
   uint32_t acpr, sppr, ffcr, cspsr;
   /* ---- SWO pin and FIFO ---- */
-  uint64_t fifo_start[VM_DBG_FIFO_BYTES]; /* start cycles of queued bytes (ring) */
-  unsigned fifo_head, fifo_n;
+  /* The queued bytes' start cycles, in queue order, as a ring of runs: the
+   * bytes of a packet start one after the other (vm_swo_schedule), so a run
+   * {first, step, n} holds n bytes starting at first + i x step; formatted
+   * bytes wait for their frame with first = UINT64_MAX, step 0. At most
+   * VM_DBG_FIFO_BYTES bytes, hence runs. */
+  struct vm_fifo_run {
+    uint64_t first;
+    uint32_t step, n;
+  } fifo_run[VM_DBG_FIFO_BYTES];
+  unsigned fifo_head, fifo_runs; /* first run (ring index), runs queued */
+  unsigned fifo_n;               /* bytes queued */
   uint64_t pin_free;          /* cycle the pin finishes its last scheduled byte */
   /* ---- TPIU formatter (FFCR.EnFCont; dbg_swo.c) ---- */
   uint8_t fmt_frame[16];      /* frame being built: 15 slots + aux byte */
@@ -152,6 +161,12 @@ void vm_dbg_update_observe(struct sonde_vm *vm);
 extern const struct vm_device_ops vm_dwt_ops;
 uint32_t vm_dwt_cyccnt(const struct sonde_vm *vm);
 void vm_dwt_schedule(struct sonde_vm *vm);
+/* The DWT's timer (vm_dbg.timer) fired from the service (vm->sys.firing):
+ * when it is for one periodic PC sample and nothing else (no sample
+ * pending, no other DWT/ITM event due), take it and re-arm the timer, and
+ * return true; else do nothing and return false (the timer's `fire` then
+ * does the general work). A sample changes no NVIC state. */
+bool vm_dwt_fire_one_sample(struct sonde_vm *vm);
 
 /* ITM (dbg_itm.c): queue one packet (hardware source or stimulus) generated
  * at `cycle`. Returns false when it was dropped (FIFO full: overflow). */
@@ -179,24 +194,75 @@ void vm_swo_push(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cyc
  * the bytes go to the pin; returns the first one's start cycle. */
 uint64_t vm_swo_push_plain(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle);
 
+/* Queue n bytes, byte i starting at first + i x step (n <= the room left):
+ * they join the last run when they follow it. */
+static inline void vm_fifo_queue(struct vm_dbg *d, uint64_t first, uint32_t step, unsigned n)
+{
+  if (!n)
+    return;
+  if (d->fifo_runs) {
+    struct vm_fifo_run *r =
+        &d->fifo_run[(d->fifo_head + d->fifo_runs - 1) % VM_DBG_FIFO_BYTES];
+    if (r->step == step && r->first + (uint64_t)r->n * step == first) {
+      r->n += n;
+      d->fifo_n += n;
+      return;
+    }
+  }
+  struct vm_fifo_run *r = &d->fifo_run[(d->fifo_head + d->fifo_runs) % VM_DBG_FIFO_BYTES];
+  r->first = first;
+  r->step = step;
+  r->n = n;
+  d->fifo_runs++;
+  d->fifo_n += n;
+}
+
+/* Bytes leave the FIFO from its head while their start cycle is <= `cycle`
+ * (the first one later stops it, as the ring of single bytes did). Returns
+ * the bytes left. */
+static inline unsigned vm_fifo_pop(struct vm_dbg *d, uint64_t cycle)
+{
+  while (d->fifo_runs) {
+    struct vm_fifo_run *r = &d->fifo_run[d->fifo_head];
+    if (r->first > cycle)
+      break;
+    uint64_t last = r->first + (uint64_t)(r->n - 1) * r->step;
+    if (last > cycle) { /* part of the run started (step > 0 here) */
+      uint64_t k = (cycle - r->first) / r->step + 1;
+      r->first += k * r->step;
+      r->n -= (uint32_t)k;
+      d->fifo_n -= (unsigned)k;
+      break;
+    }
+    d->fifo_n -= r->n;
+    d->fifo_head = (d->fifo_head + 1) % VM_DBG_FIFO_BYTES;
+    d->fifo_runs--;
+  }
+  return d->fifo_n;
+}
+
+/* Empty the FIFO (every queued byte started). */
+static inline void vm_fifo_clear(struct vm_dbg *d)
+{
+  d->fifo_head = (d->fifo_head + d->fifo_runs) % VM_DBG_FIFO_BYTES;
+  d->fifo_runs = 0;
+  d->fifo_n = 0;
+}
+
 /* The pin's schedule for n bytes, the first not before `cycle` (the pin
  * drains at a fixed rate: byte i starts at first + i x 10 bit times);
- * `queue`: they also enter the output FIFO until their start bit. Returns
- * the first one's start cycle. The bytes themselves go to the SWO callback
- * (dbg_swo.c pin_send). */
+ * `queue`: they also enter the output FIFO until their start bit (as many
+ * as fit). Returns the first one's start cycle. The bytes themselves go to
+ * the SWO callback (dbg_swo.c pin_send). */
 static inline uint64_t vm_swo_schedule(struct vm_dbg *d, unsigned n, uint64_t cycle, bool queue)
 {
-  const uint64_t step = 10ull * ((d->acpr & 0x1FFFu) + 1);
+  const uint32_t step = 10u * ((d->acpr & 0x1FFFu) + 1);
   const uint64_t first = cycle > d->pin_free ? cycle : d->pin_free;
   if (queue) {
     unsigned k = VM_DBG_FIFO_BYTES - d->fifo_n;
-    if (k > n)
-      k = n;
-    for (unsigned i = 0; i < k; i++)
-      d->fifo_start[(d->fifo_head + d->fifo_n + i) % VM_DBG_FIFO_BYTES] = first + i * step;
-    d->fifo_n += k;
+    vm_fifo_queue(d, first, step, k > n ? n : k);
   }
-  d->pin_free = first + n * step;
+  d->pin_free = first + (uint64_t)n * step;
   d->bytes_out += n;
   return first;
 }

@@ -228,9 +228,48 @@ static void take_sample(struct sonde_vm *vm, uint64_t t, bool cmp)
   *(cmp ? &d->cmp_cycle : &d->sample_cycle) = t;
 }
 
-static void timer_fire(struct sonde_vm *vm, void *ctx)
+/* timer_fire's common case: one periodic PC sample due before now (the VM
+ * is past it, so vm_pc_at decides it at once), no sample pending, no other
+ * event due. What the general loops below do for it, and the re-arm at
+ * once (the timer fires from fire_timers: vm_sys_timer_rearm). Returns
+ * false, having done nothing, in any other case. */
+static inline bool fire_one_sample(struct sonde_vm *vm, struct vm_dbg *d)
 {
-  (void)ctx;
+  if (!vm->sys.firing)
+    return false;
+  const uint32_t ctrl = d->dwt_ctrl;
+  const uint64_t now = vm->cpu.cycles, t = d->next_ev;
+  if (!(ctrl & DWT_CTRL_PCSAMPLENA) || d->sample_pending || d->cmp_pending || t >= now)
+    return false;
+  const uint64_t interval = (uint64_t)(((ctrl >> DWT_CTRL_POSTPRESET_SHIFT) & 0xF) + 1)
+                            << tap_shift(d);
+  const unsigned lc = lag_cmp(d);
+  if (t + interval < now || d->next_sync <= now || d->next_gts <= now ||
+      d->next_cmp < now + 1 - lc)
+    return false;
+  struct sonde_pcsample s;
+  vm_pc_at(vm, t, &s); /* t < now: decided */
+  emit_sample(vm, &s);
+  d->next_ev = t + interval;
+  uint64_t due = d->next_ev + 1;
+  if (d->next_sync < due)
+    due = d->next_sync;
+  if (d->next_cmp != UINT64_MAX && d->next_cmp + lc < due)
+    due = d->next_cmp + lc;
+  if (d->next_gts < due)
+    due = d->next_gts;
+  vm_sys_timer_rearm(&vm->sys, (unsigned)d->timer, due);
+  return true;
+}
+
+bool vm_dwt_fire_one_sample(struct sonde_vm *vm)
+{
+  return fire_one_sample(vm, vm->dbg);
+}
+
+/* The DWT's timer: the events due (timer_fire), in general. */
+static __attribute__((noinline)) void fire_events(struct sonde_vm *vm)
+{
   struct vm_dbg *d = vm->dbg;
   /* The exception model may fire timers due inside an exception entry, before
    * cpu.cycles reaches them: handle at least the event that is due. */
@@ -278,6 +317,14 @@ static void timer_fire(struct sonde_vm *vm, void *ctx)
   arm_timer(vm);
   if (pending || d->sample_pending || d->cmp_pending) /* nothing else here changes it */
     vm_dbg_update_observe(vm);
+}
+
+static void timer_fire(struct sonde_vm *vm, void *ctx)
+{
+  (void)ctx;
+  if (VM_LIKELY(fire_one_sample(vm, vm->dbg)))
+    return;
+  fire_events(vm);
 }
 
 /* PC samples due before now that their timer (due one cycle later) has not

@@ -144,66 +144,12 @@ void vm_itm_gts(struct sonde_vm *vm, uint64_t cycle)
   d->gts_sent++;
 }
 
-/* The bytes queued with a start cycle > cycle, without the formatter (the
- * ring is in start order: the ones that started leave from its head). */
-static unsigned fifo_pop_plain(struct vm_dbg *d, uint64_t cycle)
-{
-  if (d->pin_free <= cycle) { /* every queued byte started before the pin went idle */
-    d->fifo_head = (d->fifo_head + d->fifo_n) % VM_DBG_FIFO_BYTES;
-    d->fifo_n = 0;
-    return 0;
-  }
-  while (d->fifo_n && d->fifo_start[d->fifo_head] <= cycle) {
-    d->fifo_head = (d->fifo_head + 1) % VM_DBG_FIFO_BYTES;
-    d->fifo_n--;
-  }
-  return d->fifo_n;
-}
-
-/* vm_itm_emit's common case (every PC sample takes it): no formatter, no
- * overflow owed, no GTSFREQ 11, room for the packet; the FIFO and pin
- * without the formatter's calls. The bytes, cycles and FIFO are those of
- * the general path below. */
-static bool emit_plain(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle)
+/* vm_itm_emit's other cases: the formatter, an overflow owed, GTSFREQ 11,
+ * or no room. */
+static __attribute__((noinline)) bool emit_general(struct sonde_vm *vm, const uint8_t *pkt,
+                                                   unsigned len, uint64_t cycle)
 {
   struct vm_dbg *d = vm->dbg;
-  unsigned used = fifo_pop_plain(d, cycle);
-  if (VM_DBG_FIFO_BYTES - used < len)
-    return false; /* the general path counts the loss */
-  if (d->swo_fn) /* the bytes to the callback too */
-    vm_swo_push_plain(vm, pkt, len, cycle);
-  else
-    vm_swo_schedule(d, len, cycle, true);
-  if (!(d->itm_tcr & ITM_TCR_TSENA))
-    return true;
-  unsigned shift = 2 * ((d->itm_tcr >> 8) & 3); /* TSPrescale 1, 4, 16, 64 */
-  uint64_t at = cycle < d->ts_last ? d->ts_last : cycle;
-  uint64_t ticks = (at - d->ts_last) >> shift;
-  uint8_t b[6];
-  unsigned n = lts_encode(b, (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks),
-                          d->ts_owed ? 1 : 0);
-  used = fifo_pop_plain(d, at);
-  if (VM_DBG_FIFO_BYTES - used < n) {
-    d->ts_owed = true;
-    return true;
-  }
-  if (d->swo_fn)
-    vm_swo_push_plain(vm, b, n, at);
-  else
-    vm_swo_schedule(d, n, at, true);
-  d->ts_last += ticks << shift;
-  d->ts_owed = false;
-  return true;
-}
-
-bool vm_itm_emit(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle, bool hw)
-{
-  struct vm_dbg *d = vm->dbg;
-  if (!vm_itm_enabled(vm) || (hw && !(d->itm_tcr & ITM_TCR_TXENA)))
-    return false;
-  if (!(d->ffcr & TPIU_FFCR_ENFCONT) && !d->fmt_pending && !d->overflow &&
-      vm_itm_gtsfreq(d) != 3 && emit_plain(vm, pkt, len, cycle))
-    return true;
   bool idle = vm_itm_gtsfreq(d) == 3 && vm_swo_fifo_used(vm, cycle) == 0;
   unsigned need = len + (d->overflow ? 1 : 0);
   if (fifo_free(vm, cycle) < need) {
@@ -225,6 +171,136 @@ bool vm_itm_emit(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t
   if (idle) /* GTSFREQ 11: a GTS after a packet that found the FIFO empty */
     vm_itm_gts(vm, cycle);
   return true;
+}
+
+
+/* The bytes queued with a start cycle > cycle, without the formatter (the
+ * ring is in start order: the ones that started leave from its head). */
+VM_INLINE unsigned fifo_pop_plain(struct vm_dbg *d, uint64_t cycle)
+{
+  if (d->pin_free <= cycle) { /* every queued byte started before the pin went idle */
+    vm_fifo_clear(d);
+    return 0;
+  }
+  return vm_fifo_pop(d, cycle);
+}
+
+/* The length of the packet lts_encode() writes. */
+VM_INLINE unsigned lts_len(uint32_t delta, unsigned tc)
+{
+  if (tc == 0 && delta - 1 < 6)
+    return 1;
+  return 2u + (delta >= 1u << 7) + (delta >= 1u << 14) + (delta >= 1u << 21);
+}
+
+/* n bytes to the pin at `cycle`, into the FIFO as far as they fit (the
+ * caller checked the room): to the SWO callback too when there is one. */
+VM_INLINE void send_plain(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (VM_UNLIKELY(d->swo_fn != NULL))
+    vm_swo_push_plain(vm, b, n, cycle);
+  else
+    vm_swo_schedule(d, n, cycle, true);
+}
+
+/* emit_plain without an SWO callback (the bytes themselves go nowhere) and
+ * with a timestamp, if any, for the packet's own cycle (ts_last <= cycle):
+ * the packet and its timestamp in one go. What the steps of emit_plain
+ * below do: pop the FIFO at `cycle`, queue the packet at the pin's next
+ * slot, pop at `cycle` again (the packet's first byte leaves at once when
+ * the pin was idle), queue the timestamp after it when it fits. */
+VM_INLINE bool emit_plain_quiet(struct vm_dbg *d, unsigned len, uint64_t cycle)
+{
+  unsigned used;
+  uint64_t first;
+  if (d->pin_free <= cycle) {
+    vm_fifo_clear(d);
+    used = 0;
+    first = cycle;
+  } else {
+    used = vm_fifo_pop(d, cycle);
+    first = d->pin_free;
+  }
+  if (VM_DBG_FIFO_BYTES - used < len)
+    return false; /* the general path counts the loss */
+  const uint32_t step = 10u * ((d->acpr & 0x1FFFu) + 1);
+  const uint32_t tcr = d->itm_tcr;
+  unsigned q = len; /* bytes to the pin from `first` on */
+  bool ts = (tcr & ITM_TCR_TSENA) != 0;
+  if (ts) {
+    unsigned shift = 2 * ((tcr >> 8) & 3); /* TSPrescale 1, 4, 16, 64 */
+    uint64_t ticks = (cycle - d->ts_last) >> shift;
+    uint32_t delta = (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks);
+    unsigned n = lts_len(delta, d->ts_owed ? 1 : 0);
+    if (VM_DBG_FIFO_BYTES - (used + len - (first == cycle)) < n) {
+      d->ts_owed = true;
+    } else {
+      q += n;
+      d->ts_last += ticks << shift;
+      d->ts_owed = false;
+    }
+  }
+  d->pin_free = first + (uint64_t)q * step;
+  d->bytes_out += q;
+  if (ts && first == cycle) /* the second pop: the first byte started */
+    vm_fifo_queue(d, first + step, step, q - 1);
+  else
+    vm_fifo_queue(d, first, step, q);
+  return true;
+}
+
+/* vm_itm_emit's common case (every PC sample takes it): no formatter, no
+ * overflow owed, no GTSFREQ 11, room for the packet; the FIFO and pin
+ * without the formatter's calls, and the timestamp's bytes only written
+ * when the SWO callback takes them. The bytes, cycles and FIFO are those
+ * of the general path below. */
+VM_INLINE bool emit_plain(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle)
+{
+  struct vm_dbg *d = vm->dbg;
+  if (VM_LIKELY(d->swo_fn == NULL) && d->ts_last <= cycle)
+    return emit_plain_quiet(d, len, cycle);
+  unsigned used = fifo_pop_plain(d, cycle);
+  if (VM_DBG_FIFO_BYTES - used < len)
+    return false; /* the general path counts the loss */
+  send_plain(vm, pkt, len, cycle);
+  const uint32_t tcr = d->itm_tcr;
+  if (!(tcr & ITM_TCR_TSENA))
+    return true;
+  unsigned shift = 2 * ((tcr >> 8) & 3); /* TSPrescale 1, 4, 16, 64 */
+  uint64_t at = cycle < d->ts_last ? d->ts_last : cycle;
+  uint64_t ticks = (at - d->ts_last) >> shift;
+  uint32_t delta = (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks);
+  unsigned tc = d->ts_owed ? 1 : 0;
+  unsigned n = lts_len(delta, tc);
+  used = fifo_pop_plain(d, at);
+  if (VM_DBG_FIFO_BYTES - used < n) {
+    d->ts_owed = true;
+    return true;
+  }
+  if (VM_UNLIKELY(d->swo_fn != NULL)) {
+    uint8_t b[6];
+    vm_swo_push_plain(vm, b, lts_encode(b, delta, tc), at);
+  } else {
+    vm_swo_schedule(d, n, at, true);
+  }
+  d->ts_last += ticks << shift;
+  d->ts_owed = false;
+  return true;
+}
+
+bool vm_itm_emit(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle, bool hw)
+{
+  struct vm_dbg *d = vm->dbg;
+  const uint32_t tcr = d->itm_tcr;
+  if (!(d->demcr & VM_DEMCR_TRCENA) || !(tcr & ITM_TCR_ITMENA) ||
+      (hw && !(tcr & ITM_TCR_TXENA)))
+    return false;
+  if (VM_LIKELY(!(d->ffcr & TPIU_FFCR_ENFCONT) && !d->fmt_pending && !d->overflow &&
+                ((tcr >> ITM_TCR_GTSFREQ_SHIFT) & 3) != 3) &&
+      emit_plain(vm, pkt, len, cycle))
+    return true;
+  return emit_general(vm, pkt, len, cycle);
 }
 
 void vm_itm_sync(struct sonde_vm *vm, uint64_t cycle)

@@ -52,7 +52,17 @@ void vm_mtb_update_observe(struct sonde_vm *vm)
   vm_update_hooked(vm, mtb_was);
 }
 
-static void put32(uint8_t *p, uint32_t v)
+/* span, span_wrap and watermark from MASTER.MASK and FLOW (struct vm_mtb):
+ * after every write of MASTER or FLOW. */
+static void mtb_derive(struct vm_mtb *m)
+{
+  uint32_t mask = m->master & MTB_MASTER_MASK;
+  m->span = mask >= 27 ? 0xFFFFFFF8u : ((1u << (mask + 4)) - 1) & ~7u;
+  m->span_wrap = mask >= 27 ? 0 : MTB_POSITION_WRAP;
+  m->watermark = (m->flow & (MTB_FLOW_AUTOSTOP | MTB_FLOW_AUTOHALT)) ? m->flow & ~7u : 1u;
+}
+
+static inline void put32(uint8_t *p, uint32_t v)
 {
   p[0] = (uint8_t)v;
   p[1] = (uint8_t)(v >> 8);
@@ -60,35 +70,45 @@ static void put32(uint8_t *p, uint32_t v)
   p[3] = (uint8_t)(v >> 24);
 }
 
-/* Write one packet at POSITION and advance it (MTB-M0+ TRM 3.3.1). */
-static void emit(struct sonde_vm *vm, uint32_t src, bool abit, uint32_t dst)
+/* POINTER reached WATERMARK with AUTOSTOP or AUTOHALT set (MTB-M0+ TRM 3.3.3). */
+static __attribute__((noinline, cold)) void watermark_reached(struct sonde_vm *vm)
+{
+  struct vm_mtb *m = vm->mtb;
+  if (m->flow & MTB_FLOW_AUTOSTOP) {
+    m->master &= ~MTB_MASTER_EN;
+    m->autostopped = true;
+    vm_mtb_update_observe(vm);
+  }
+  if (m->flow & MTB_FLOW_AUTOHALT) {
+    m->master |= MTB_MASTER_HALTREQ;
+    vm_request_stop(vm, SONDE_VM_STOP_BREAKPOINT);
+  }
+}
+
+/* Write one packet at POSITION and advance it (MTB-M0+ TRM 3.3.1). Every
+ * taken branch of a traced program comes here: the two words go straight
+ * into the buffer's host memory, and POINTER advances by 8 inside its
+ * 2^(MASK+4)-byte circle (POSITION bits 1:0 are 0 and bit 2 is WRAP, so
+ * POSITION + 8 is the advance unless POINTER's circle bits are all ones:
+ * then they clear and WRAP is set). */
+static inline __attribute__((always_inline)) void emit(struct sonde_vm *vm, uint32_t src,
+                                                       uint32_t abit, uint32_t dst)
 {
   struct vm_mtb *m = vm->mtb;
   if (!(m->master & MTB_MASTER_EN))
     return;
-  uint32_t ptr = m->position & ~7u;
-  uint32_t off = ptr & (m->sram_size - 1);
-  put32(m->sram + off, (src & ~1u) | (abit ? 1u : 0u));
-  put32(m->sram + off + 4, (dst & ~1u) | (m->start_pending ? 1u : 0u));
-  m->start_pending = false;
-  m->packets++;
-  uint32_t mask = m->master & MTB_MASTER_MASK;
-  uint32_t span = mask >= 27 ? 0xFFFFFFF8u : ((1u << (mask + 4)) - 1) & ~7u;
-  uint32_t low = (ptr & span) + 8;
-  uint32_t wrap = (low & ~span) ? MTB_POSITION_WRAP : 0;
-  ptr = (ptr & ~span) | (low & span);
-  m->position = ptr | (m->position & MTB_POSITION_WRAP) | wrap;
-  if (ptr == (m->flow & ~7u) && (m->flow & (MTB_FLOW_AUTOSTOP | MTB_FLOW_AUTOHALT))) {
-    if (m->flow & MTB_FLOW_AUTOSTOP) {
-      m->master &= ~MTB_MASTER_EN;
-      m->autostopped = true;
-      vm_mtb_update_observe(vm);
-    }
-    if (m->flow & MTB_FLOW_AUTOHALT) {
-      m->master |= MTB_MASTER_HALTREQ;
-      vm_request_stop(vm, SONDE_VM_STOP_BREAKPOINT);
-    }
-  }
+  uint32_t pos = m->position;
+  uint8_t *p = m->sram + (pos & ~7u & m->sram_mask);
+  put32(p, (src & ~1u) | abit);
+  put32(p + 4, (dst & ~1u) | m->start_bit);
+  m->start_bit = 0;
+  if (VM_LIKELY((pos & m->span) != m->span))
+    pos += 8;
+  else
+    pos = (pos & ~m->span) | m->span_wrap;
+  m->position = pos;
+  if (VM_UNLIKELY((pos & ~7u) == m->watermark))
+    watermark_reached(vm);
 }
 
 void vm_mtb_trigger(struct sonde_vm *vm, unsigned sig)
@@ -97,7 +117,7 @@ void vm_mtb_trigger(struct sonde_vm *vm, unsigned sig)
   if ((sig & VM_MTB_TSTART) && (m->master & MTB_MASTER_TSTARTEN) &&
       !(m->master & MTB_MASTER_EN) && !m->autostopped) {
     m->master |= MTB_MASTER_EN;
-    m->start_pending = true;
+    m->start_bit = 1;
     vm_mtb_update_observe(vm);
   }
   if ((sig & VM_MTB_TSTOP) && (m->master & MTB_MASTER_TSTOPEN) && (m->master & MTB_MASTER_EN)) {
@@ -131,11 +151,10 @@ static unsigned dwt_pc_matches(const struct sonde_vm *vm, uint32_t pc)
   return hit;
 }
 
-/* The rare cases of vm_mtb_retire: a trace window to check, or a
- * non-sequential PC change to record. Out of line, so the common case (a
- * sequential instruction with no window) stays a few host instructions. */
-static __attribute__((noinline)) void mtb_retire_slow(struct sonde_vm *vm, uint32_t pc,
-                                                      unsigned size)
+/* The rare cases of vm_mtb_retire (mtb.h): a trace window to check, or a
+ * non-sequential PC change to record. The common case (a sequential
+ * instruction with no window) stays a few host instructions at the caller. */
+void vm_mtb_retire_slow(struct sonde_vm *vm, uint32_t pc, unsigned size)
 {
   struct vm_mtb *m = vm->mtb;
   /* TSTART/TSTOP: a comparator match on this instruction starts tracing (its
@@ -158,24 +177,16 @@ static __attribute__((noinline)) void mtb_retire_slow(struct sonde_vm *vm, uint3
   }
   uint32_t next = vm->cpu.r[15]; /* `size`: the decoded instruction's length */
   if (next >= 0xF0000000u) { /* EXC_RETURN: the first of the two return packets */
-    emit(vm, pc, false, next);
+    emit(vm, pc, 0, next);
     m->exc_return = next;
   } else if ((next & ~1u) != pc + size) {
-    emit(vm, pc, false, next);
+    emit(vm, pc, 0, next);
   }
-}
-
-void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc, unsigned size)
-{
-  struct vm_mtb *m = vm->mtb;
-  if (__builtin_expect(!m->watch && (vm->cpu.r[15] & ~1u) == pc + size, 1))
-    return; /* sequential: nothing to record */
-  mtb_retire_slow(vm, pc, size);
 }
 
 void vm_mtb_branch(struct sonde_vm *vm, uint32_t pc, uint32_t next)
 {
-  emit(vm, pc, false, next);
+  emit(vm, pc, 0, next);
 }
 
 void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
@@ -187,10 +198,10 @@ void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned 
     /* Tail-chaining: the source is the EXC_RETURN the handler branched to. */
     uint32_t src = m->exc_return ? m->exc_return : vm->cpu.last_pc;
     m->exc_return = 0;
-    emit(vm, src, true, pc);
+    emit(vm, src, 1, pc);
     vm->cpu.last_pc = pc; /* late arrival: the next entry's source */
   } else if (ev == SONDE_VM_EXC_RETURN) {
-    emit(vm, m->exc_return, true, pc);
+    emit(vm, m->exc_return, 1, pc);
     m->exc_return = 0;
   }
 }
@@ -237,9 +248,10 @@ static int mtb_write(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned s
     m->master = value & (MTB_MASTER_EN | MTB_MASTER_HALTREQ | (1u << 8) | (1u << 7) |
                          MTB_MASTER_TSTOPEN | MTB_MASTER_TSTARTEN | MTB_MASTER_MASK);
     if (!was && (m->master & MTB_MASTER_EN)) {
-      m->start_pending = true;
+      m->start_bit = 1;
       m->autostopped = false;
     }
+    mtb_derive(m);
     vm_mtb_update_observe(vm);
     break;
   }
@@ -247,6 +259,7 @@ static int mtb_write(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned s
     if (!(value & MTB_FLOW_AUTOSTOP) || (value & ~7u) != (m->flow & ~7u))
       m->autostopped = false; /* AUTOSTOP cleared or a new WATERMARK */
     m->flow = value & ~4u;
+    mtb_derive(m);
     break;
   case 0x010:
     if (m->m33)
@@ -285,6 +298,8 @@ int vm_mtb_create(struct sonde_vm *vm)
   m->regs_base = m->m33 ? VM_MTB_M33_BASE : mach->mtb_regs ? mach->mtb_regs : VM_MTB_M0P_BASE;
   m->sram_base = mach->mtb_base;
   m->sram_size = mach->mtb_size;
+  m->sram_mask = m->sram_size - 1;
+  mtb_derive(m);
   vm->mtb = m;
   /* The buffer is SRAM: inside a memory of the machine, or its own region. */
   const struct vm_region *r = vm_bus_find_region(&vm->bus, m->sram_base);

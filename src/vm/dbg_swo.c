@@ -26,10 +26,24 @@ static uint32_t bit_cycles(const struct vm_dbg *d)
 
 static void fifo_add(struct vm_dbg *d, uint64_t start)
 {
-  if (d->fifo_n < VM_DBG_FIFO_BYTES) {
-    d->fifo_start[(d->fifo_head + d->fifo_n) % VM_DBG_FIFO_BYTES] = start;
-    d->fifo_n++;
+  if (d->fifo_n < VM_DBG_FIFO_BYTES)
+    vm_fifo_queue(d, start, 0, 1);
+}
+
+/* The last n queued bytes start at `start` (a frame carrying them starts). */
+static void fifo_retime_tail(struct vm_dbg *d, unsigned n, uint64_t start)
+{
+  for (unsigned left = n; left;) {
+    struct vm_fifo_run *r =
+        &d->fifo_run[(d->fifo_head + d->fifo_runs - 1) % VM_DBG_FIFO_BYTES];
+    unsigned k = r->n < left ? r->n : left;
+    r->n -= k;
+    d->fifo_n -= k;
+    left -= k;
+    if (!r->n)
+      d->fifo_runs--;
   }
+  vm_fifo_queue(d, start, 0, n);
 }
 
 _Static_assert((VM_DBG_FIFO_BYTES & (VM_DBG_FIFO_BYTES - 1)) == 0, "the FIFO ring is a power of two");
@@ -116,8 +130,7 @@ static void fmt_send(struct sonde_vm *vm, uint64_t cycle)
   }
   d->fmt_frames++;
   uint64_t start = pin_send(vm, d->fmt_frame, 16, cycle, false);
-  for (unsigned i = d->fmt_pending > d->fifo_n ? d->fifo_n : d->fmt_pending; i; i--)
-    d->fifo_start[(d->fifo_head + d->fifo_n - i) % VM_DBG_FIFO_BYTES] = start;
+  fifo_retime_tail(d, d->fmt_pending > d->fifo_n ? d->fifo_n : d->fmt_pending, start);
   d->fmt_pending = 0;
   d->fmt_pos = 0;
   for (unsigned i = 0; i < 16; i++)
@@ -192,11 +205,7 @@ unsigned vm_swo_fifo_used(struct sonde_vm *vm, uint64_t cycle)
   struct vm_dbg *d = vm->dbg;
   if (d->fmt_pending)
     fmt_idle(vm, cycle, false);
-  while (d->fifo_n && d->fifo_start[d->fifo_head] <= cycle) {
-    d->fifo_head = (d->fifo_head + 1) % VM_DBG_FIFO_BYTES;
-    d->fifo_n--;
-  }
-  return d->fifo_n;
+  return vm_fifo_pop(d, cycle);
 }
 
 uint64_t vm_swo_push_plain(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle)

@@ -948,10 +948,52 @@ static inline bool dbgh_service(struct sonde_vm *vm, bool pre)
   return vm_dbgh_service(vm, pre);
 }
 
+/* The commonest service under DWT PC sampling (issue 20): the DWT's timer
+ * due for one periodic sample and no other timer due, the core awake and
+ * below the cycle limit, no attention (no stop or debug request, nothing
+ * takeable: VM_ATTN_EXCEPTION is kept exact outside the service) and no
+ * debugger involved, no reset or sleep-on-exit owed. The general path below
+ * would record dbgh_service's pre state, fire that one timer, find no
+ * exception to take (a sample changes no NVIC state) and set event_cycle:
+ * this does just that. Returns false, having changed nothing, when the case
+ * is not this one. */
+static inline bool service_one_sample(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  struct vm_cpu *c = &vm->cpu;
+  const struct vm_dbg *dbg = vm->dbg;
+  if (vm->attention || !dbg || !s->next_valid || s->next_timer != (unsigned)dbg->timer ||
+      s->next_due > c->cycles || s->reset_request || c->locked_up || c->sleeping ||
+      c->cycles >= vm->max_cycles || s->sleep_on_exit)
+    return false;
+  const struct vm_dbgh *h = vm->dbgh;
+  if (h && ((h->dhcsr & DHCSR_C_DEBUGEN) || (h->demcr & DEMCR_MON_STEP) || h->stepping ||
+            h->mon_stepping || h->halted))
+    return false;
+  const unsigned id = s->next_timer;
+  const uint64_t due = s->next_due;
+  set_due(s, id, UINT64_MAX);
+  scan_timers(s);
+  s->firing = true;
+  bool one = s->next_due > c->cycles && vm_dwt_fire_one_sample(vm);
+  s->firing = false;
+  if (!one) { /* another timer due too, or not a single sample: as it was */
+    set_due(s, id, due);
+    scan_timers(s);
+    return false;
+  }
+  if (vm->dbgh) /* dbgh_service(vm, true) */
+    vm->dbgh->taken0 = s->exceptions_taken, vm->dbgh->resetting = 0;
+  update_event(vm);
+  return true;
+}
+
 bool vm_sys_service(struct sonde_vm *vm)
 {
   struct vm_sys *s = &vm->sys;
   struct vm_cpu *c = &vm->cpu;
+  if (VM_LIKELY(service_one_sample(vm)))
+    return (vm->attention & VM_ATTN_STOP) != 0;
   if (vm->attention & VM_ATTN_STOP)
     return true;
   if (dbgh_service(vm, true)) /* halt request, C_STEP/MON_STEP done (dbg_halt.c) */

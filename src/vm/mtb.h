@@ -53,9 +53,14 @@ struct vm_mtb {
   bool autostopped;           /* EN cleared by the watermark: TSTART cannot set it */
   bool watch;                 /* check every instruction for TSTART/TSTOP matches */
   uint32_t position, master, flow, tstart, tstop, secure;
-  bool start_pending;         /* the next packet carries the S-bit */
+  /* What every packet needs, kept by the register writes (mtb_derive):
+   * the POINTER bits that advance (2^(MASK+4) - 1, bits 2:0 clear), WRAP for
+   * their carry (0 when they are all of POINTER: the carry is lost), the
+   * POINTER at which FLOW acts (1, never a POINTER, without AUTOSTOP and
+   * AUTOHALT), and the buffer's offset mask. */
+  uint32_t span, span_wrap, watermark, sram_mask;
+  uint32_t start_bit;         /* 1: the next packet carries the S-bit */
   uint32_t exc_return;        /* EXC_RETURN of the pending second return packet (0: none) */
-  uint64_t packets;           /* packets written (statistics, tests) */
 };
 
 int vm_mtb_create(struct sonde_vm *vm);
@@ -65,7 +70,21 @@ void vm_mtb_free(struct sonde_vm *vm);
  * to `next` (not an exception return), with vm->cpu.r[15] = next; an
  * exception event (entry after the PC is the handler, return after the PC is
  * the return address). The source of an entry packet is vm->cpu.last_pc. */
-void vm_mtb_retire(struct sonde_vm *vm, uint32_t pc, unsigned size);
+void vm_mtb_retire_slow(struct sonde_vm *vm, uint32_t pc, unsigned size);
+/* vm_mtb_retire(vm, pc, size): a macro, so that the common case (no trace
+ * window, a sequential instruction: nothing to record) costs the executors
+ * no call; it expands where struct sonde_vm is complete (vm_internal.h).
+ * Called only while vm->mtb_observe, where vm->mtb_hooked is the MTB's
+ * `watch` (vm_mtb_update_observe sets both). */
+#define vm_mtb_retire(vm, pc, size)                                                      \
+  do {                                                                                   \
+    struct sonde_vm *vm_mtb_vm_ = (vm);                                                  \
+    uint32_t vm_mtb_pc_ = (pc);                                                          \
+    unsigned vm_mtb_size_ = (size);                                                      \
+    if (!__builtin_expect(!vm_mtb_vm_->mtb_hooked &&                                       \
+                          (vm_mtb_vm_->cpu.r[15] & ~1u) == vm_mtb_pc_ + vm_mtb_size_, 1)) \
+      vm_mtb_retire_slow(vm_mtb_vm_, vm_mtb_pc_, vm_mtb_size_);                          \
+  } while (0)
 void vm_mtb_branch(struct sonde_vm *vm, uint32_t pc, uint32_t next);
 void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc);
 /* Recompute vm->mtb_observe / mtb_hooked after an MTB or MTBDWT write. */
