@@ -865,19 +865,7 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
   *other = n_other;
 }
 
-/* The hot loop: while at least 8 bytes remain and the header is a
- * fixed-length packet (instrumentation, DWT, LTS2, overflow) or an LTS1,
- * decode it with one of the two loops above. Returns at the first other
- * header; the caller handles that one on the general path.
- *
- * Which loop: fast_loop has no data-dependent branch but the LTS1 one, and
- * wins on streams whose packet kinds look random; run_loop branches on the
- * kind and wins (2x on PC-sample and 32-bit logging streams) when the kinds
- * repeat. The choice is made per call from the previous call's stream:
- * run_loop while at most 1 packet in 8 takes its "other" branch, fast_loop
- * after that until a call averages >= 3.75 bytes per packet (5-byte packets
- * dominate). Both loops give identical packets (tests/itm/test_itm_diff.c
- * forces each). */
+/* run_loop with the prescale known when it is 1 (no multiply). */
 static inline __attribute__((always_inline)) void
 runs_any(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
          const struct sonde_itm_packet *oend, uint64_t off0, uint64_t *other, const bool v3)
@@ -888,10 +876,8 @@ runs_any(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
     run_loop(d, pp, pend, op, oend, off0, d->cfg.ts_prescale, other, v3);
 }
 
-/* run_loop in a function of its own (per copy, below): inlined next to
- * fast_loop, the registers its run5 call needs made GCC spill other
- * variables in fast_loop (same instructions, 3% slower on mixed); out of
- * line, pc also runs ~5% faster. */
+/* run_loop in a function of its own, once per copy of the hot loops: its
+ * own register allocation (pc ~6% faster than inlined next to fast_loop). */
 ITM_NOINLINE static void runs_portable(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
                                        struct sonde_itm_packet **op,
                                        const struct sonde_itm_packet *oend, uint64_t off0,
