@@ -7,10 +7,11 @@
  * machine does not count other processes' time. Timing never decides
  * anything; figures go to docs/benchmarks.md.
  *
- *   bench_grammar_trace TRACE [reps] */
+ *   bench_grammar_trace TRACE [reps [algo]]   (algo: one of the three only) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "sonde/grammar.h"
@@ -25,7 +26,7 @@ static double cpu_s(void)
 int main(int argc, char **argv)
 {
   if (argc < 2) {
-    fprintf(stderr, "usage: bench_grammar_trace TRACE [reps]\n");
+    fprintf(stderr, "usage: bench_grammar_trace TRACE [reps [algo]]\n");
     return 2;
   }
   int reps = argc > 2 ? atoi(argv[2]) : 3;
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
                                                   SONDE_GRAMMAR_CYCLITUR};
   static const char *names[] = {"sequitur", "resequitur", "cyclitur"};
   for (int a = 0; a < 3; a++) {
+    if (argc > 3 && strcmp(argv[3], names[a]))
+      continue;
     double best = 1e30;
     uint64_t size = 0;
     for (int r = 0; r < reps; r++) {

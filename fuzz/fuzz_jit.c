@@ -12,13 +12,15 @@
  * The same code also runs on a Cortex-M3 with a memory system (flash wait
  * states behind a line buffer, a VIMS-style cache, a slow region: the
  * timing model's cycles, docs/vm.md): its block executor (the model's
- * variant, nothing compiled) against its one-at-a-time hooked executor,
- * compared the same way. */
+ * variant, nothing compiled, the model's answers memoized, tm_memo.c)
+ * against its one-at-a-time hooked executor stepping the model for every
+ * instruction (no memo), compared the same way. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sonde/vm.h"
+#include "vm/machine.h"
 
 #define CODE_AT 0x400u
 #define CODE_MAX 4096u
@@ -27,7 +29,7 @@
 #define MAX_CYCLES 20000u
 
 #define NVM 4 /* 0, 1: cm4f compiled, interpreted; 2, 3: memsys block, hooked */
-static struct sonde_machine *machine, *memsys;
+static struct sonde_machine *machine, *memsys, *memsys_nomemo;
 static struct sonde_vm *vm[NVM];
 
 static const char memsys_text[] = "machine fuzz-memsys\ncore m3\nclock 48MHz\n"
@@ -49,10 +51,12 @@ static void on_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
 static void setup(void)
 {
   if (sonde_machine_builtin("cm4f", &machine) != 0 ||
-      sonde_machine_parse(memsys_text, strlen(memsys_text), "fuzz", &memsys, NULL) != 0)
+      sonde_machine_parse(memsys_text, strlen(memsys_text), "fuzz", &memsys, NULL) != 0 ||
+      sonde_machine_parse(memsys_text, strlen(memsys_text), "fuzz", &memsys_nomemo, NULL) != 0)
     abort();
+  memsys_nomemo->tm.memo_off = true;
   for (unsigned k = 0; k < NVM; k++) {
-    if (sonde_vm_new(k < 2 ? machine : memsys, &vm[k]) != 0)
+    if (sonde_vm_new(k < 2 ? machine : k == 2 ? memsys : memsys_nomemo, &vm[k]) != 0)
       abort();
     sonde_vm_set_jit(vm[k], k == 0 || k == 2);
   }

@@ -161,7 +161,8 @@ struct sonde_itm *sonde_itm_init(void *mem, size_t size, const struct sonde_itm_
 /* Decode up to `len` bytes of `in`, writing at most `cap` packets (cap >= 2)
  * to `out`. Returns the number of packets written and sets *consumed to the
  * bytes taken; it stops early only when `out` is full, so call again with the
- * rest of the input while *consumed < len. */
+ * rest of the input while *consumed < len. Entries of `out` past the count
+ * returned may have been written to (the hot loops' scratch). */
 size_t sonde_itm_decode(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *consumed,
                         struct sonde_itm_packet *out, size_t cap);
 

@@ -37,6 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "grammar_internal.h"
 
@@ -106,6 +109,41 @@ struct gbuilder {
 
 /* ---- slots ---------------------------------------------------------------- */
 
+/* The node array and the digram index are read at random, one or two cache
+ * lines a lookup; on long traces (tens of MiB) most lookups then also miss
+ * the TLB. Large arrays are 2 MiB aligned and asked for as huge pages where
+ * the kernel offers them (Linux THP in "madvise" mode); free() releases them. */
+#define BIG_ALIGN ((size_t)2 << 20)
+
+static void *big_alloc(size_t bytes, bool zero)
+{
+  if (bytes < BIG_ALIGN)
+    return zero ? calloc(1, bytes) : malloc(bytes);
+  void *p = NULL;
+  size_t sz = (bytes + BIG_ALIGN - 1) & ~(BIG_ALIGN - 1);
+  if (posix_memalign(&p, BIG_ALIGN, sz))
+    return NULL;
+#ifdef MADV_HUGEPAGE
+  madvise(p, sz, MADV_HUGEPAGE); /* a hint: failure only costs time */
+#endif
+  if (zero)
+    memset(p, 0, bytes);
+  return p;
+}
+
+/* realloc for arrays that may become big (the old contents are copied). */
+static void *big_realloc(void *old, size_t oldbytes, size_t bytes)
+{
+  if (bytes < BIG_ALIGN)
+    return realloc(old, bytes);
+  void *p = big_alloc(bytes, false);
+  if (!p)
+    return NULL;
+  memcpy(p, old, oldbytes);
+  free(old);
+  return p;
+}
+
 static int grow_nodes(struct gbuilder *b)
 {
   uint32_t cap = b->ncap ? b->ncap * 2 : 1024;
@@ -113,7 +151,7 @@ static int grow_nodes(struct gbuilder *b)
     b->err = SONDE_E_LIMIT;
     return -1;
   }
-  struct gnode *nn = realloc(b->n, (size_t)cap * sizeof *nn);
+  struct gnode *nn = big_realloc(b->n, (size_t)b->ncap * sizeof *nn, (size_t)cap * sizeof *nn);
   if (!nn) {
     b->err = SONDE_E_NOMEM;
     return -1;
@@ -272,7 +310,7 @@ static int dg_grow(struct gbuilder *b)
 {
   uint32_t oldcap = b->htmask + 1, cap = oldcap * 2;
   uint64_t *old = b->ht;
-  uint64_t *nt = calloc(cap, sizeof *nt);
+  uint64_t *nt = big_alloc((size_t)cap * sizeof *nt, true);
   if (!nt) {
     b->err = SONDE_E_NOMEM;
     return -1;
@@ -704,11 +742,10 @@ static size_t repeat_rule(const struct gbuilder *b, uint32_t t, const uint32_t *
   return len;
 }
 
-/* The state symbol-by-symbol appending reaches after a1 .. aj of a rule A
- * (repeat_rule's conditions, 2 <= j < L): a rule P -> a1 .. aj made of A's
- * first nodes (their digrams stay indexed where they are), A -> P a(j+1) ..,
- * t ending in "z P"; the digram (aj a(j+1)) is in no body then. */
-static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
+/* A's first j nodes (2 <= j < L) become the body of a new rule P, used
+ * once, in A -> P a(j+1) ..: their digrams stay indexed where they are,
+ * (aj a(j+1)) leaves the index and (P a(j+1)) enters it. Returns P. */
+static uint32_t make_prefix(struct gbuilder *b, uint32_t a, size_t len)
 {
   uint32_t first = N[b->r[a].guard].next, last = first;
   for (size_t k = 1; k < len; k++)
@@ -717,18 +754,32 @@ static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
   dg_remove_if(b, last); /* (a(j) a(j+1)) */
   uint32_t p = rule_new(b);
   uint32_t y = p == NIL ? NIL : node_new(b, p, CNT_NT | 1);
-  uint32_t x = y == NIL ? NIL : node_new(b, p, CNT_NT | 1);
-  if (x == NIL)
-    return;
-  uint32_t ga = b->r[a].guard, gp = b->r[p].guard, gt = b->r[t].guard, z = N[gt].prev;
+  if (y == NIL)
+    return NIL;
+  uint32_t ga = b->r[a].guard, gp = b->r[p].guard;
   link2(b, gp, first);
   link2(b, last, gp);
   link2(b, ga, y);
   link2(b, y, next);
+  b->r[p].refs = 1;
+  dg_set(b, dg_find(b, y), y); /* (P a(j+1)): P is new, so not there yet */
+  return p;
+}
+
+/* The state symbol-by-symbol appending reaches after a1 .. aj of a rule A
+ * (repeat_rule's conditions, 2 <= j < L): make_prefix's P -> a1 .. aj,
+ * A -> P a(j+1) .., t ending in "z P"; the digram (aj a(j+1)) is in no body
+ * then. */
+static void enter_prefix(struct gbuilder *b, uint32_t t, uint32_t a, size_t len)
+{
+  uint32_t p = make_prefix(b, a, len);
+  uint32_t x = p == NIL ? NIL : node_new(b, p, CNT_NT | 1);
+  if (x == NIL)
+    return;
+  uint32_t gt = b->r[t].guard, z = N[gt].prev;
   link2(b, z, x);
   link2(b, x, gt);
   b->r[p].refs = 2;
-  dg_set(b, dg_find(b, y), y); /* (P a(j+1)): P is new, so not there yet */
   dg_set(b, dg_find(b, z), z); /* (z P) */
 }
 
@@ -784,7 +835,8 @@ static int utility_fires(const struct gbuilder *b, uint32_t r)
 /* run_step after (y x) was found in the index at slot h (hash hv), x being
  * t's last node, just made a reference to r: the substitutions up the
  * hierarchy, then the ordinary way or the run goes on (run_step's result). */
-static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32_t hv)
+static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32_t hv,
+                  size_t prefix)
 {
   uint32_t pend[RUN_DEPTH], np = 0, y = N[x].prev;
   pend[np++] = r;
@@ -793,6 +845,10 @@ static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32
     if (!(np < RUN_DEPTH && N[m2].next != y && is_guard(b, g2) &&
           is_guard(b, N[N[m2].next].next) && rule_reusable(b, g2) &&
           !(b->re && !is_guard(b, w) && is_nt(b, w) && N[w].sym == N[g2].sym))) {
+      if (prefix) { /* (repeat_whole) */
+        make_prefix(b, r, prefix);
+        h = dg_find_hv(b, y, hv);
+      }
       check_slot(b, y, h, hv); /* the ordinary cascade from here */
       check_alive(b, x);
       while (np)
@@ -827,6 +883,11 @@ static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32
     b->run_hv = hv;
     return 1;
   }
+  if (prefix) { /* (repeat_whole) */
+    make_prefix(b, r, prefix);
+    if (!is_guard(b, y))
+      h = dg_find_hv(b, y, hv);
+  }
   if (!is_guard(b, y) && !b->err) /* the check of (y x) indexed it */
     dg_set_hv(b, h, y, hv);
   while (np)
@@ -845,10 +906,10 @@ static inline int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool firs
   if (!is_guard(b, gm) || !is_guard(b, N[N[m].next].next) || !rule_reusable(b, gm))
     return 0;
   uint32_t r = N[gm].sym, y = N[x].prev, xc = N[x].cnt & CNT_KEY;
-  if (xc & CNT_NT) { /* utility(R) would expand X's rule, now used once */
+  bool fires = false; /* utility(R) will expand X's rule, used once after the step */
+  if (xc & CNT_NT) {
     const struct grule *u = &b->r[N[x].sym];
-    if ((xc & CNT_MASK) == 1 && u->refs == 2 && !(u->flags & (R_PINNED | R_OPEN)))
-      return 0;
+    fires = (xc & CNT_MASK) == 1 && u->refs == 2 && !(u->flags & (R_PINNED | R_OPEN));
   }
   if (b->re && !is_guard(b, y) && is_nt(b, y) && N[y].sym == r)
     return 0; /* R would merge into y */
@@ -858,14 +919,113 @@ static inline int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool firs
   N[x].sym = r;
   N[x].cnt = CNT_NT | 1;
   b->r[r].refs++;
-  if (is_guard(b, y) || b->err)
-    return 1;
+  if (is_guard(b, y) || b->err) {
+    if (fires)
+      utility(b, r);
+    return fires ? 2 : 1;
+  }
   uint32_t hv = (uint32_t)dg_hash(b, y), h = dg_find_hv(b, y, hv);
   if (b->ht[h])
-    return run_up(b, x, r, h, hv);
-  b->run_h = h; /* (R's utility was tested above) */
+    return run_up(b, x, r, h, hv, 0); /* (its utility tests include R's) */
+  if (fires) { /* as substitute() and match() end: (y R) indexed, then utility(R) */
+    dg_set_hv(b, h, y, hv);
+    utility(b, r);
+    return 2;
+  }
+  b->run_h = h;
   b->run_hv = hv;
   return 1;
+}
+
+/* run_step's common case, in a loop of its own while a run lasts: (X c) is
+ * the whole body of a closed rule R, no utility test or merge would fire,
+ * and (y R) is new. t's last node x and its left neighbour y stay the same
+ * through such steps (only x's symbol changes), so their keys live in
+ * registers, and the index slot of the next step's (R c') is prefetched as
+ * soon as R is known, while (y R) is looked up. Anything else stops the loop
+ * before the symbol (*stuck; nothing changed for it) and run_step takes it;
+ * a (y R) found in the index goes to run_up as in run_step. The state after
+ * each step is the one run_step leaves. Returns the next symbol's position. */
+static size_t run_fast(struct gbuilder *b, uint32_t t, const uint32_t *syms, size_t i, size_t n,
+                       bool *run, bool *stuck)
+{
+  struct gnode *nd = b->n; /* no node or index slot is allocated until run_up */
+  const uint64_t *ht = b->ht;
+  const uint32_t mask = b->htmask;
+  uint32_t x = nd[b->r[t].guard].prev, y = nd[x].prev;
+  if (nd[y].cnt == CNT_GUARD) {
+    *stuck = true;
+    return i;
+  }
+  const uint32_t ysym = nd[y].sym, ykey = nd[y].cnt & CNT_KEY;
+  const bool ymerge = b->re && (ykey & CNT_NT); /* R could merge into y */
+  uint32_t xsym = nd[x].sym, xkey = nd[x].cnt & CNT_KEY;
+  uint32_t hv = i < n ? (uint32_t)dg_hash4(xsym, xkey, syms[i], 1) : 0;
+  for (; i < n; i++) {
+    uint32_t c = syms[i], h = hv & mask, m, m2;
+    if (!(xkey & CNT_NT) && xsym == c)
+      goto stop; /* z z: the ordinary way */
+    for (;; h = (h + 1) & mask) { /* (X c) */
+      uint64_t v = ht[h];
+      if (!v)
+        goto stop;
+      if (SLOT_HASH(v) != hv)
+        continue;
+      m = SLOT_NODE(v);
+      m2 = nd[m].next;
+      if (nd[m].sym == xsym && (nd[m].cnt & CNT_KEY) == xkey && nd[m2].sym == c &&
+          (nd[m2].cnt & CNT_KEY) == 1)
+        break;
+    }
+    /* the whole body of its rule: m follows the guard, and m2 precedes it
+     * (a body's list is closed by its own guard) */
+    uint32_t gm = nd[m].prev;
+    if (nd[gm].cnt != CNT_GUARD || nd[m2].next != gm)
+      goto stop;
+    uint32_t r = nd[gm].sym;
+    uint32_t hv2 = (uint32_t)dg_hash4(ysym, ykey, r, CNT_NT | 1);
+    __builtin_prefetch(&ht[hv2 & mask]);
+    if (i + 1 < n) {
+      hv = (uint32_t)dg_hash4(r, CNT_NT | 1, syms[i + 1], 1);
+      __builtin_prefetch(&ht[hv & mask]);
+    }
+    if (r == b->S || r == b->C)
+      goto stop; /* open (R_OPEN is S's and the open cycle's alone): not read from
+                  * r's slot, which the step then only writes (refs) */
+    struct grule *rr = &b->r[r];
+    if (xkey & CNT_NT) { /* utility(R) would expand X's rule, now used once */
+      const struct grule *u = &b->r[xsym];
+      if ((xkey & CNT_MASK) == 1 && u->refs == 2 && !(u->flags & (R_PINNED | R_OPEN)))
+        goto stop;
+    }
+    if (ymerge && ysym == r)
+      goto stop;
+    if (xkey & CNT_NT)
+      b->r[xsym].refs -= xkey & CNT_MASK;
+    nd[x].sym = xsym = r;
+    nd[x].cnt = xkey = CNT_NT | 1;
+    rr->refs++;
+    for (h = hv2 & mask;; h = (h + 1) & mask) { /* (y R) */
+      uint64_t v = ht[h];
+      if (!v)
+        break;
+      if (SLOT_HASH(v) != hv2)
+        continue;
+      uint32_t q = SLOT_NODE(v), q2 = nd[q].next;
+      if (nd[q].sym == ysym && (nd[q].cnt & CNT_KEY) == ykey && nd[q2].sym == r &&
+          (nd[q2].cnt & CNT_KEY) == (CNT_NT | 1)) {
+        *run = run_up(b, x, r, h, hv2, 0) == 1;
+        flush_pending(b);
+        return i + 1;
+      }
+    }
+    b->run_h = h;
+    b->run_hv = hv2;
+  }
+  return i;
+stop:
+  *stuck = true;
+  return i;
 }
 
 /* The run is over: index (y X) for t's last node X, as its last step
@@ -881,8 +1041,14 @@ static void run_end(struct gbuilder *b, uint32_t t)
  * repeats of flat rules at once where repeat_rule allows (when on). */
 static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, size_t n)
 {
-  bool run = false; /* in a run of run_step()s: (y X) not indexed */
+  bool run = false;   /* in a run of run_step()s: (y X) not indexed */
+  bool stuck = false; /* run_fast stopped before syms[i] */
   for (size_t i = 0; i < n && !b->err;) {
+    if (run && !stuck && b->skip_on) {
+      i = run_fast(b, t, syms, i, n, &run, &stuck);
+      continue;
+    }
+    stuck = false;
     uint32_t a, g = b->r[t].guard, z = N[g].prev, zc = N[z].cnt & CNT_KEY;
     bool complete = false, whole = false;
     uint32_t hv = 0, h = 0;
@@ -965,11 +1131,38 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
       append(b, t, a, CNT_NT);
       b->skipped += len;
       i += len;
+    } else if (complete && len >= 3 && !(b->re && (zc & CNT_NT) && N[z].sym == a)) {
+      /* all of A, (z A) in the index: repeat_whole */
+      uint32_t x = node_new(b, a, CNT_NT | 1);
+      if (x == NIL)
+        return;
+      link2(b, z, x);
+      link2(b, x, g);
+      b->r[a].refs++;
+      hv = (uint32_t)dg_hash4(N[z].sym, zc, a, CNT_NT | 1);
+      h = dg_find_key_hv(b, N[z].sym, zc, a, CNT_NT | 1, hv);
+      if (b->ht[h]) {
+        run = run_up(b, x, a, h, hv, len - 1) == 1;
+      } else { /* (not reached: repeat_rule found (z A)) as symbol by symbol */
+        make_prefix(b, a, len - 1);
+        dg_set(b, dg_find(b, z), z);
+        utility(b, a);
+      }
+      b->skipped += len;
+      i += len;
     } else if (complete && len >= 3) { /* the state before aL, then aL */
       enter_prefix(b, t, a, len - 1);
       b->skipped += len - 1;
       i += len - 1;
-      append(b, t, syms[i], 0);
+      /* t ends in "z P", A -> P aL: (P aL) is A's whole body, the run step's
+       * case (its utility test expands P back into A) */
+      uint32_t p = N[g].prev, phv = (uint32_t)dg_hash4(N[p].sym, CNT_NT | 1, syms[i], 1);
+      uint32_t ph = dg_find_key_hv(b, N[p].sym, CNT_NT | 1, syms[i], 1, phv);
+      int k = b->ht[ph] && !b->err ? run_step(b, p, b->ht[ph], true) : 0;
+      if (k)
+        run = k == 1;
+      else
+        append(b, t, syms[i], 0);
       i++;
     } else if (!complete) { /* the state after a1 .. aj */
       enter_prefix(b, t, a, len);
@@ -1443,9 +1636,14 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
         size_t j = cycle_span(b, syms, i, n);
         append_syms(b, b->C, syms + i, j - i);
         i = j - 1;
-      } else {
-        if (b->rawn == b->rawcap) {
-          size_t cap = b->rawcap ? b->rawcap * 2 : 1024;
+      } else { /* buffer the cycle up to its end or the buffer's limit at once */
+        size_t j = cycle_span(b, syms, i, n), k = j - i;
+        if (k > CACHE_MAX_CYCLE + 1 - b->rawn)
+          k = CACHE_MAX_CYCLE + 1 - b->rawn;
+        if (b->rawn + k > b->rawcap) {
+          size_t cap = b->rawcap ? b->rawcap : 1024;
+          while (cap < b->rawn + k)
+            cap *= 2;
           uint32_t *nr = realloc(b->raw, cap * sizeof *nr);
           if (!nr)
             return b->err = SONDE_E_NOMEM;
@@ -1454,8 +1652,15 @@ int gb_feed(struct gbuilder *b, const uint32_t *syms, size_t n)
         }
         if (!b->rawn)
           b->rawhash = 0xcbf29ce484222325ull;
-        b->raw[b->rawn++] = s;
-        b->rawhash = raw_mix(b->rawhash, s);
+        uint64_t hash = b->rawhash;
+        uint32_t *dst = b->raw + b->rawn;
+        for (size_t q = 0; q < k; q++) {
+          dst[q] = syms[i + q];
+          hash = raw_mix(hash, syms[i + q]);
+        }
+        b->rawhash = hash;
+        b->rawn += k;
+        i += k - 1;
         if (b->rawn > CACHE_MAX_CYCLE)
           spill_raw(b);
       }

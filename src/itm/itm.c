@@ -48,11 +48,18 @@
 enum { ST_IDLE = 0, ST_PEND, ST_ZEROS, ST_LOST };
 
 /* A second copy of the hot loops for x86-64 CPUs with BMI2 and AVX2 (see
- * fast_run_x86v3), with GCC or Clang. */
+ * fast_run_x86v3, runs_x86v3), with GCC or Clang. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ITM_X86_V3 1
+#include <immintrin.h>
 #else
 #define ITM_X86_V3 0
+#endif
+
+#if defined(__GNUC__)
+#define ITM_NOINLINE __attribute__((noinline)) /* its own register allocation */
+#else
+#define ITM_NOINLINE
 #endif
 
 /* fast_run() stores port, type, size, flags and reserved as one word */
@@ -530,6 +537,122 @@ static inline void lanes_flush(uint64_t *cnt, uint64_t acc)
 #define RUN_SLEEP_MASK 0x8080cf00ffull
 #define RUN_SLEEP 0x0080c00015ull
 
+#if ITM_X86_V3
+/* Runs of 32-bit instrumentation writes (5-byte packets, header
+ * AAAAA011) with now and then an LTS1, for the x86-64 BMI2/AVX2 copy of
+ * run_loop (a logging stream: sw32). Two packets a step, like run_loop's
+ * 5-byte run, but
+ *  - the two records are built in one 256-bit register and stored as two
+ *    32-byte vectors: offset and time from a vector of both records'
+ *    (`bt`, advanced by 10), payload and port from the 16 bytes at p and
+ *    p + 5, one per 128-bit lane (shuffle, the header >> 3 by a per-lane
+ *    shift, type and size ORed in): ~8 instructions a packet instead of
+ *    ~20;
+ *  - the branch that ends a pair run (an LTS1 comes: at random, so it
+ *    mispredicts once per LTS1) tests the word loaded one step before, so
+ *    it resolves as soon as it issues (-4% time on sw32);
+ *  - a write before the LTS1 is taken without a second branch: its
+ *    record is written anyway and kept by advancing o, the LTS1's word
+ *    picked from the loads at p and p + 5.
+ * On sw32reg (the LTS1 at every 8th packet) this runs at ~1.5x run_loop;
+ * on sw32 the mispredict per LTS1 is most of its time (docs/benchmarks.md).
+ * Records written past the ones kept lie past the count returned. The
+ * caller bounds o (room for two, at most 254 records: the 8-bit counter
+ * lanes of itm_fast.h) and p (the 16-byte load at p + 5, the word at
+ * p + 10). Stimulus page 0 only (port = A), and only once a timestamp is
+ * known (ts_out == ts_abs). */
+struct run5 {
+  const uint8_t *p;
+  struct sonde_itm_packet *o;
+  uint64_t ts_abs, ts_out, acc;
+};
+
+static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) void
+run5_steps(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *olim, uint64_t off0,
+           const uint64_t pre)
+{
+  /* per 128-bit lane: bytes 1..4 (payload) to the value word, byte 0
+   * (header) to the port word, >> 3, type and size ORed in */
+  const __m256i shuf = _mm256_setr_epi8(1, 2, 3, 4, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1,
+                                        1, 2, 3, 4, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1);
+  const __m256i port = _mm256_setr_epi64x(0, 3, 0, 3);
+  const __m256i fixed = _mm256_setr_epi64x(0, (long long)ITM_SW4_META, 0, (long long)ITM_SW4_META);
+  const __m256i step2 = _mm256_setr_epi64x(10, 0, 10, 0);
+  const uint8_t *p = r->p;
+  struct sonde_itm_packet *o = r->o;
+  uint64_t ts = r->ts_abs, nlts = 0;
+  const struct sonde_itm_packet *o0 = o;
+  /* offset and time of the records at p and p + 5 */
+  uint64_t base = off0 + (uint64_t)(uintptr_t)p;
+  __m256i bt = _mm256_setr_epi64x((long long)base, (long long)ts, (long long)base + 5, (long long)ts);
+  uint64_t w, wn;
+  memcpy(&w, p, 8);
+  while (p < plim && o < olim) {
+    /* the next pair's word loaded a pair ahead: the branch below then
+     * resolves as soon as it issues, and a mispredict costs less */
+    memcpy(&wn, p + 10, 8);
+    if (LIKELY((w & 0x70000000007ull) == 0x30000000003ull)) {
+      /* two writes: records from the 16 bytes at p and p + 5, one per lane */
+      __m256i x = _mm256_inserti128_si256(
+          _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p)),
+          _mm_loadu_si128((const __m128i *)(const void *)(p + 5)), 1);
+      __m256i hi = _mm256_or_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(x, shuf), port), fixed);
+      _mm256_storeu_si256((__m256i *)(void *)&o[0], _mm256_permute2x128_si256(bt, hi, 0x20));
+      _mm256_storeu_si256((__m256i *)(void *)&o[1], _mm256_permute2x128_si256(bt, hi, 0x31));
+      bt = _mm256_add_epi64(bt, step2);
+      o += 2;
+      p += 10;
+      w = wn;
+      continue;
+    }
+    /* Not two writes: a write and an LTS1, or an LTS1 (or the run ends).
+     * The write is taken without a branch (its record written anyway,
+     * kept by advancing o), the LTS1's word selected from the two loads:
+     * one mispredicted branch per LTS1, the one above. */
+    unsigned one = (w & 7) == 3;
+    __m256i x = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p));
+    __m256i hi = _mm256_or_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(x, shuf), port), fixed);
+    _mm256_storeu_si256((__m256i *)(void *)&o[0], _mm256_permute2x128_si256(bt, hi, 0x20));
+    uint64_t w5;
+    memcpy(&w5, p + 5, 8);
+    o += one;
+    p += 5 * one;
+    w = one ? w5 : w;
+    uint64_t c = ~w & 0x8080808000ull;
+    if ((w & 0xcf) != 0xc0 || !c)
+      break; /* not an LTS1, or a malformed one: run_loop decodes it */
+    unsigned ll = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+    uint64_t dt = _pext_u64(_bzhi_u64(w, 8 * ll), 0x7f7f7f7f00ull);
+    ts += dt * pre;
+    uint64_t meta = itm_fast_table[w & 0xff].meta | (uint64_t)(ll - 1) << 24;
+    o->offset = off0 + (uint64_t)(uintptr_t)p;
+    o->ts = ts;
+    o->value = dt;
+    memcpy(&o->port, &meta, sizeof meta);
+    o++;
+    nlts++;
+    p += ll;
+    base = off0 + (uint64_t)(uintptr_t)p;
+    bt = _mm256_setr_epi64x((long long)base, (long long)ts, (long long)base + 5, (long long)ts);
+    memcpy(&w, p, 8);
+  }
+  r->p = p;
+  r->o = o;
+  r->ts_abs = r->ts_out = ts;
+  r->acc = ((uint64_t)(o - o0) - nlts) * ITM_LANE(SONDE_ITM_SW) + nlts * ITM_LANE(SONDE_ITM_LTS);
+}
+
+ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
+run5_x86v3(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *olim, uint64_t off0,
+           uint64_t pre)
+{
+  if (pre == 1)
+    run5_steps(r, plim, olim, off0, 1);
+  else
+    run5_steps(r, plim, olim, off0, pre);
+}
+#endif
+
 /* The loop for streams of regular packets (runs of 5-byte source packets,
  * each perhaps followed by a local timestamp: PC sampling, 32-bit
  * instrumentation logging). Here branches predict well, so it branches on
@@ -544,7 +667,8 @@ static inline void lanes_flush(uint64_t *cnt, uint64_t acc)
  * which loop suits the stream. */
 static inline __attribute__((always_inline)) void
 run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
-         const struct sonde_itm_packet *oend, uint64_t off0, const uint64_t pre, uint64_t *other)
+         const struct sonde_itm_packet *oend, uint64_t off0, const uint64_t pre, uint64_t *other,
+         const bool v3)
 {
   const uint8_t *p = *pp;
   struct sonde_itm_packet *o = *op;
@@ -614,6 +738,22 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
       lanes_flush(cnt, acc);
       continue;
     }
+#if ITM_X86_V3
+    /* two 32-bit instrumentation writes: run5, records built in vectors */
+    if (v3 && (w & 0x70000000007ull) == 0x30000000003ull && !page_base && ts_out == ts_abs &&
+        room >= 2 && (size_t)(pend - p) > 16) {
+      /* o below olim before each step of two records: at most 254 (the
+       * counter lanes); the 16-byte load at p + 5 inside the input */
+      struct run5 r = {p, o, ts_abs, ts_out, 0};
+      run5_x86v3(&r, pend - 14, o + (room - 1 < 253 ? room - 1 : 253), off0, pre);
+      p = r.p;
+      o = r.o;
+      ts_abs = r.ts_abs;
+      ts_out = r.ts_out;
+      lanes_flush(cnt, r.acc);
+      continue;
+    }
+#endif
     if ((w & 0x30000000003ull) == 0x30000000003ull && !page_base) {
       /* A run of 5-byte source packets (32-bit instrumentation writes, PC
        * samples without timestamps): a fixed stride of 5, with now and
@@ -739,8 +879,53 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
  * dominate). Both loops give identical packets (tests/itm/test_itm_diff.c
  * forces each). */
 static inline __attribute__((always_inline)) void
+runs_any(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
+         const struct sonde_itm_packet *oend, uint64_t off0, uint64_t *other, const bool v3)
+{
+  if (d->cfg.ts_prescale == 1)
+    run_loop(d, pp, pend, op, oend, off0, 1, other, v3);
+  else
+    run_loop(d, pp, pend, op, oend, off0, d->cfg.ts_prescale, other, v3);
+}
+
+/* run_loop in a function of its own (per copy, below): inlined next to
+ * fast_loop, the registers its run5 call needs made GCC spill other
+ * variables in fast_loop (same instructions, 3% slower on mixed); out of
+ * line, pc also runs ~5% faster. */
+ITM_NOINLINE static void runs_portable(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
+                                       struct sonde_itm_packet **op,
+                                       const struct sonde_itm_packet *oend, uint64_t off0,
+                                       uint64_t *other)
+{
+  runs_any(d, pp, pend, op, oend, off0, other, false);
+}
+
+#if ITM_X86_V3
+ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
+runs_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
+           struct sonde_itm_packet **op, const struct sonde_itm_packet *oend, uint64_t off0,
+           uint64_t *other)
+{
+  runs_any(d, pp, pend, op, oend, off0, other, true);
+}
+#endif
+
+/* The hot loop: while at least 8 bytes remain and the header is a
+ * fixed-length packet (instrumentation, DWT, LTS2, overflow) or an LTS1,
+ * decode it with one of the two loops above. Returns at the first other
+ * header; the caller handles that one on the general path.
+ *
+ * Which loop: fast_loop has no data-dependent branch but the LTS1 one, and
+ * wins on streams whose packet kinds look random; run_loop branches on the
+ * kind and wins (2x on PC-sample and 32-bit logging streams) when the kinds
+ * repeat. The choice is made per call from the previous call's stream:
+ * run_loop while at most 1 packet in 8 takes its "other" branch, fast_loop
+ * after that until a call averages >= 3.75 bytes per packet (5-byte packets
+ * dominate). Both loops give identical packets (tests/itm/test_itm_diff.c
+ * forces each). */
+static inline __attribute__((always_inline)) void
 fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
-              struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
+              struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base, const bool v3)
 {
   /* p < pend: 8 bytes readable; o < oend: room for a packet */
   const uint8_t *p = in + *ip, *p0 = p, *pend = in + len - 7;
@@ -752,10 +937,12 @@ fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
     mode = d->run_mode ? ITM_LOOP_RUN : ITM_LOOP_MIXED;
   if (mode == ITM_LOOP_RUN) {
     uint64_t other = 0;
-    if (d->cfg.ts_prescale == 1)
-      run_loop(d, &p, pend, &o, oend, off0, 1, &other);
+#if ITM_X86_V3
+    if (v3)
+      runs_x86v3(d, &p, pend, &o, oend, off0, &other);
     else
-      run_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale, &other);
+#endif
+      runs_portable(d, &p, pend, &o, oend, off0, &other);
     if ((uint64_t)(o - o0) >= 64 && other * 8 > (uint64_t)(o - o0))
       d->run_mode = 0;
   } else {
@@ -773,20 +960,15 @@ fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
 }
 
 /* fast_run, compiled twice: for the baseline ISA, and on x86-64 for CPUs
- * with BMI1/BMI2/LZCNT and AVX2 (three-operand shifts, andn, tzcnt: ~7%
- * fewer instructions on the sw32 stream), chosen once per decoder
- * (itm_setup) like zstd's _default/_bmi2 variants. Same C, same packets;
- * tests/itm/test_itm_diff.c runs both (itm_force_portable). */
-#if defined(__GNUC__)
-#define ITM_NOINLINE __attribute__((noinline)) /* its own register allocation */
-#else
-#define ITM_NOINLINE
-#endif
+ * with BMI1/BMI2/LZCNT and AVX2 (three-operand shifts, andn, tzcnt; run5's
+ * vectors), chosen once per decoder (itm_setup) like zstd's _default/_bmi2
+ * variants. Same packets; tests/itm/test_itm_diff.c runs both
+ * (itm_force_portable). */
 ITM_NOINLINE static void fast_run(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
                                   struct sonde_itm_packet *out, size_t cap, size_t *np,
                                   uint64_t base)
 {
-  fast_run_body(d, in, len, ip, out, cap, np, base);
+  fast_run_body(d, in, len, ip, out, cap, np, base, false);
 }
 
 #if ITM_X86_V3
@@ -794,7 +976,7 @@ ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
 fast_run_x86v3(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
                struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base)
 {
-  fast_run_body(d, in, len, ip, out, cap, np, base);
+  fast_run_body(d, in, len, ip, out, cap, np, base, true);
 }
 #endif
 

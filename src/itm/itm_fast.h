@@ -308,6 +308,11 @@ static const struct itm_fast itm_fast_table[256] = {
     [0xff] = {M(31, SONDE_ITM_HW, 4, 0), 0, 0xffffffff, 0x0, 1, 5, 0, 0, SONDE_ITM_HW, {0}},
 };
 
+/* meta of a 4-byte instrumentation write on port 0 (src/itm/itm.c, run5:
+ * the port is ORed in) */
+#define ITM_SW4_META ((uint64_t)SONDE_ITM_SW << 16 | 4ull << 24)
+
 #undef M
+
 
 #endif

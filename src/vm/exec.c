@@ -1335,6 +1335,8 @@ void vm_cpu_code_written(struct sonde_vm *vm, uint32_t addr, unsigned size)
       e->tag = 0;
   }
   vm_blocks_code_written(vm, first, 2 * n);
+  if (vm->tm) /* the model's memoized runs read code (tm_memo.c) */
+    vm_tm_memo_code_written(vm->tm, first, 2 * n);
 }
 
 void vm_cpu_flush_decode_cache(struct sonde_vm *vm)
@@ -1342,6 +1344,8 @@ void vm_cpu_flush_decode_cache(struct sonde_vm *vm)
   for (unsigned i = 0; i < VM_ICACHE_SIZE; i++)
     vm->cpu.icache[i].tag = 0;
   vm_blocks_flush(vm);
+  if (vm->tm)
+    vm_tm_memo_code_written(vm->tm, 0, UINT32_MAX);
 }
 
 const struct vm_icache_entry *vm_cpu_decoded(struct sonde_vm *vm, uint32_t pc)

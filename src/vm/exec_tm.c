@@ -5,7 +5,9 @@
  * (exec.c, exec_threaded.h with FAST_TM: its fast handlers charge the model
  * as they retire, and check the event after each instruction) or, with
  * observers, on the hooked one-at-a-time executor; exec_insn charges the
- * model for both. The block compiler is not used for them yet. */
+ * model for both. The model's memo (tm_memo.c) answers most steps: its
+ * replay is inline in vm_exec_tm_charge_fast and vm_exec_tm_charge. The
+ * block compiler is not used for these machines yet. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,19 +111,37 @@ uint32_t vm_exec_tm_charge(struct sonde_vm *vm, const struct vm_insn *in, uint32
                            uint32_t addr, uint32_t wdata)
 {
   struct vm_tm *tm = vm->tm;
-  if (pc != tm->dpc) /* an exception entry or return, a debugger write to the PC */
-    vm_tm_redirect(tm, pc, 0);
   struct vm_tm_insn ti;
   ti.d = in;
   ti.pc = pc;
   /* an exception return (EXC_RETURN to the PC): the unstacked PC comes
-   * next, a redirect of its own (the pc check above), as a trace shows it */
+   * next, a redirect of its own (the pc check below), as a trace shows it */
   ti.next_pc = next >= 0xF0000000u ? pc + in->len : next & ~1u;
   ti.executed = executed;
   uint32_t min = table_min(in);
   ti.extra = (uint8_t)(min && table_cycles > min ? table_cycles - min : 0);
+  if (pc == tm->dpc) { /* the memo's answer (tm_memo.h) */
+    const int memo = vm_tm_memo_replay(tm, pc, ti.next_pc, executed, ti.extra, addr);
+    if (memo >= 0)
+      return (uint32_t)memo;
+  } else { /* an exception entry or return, a debugger write to the PC */
+    vm_tm_redirect(tm, pc, 0);
+  }
   ti.naccess = (uint8_t)(naccess > 255 ? 255 : naccess);
   ti.addr = addr;
   ti.wdata = wdata;
+  return vm_tm_step(tm, &ti);
+}
+
+uint32_t vm_exec_tm_charge_step(struct sonde_vm *vm, const struct vm_insn *in, uint32_t pc,
+                                uint32_t next, unsigned naccess, uint32_t addr, uint32_t wdata)
+{
+  struct vm_tm *tm = vm->tm;
+  if (pc != tm->dpc) /* an exception entry or return, a debugger write */
+    vm_tm_redirect(tm, pc, 0);
+  if (next >= 0xF0000000u) /* a BX there: as vm_exec_tm_charge takes it */
+    next = pc + in->len;
+  const struct vm_tm_insn ti = {.d = in, .pc = pc, .next_pc = next, .executed = true,
+                                .naccess = (uint8_t)naccess, .addr = addr, .wdata = wdata};
   return vm_tm_step(tm, &ti);
 }

@@ -80,12 +80,15 @@ int vm_tm_init(struct vm_tm *tm, const struct vm_tm_cfg *cfg, uint32_t reset_pc)
   tm->lb_line = 1;
   tm->last_cline = 1;
   tm->prev_ld_rd = VM_NOREG;
-  vm_tm_redirect(tm, reset_pc, 0);
+  vm_tm_redirect_model(tm, reset_pc, 0);
+  if (!tm->cfg.memo_off)
+    vm_tm_memo_new(tm); /* without it (out of memory) every step is modelled */
   return 0;
 }
 
 void vm_tm_free(struct vm_tm *tm)
 {
+  vm_tm_memo_free(tm);
   free(tm->ctag);
   free(tm->cnext);
   tm->ctag = NULL;
@@ -184,6 +187,13 @@ static void redirect_at(struct vm_tm *tm, uint32_t target, uint64_t r)
 
 void vm_tm_redirect(struct vm_tm *tm, uint32_t pc, unsigned cycles)
 {
+  if (tm->memo)
+    vm_tm_memo_sync(tm);
+  vm_tm_redirect_model(tm, pc, cycles);
+}
+
+void vm_tm_redirect_model(struct vm_tm *tm, uint32_t pc, unsigned cycles)
+{
   tm->now += cycles;
   tm->qn = 0;
   tm->fa = pc & ~3u;
@@ -262,7 +272,7 @@ static bool writes_pc_dp(const struct vm_insn *d)
   return d->op == VM_OP_DP_RSR || d->op == VM_OP_ADR || d->op == VM_OP_MOVT;
 }
 
-unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
+unsigned vm_tm_step_model(struct vm_tm *tm, const struct vm_tm_insn *in)
 {
   const struct vm_insn *d = in->d;
   uint64_t e = tm->now;

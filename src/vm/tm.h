@@ -63,6 +63,7 @@ struct vm_tm_cfg {
   unsigned nlat;
   uint8_t sram_read, sram_write; /* any other address (1: no wait state) */
   bool write_buffer;     /* a store's data phase overlaps the next instruction */
+  bool memo_off;         /* step every instruction, no memo (tests compare the two) */
 };
 
 /* One executed instruction. */
@@ -109,6 +110,15 @@ struct vm_tm {
   bool cache_on;         /* cfg.cache and mode 1: requests go through the cache */
   uint32_t lat_g[8];     /* per 16 MB granule (addr >> 24), a bit: a cfg.lat region
                           * is in it, or it is a bit-band alias */
+  /* the memo of the model's answers (tm_memo.c); NULL: every step is
+   * modelled. While a memoized run replays, only now and dpc are kept up to
+   * date: the rest is the state at the run's start (vm_tm_memo_sync). */
+  struct vm_tm_memo *memo;
+  bool rec_on;           /* a run is being recorded: cache lookups note their lines */
+  bool rec_bad;          /* ... and one missed (or too many lines): not memoized */
+  uint8_t rec_nlines;
+  uint32_t rec_lines[8];
+  uint64_t tag_epoch;    /* counts changes of the cache tags */
   /* reads the halfword at addr (is the next instruction 32-bit?); NULL:
    * taken as 16-bit */
   uint16_t (*read16)(void *ctx, uint32_t addr);
@@ -124,8 +134,26 @@ void vm_tm_free(struct vm_tm *tm);
  * from now, its fetch having gone out during them; the queue is flushed. */
 void vm_tm_redirect(struct vm_tm *tm, uint32_t pc, unsigned cycles);
 /* Charge one executed instruction: returns the cycles until the next
- * instruction (at in->next_pc) enters Execute. */
+ * instruction (at in->next_pc) enters Execute. Answers from the memo where
+ * it has them (tm_memo.c), else vm_tm_step_model(). */
 unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in);
+/* The model itself (tm.c): one step, no memo. */
+unsigned vm_tm_step_model(struct vm_tm *tm, const struct vm_tm_insn *in);
+void vm_tm_redirect_model(struct vm_tm *tm, uint32_t pc, unsigned cycles);
+
+/* The memo (tm_memo.c): runs of steps from a branch target to the next
+ * branch, keyed by the model's state relative to `now`, replayed when the
+ * state and each step's facts (PC, where it went, the class of its data
+ * accesses) repeat. Created by vm_tm_init (none when out of memory). */
+int vm_tm_memo_new(struct vm_tm *tm);
+void vm_tm_memo_free(struct vm_tm *tm);
+/* Bring the model's state up to date (a replay stopped between steps) and
+ * end a recording: before anything but vm_tm_step looks at the state. */
+void vm_tm_memo_sync(struct vm_tm *tm);
+/* Code in [addr, addr + size) was written: forget the runs that read it. */
+void vm_tm_memo_code_written(struct vm_tm *tm, uint32_t addr, unsigned size);
+/* Is the line in the cache (tm_mem.c; no state change)? */
+bool vm_tm_cache_has(const struct vm_tm *tm, uint32_t line);
 
 /* Memory system (tm_mem.c): data phase cycles of a code fetch or code data
  * read of the word at addr (line buffer, cache, updates their state). */

@@ -32,11 +32,35 @@ static bool cache_lookup(struct vm_tm *tm, uint32_t line)
   unsigned set = (line >> tm->cline_shift) & (tm->csets - 1);
   uint32_t *tags = &tm->ctag[set * c->cache_ways];
   for (unsigned w = 0; w < c->cache_ways; w++)
-    if (tags[w] == (line | 1))
+    if (tags[w] == (line | 1)) {
+      if (tm->rec_on) { /* a memoized run replays only while its lines are there */
+        unsigned i = 0;
+        while (i < tm->rec_nlines && tm->rec_lines[i] != line)
+          i++;
+        if (i == tm->rec_nlines) {
+          if (i == sizeof tm->rec_lines / sizeof tm->rec_lines[0])
+            tm->rec_bad = true;
+          else
+            tm->rec_lines[tm->rec_nlines++] = line;
+        }
+      }
       return true;
+    }
+  tm->rec_bad = true; /* a miss changes the tags: such a run is not memoized */
   unsigned w = tm->cnext[set];
   tags[w] = line | 1;
+  tm->tag_epoch++;
   tm->cnext[set] = (uint8_t)(w + 1 == c->cache_ways ? 0 : w + 1);
+  return false;
+}
+
+bool vm_tm_cache_has(const struct vm_tm *tm, uint32_t line)
+{
+  const uint32_t *tags =
+      &tm->ctag[((line >> tm->cline_shift) & (tm->csets - 1)) * tm->cfg.cache_ways];
+  for (unsigned w = 0; w < tm->cfg.cache_ways; w++)
+    if (tags[w] == (line | 1))
+      return true;
   return false;
 }
 
@@ -92,6 +116,7 @@ void vm_tm_store_hook(struct vm_tm *tm, uint32_t addr, uint32_t v)
      * modes do not keep them) */
     for (unsigned i = 0; i < tm->csets * c->cache_ways; i++)
       tm->ctag[i] = 0;
+    tm->tag_epoch++;
   }
   tm->mode = mode;
   tm->cache_on = mode == 1;

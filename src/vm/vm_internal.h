@@ -31,6 +31,7 @@
 #include "power.h"
 #include "sys.h"
 #include "tm.h"
+#include "tm_memo.h"
 
 /* Reasons for the CPU to leave its fast loop at the next instruction boundary. */
 enum vm_attention {
@@ -101,20 +102,22 @@ uint32_t vm_exec_tm_charge(struct sonde_vm *vm, const struct vm_insn *in, uint32
                            uint32_t addr, uint32_t wdata);
 /* vm_exec_tm_charge() for the block executor's fast handlers
  * (exec_threaded.h, FAST_TM): an instruction that executed, with no
- * operand-dependent cycles; inline, as it runs for nearly every instruction
- * of such a machine. */
+ * operand-dependent cycles. The memo's answer (tm_memo.h) inline, as it
+ * runs for nearly every instruction of such a machine; the rest in
+ * vm_exec_tm_charge_step (exec_tm.c). */
+uint32_t vm_exec_tm_charge_step(struct sonde_vm *vm, const struct vm_insn *in, uint32_t pc,
+                                uint32_t next, unsigned naccess, uint32_t addr, uint32_t wdata);
 static inline uint32_t vm_exec_tm_charge_fast(struct sonde_vm *vm, const struct vm_insn *in,
                                               uint32_t pc, uint32_t next, unsigned naccess,
                                               uint32_t addr, uint32_t wdata)
 {
   struct vm_tm *tm = vm->tm;
-  if (VM_UNLIKELY(pc != tm->dpc)) /* an exception entry or return, a debugger write */
-    vm_tm_redirect(tm, pc, 0);
-  if (VM_UNLIKELY(next >= 0xF0000000u)) /* a BX there: as vm_exec_tm_charge takes it */
-    next = pc + in->len;
-  const struct vm_tm_insn ti = {.d = in, .pc = pc, .next_pc = next, .executed = true,
-                                .naccess = (uint8_t)naccess, .addr = addr, .wdata = wdata};
-  return vm_tm_step(tm, &ti);
+  if (VM_LIKELY(pc == tm->dpc && next < 0xF0000000u)) {
+    const int memo = vm_tm_memo_replay(tm, pc, next, true, 0, addr);
+    if (VM_LIKELY(memo >= 0))
+      return (uint32_t)memo;
+  }
+  return vm_exec_tm_charge_step(vm, in, pc, next, naccess, addr, wdata);
 }
 
 /* The xPSR composed from the core's fields (cpu.c); inline, as exception

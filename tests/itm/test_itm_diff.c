@@ -245,7 +245,9 @@ static void test_random_streams(void)
 /* Regular streams, what the run loops are for, with every way to leave a
  * run: runs of 5-byte packets (instrumentation on any port and page, PC
  * samples, data trace), PC + LTS1 pairs with 1-4 byte timestamps, sleep
- * samples (alone, and in place of a PC before its LTS1), malformed LTS1 (C set in the last byte), LTS2, page changes,
+ * samples (alone, and in place of a PC before its LTS1), 32-bit writes with
+ * LTS1 of 1-4 bytes (one or two in a row), malformed LTS1 (C set in the
+ * last byte), LTS2, page changes,
  * syncs, overflow and random bytes; whole and cut at every length near the
  * end, so runs meet the 8-byte edge and the output room. */
 static size_t regular_stream(uint8_t *s, size_t cap, unsigned style)
@@ -255,8 +257,9 @@ static size_t regular_stream(uint8_t *s, size_t cap, unsigned style)
   while (n + 24 < cap) {
     uint32_t v = rnd();
     unsigned pick = v % 1000;
-    uint8_t h = style == 0 ? 0x17 : style == 1 ? (uint8_t)(0x03 | (v >> 12 & 31) << 3)
-                                               : h5[(v >> 12) % sizeof h5];
+    uint8_t h = style == 0                ? 0x17
+                : style == 1 || style == 3 ? (uint8_t)(0x03 | (v >> 12 & 31) << 3)
+                                           : h5[(v >> 12) % sizeof h5];
     if (style == 0 && pick >= 900 && pick < 960) {
       /* a sleeping sample (any payload byte) in place of the PC: the pair
        * loop takes it with the LTS1 that follows */
@@ -275,6 +278,15 @@ static size_t regular_stream(uint8_t *s, size_t cap, unsigned style)
     } else if (style == 1 && v % 8 == 0) {
       s[n++] = (uint8_t)(0xc0 | (v >> 24 & 3) << 4);
       s[n++] = (uint8_t)(rnd() & 0x7f);
+    } else if (style == 3 && v % 6 == 0) {
+      /* LTS1 of 1-4 bytes, any TC, now and then two in a row (the
+       * x86-64 copy's run5 takes a write and an LTS1 without a branch) */
+      for (unsigned t = 0; t < 1 + (v >> 8 & 7) / 7; t++) {
+        unsigned pay = 1 + (rnd() >> 7) % 4;
+        s[n++] = (uint8_t)(0xc0 | (v >> 24 & 3) << 4);
+        for (unsigned k = 0; k < pay; k++)
+          s[n++] = (uint8_t)((rnd() & 0x7f) | (k + 1 < pay ? 0x80 : 0));
+      }
     }
     if (pick < 8) { /* sleeping sample */
       s[n++] = 0x15;
@@ -304,7 +316,7 @@ static void test_regular_streams(void)
 {
   size_t cap = 1 << 18;
   uint8_t *s = malloc(cap);
-  for (unsigned style = 0; style < 3; style++) {
+  for (unsigned style = 0; style < 4; style++) {
     for (int iter = 0; iter < 3; iter++) {
       size_t n = regular_stream(s, cap, style);
       compare("regular stream", s, n);

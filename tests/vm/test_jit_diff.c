@@ -32,6 +32,7 @@
 
 #include "sonde/vm.h"
 #include "unicorn_ref.h"
+#include "vm/machine.h"
 
 #if defined(__x86_64__) && defined(__linux__)
 #define HAVE_JIT 1 /* the hosts src/vm/jit_x64.c compiles for (and CI runs on) */
@@ -479,6 +480,7 @@ struct ctx {
   enum uref_core ucore;
   struct uref *u;
   struct sonde_machine *m;
+  struct sonde_machine *m_hooked; /* memsys: the same, its timing model without the memo */
   struct sonde_vm *vm[3]; /* compiled, interpreted blocks, one at a time */
   uint64_t retired;
   unsigned cases, mismatches, stops, faulted;
@@ -739,8 +741,12 @@ static void run_core(const char *name, enum uref_core ucore, bool v6m, bool dsp,
   REQUIRE(x.u);
   const char *mt = machine_text(ucore);
   REQUIRE(sonde_machine_parse(mt, strlen(mt), name, &x.m, NULL) == 0);
+  /* with a memory system the hooked VM steps the timing model for every
+   * instruction (no memo, tm_memo.c): the memo is checked against it */
+  REQUIRE(sonde_machine_parse(mt, strlen(mt), name, &x.m_hooked, NULL) == 0);
+  x.m_hooked->tm.memo_off = true;
   for (unsigned k = 0; k < 3; k++) {
-    REQUIRE(sonde_vm_new(x.m, &x.vm[k]) == 0);
+    REQUIRE(sonde_vm_new(k == 2 ? x.m_hooked : x.m, &x.vm[k]) == 0);
     sonde_vm_set_jit(x.vm[k], k == 0);
   }
   struct sonde_vm_hooks h = {.ctx = &x.retired, .retire = on_retire};
@@ -768,6 +774,7 @@ static void run_core(const char *name, enum uref_core ucore, bool v6m, bool dsp,
   for (unsigned k = 0; k < 3; k++)
     sonde_vm_free(x.vm[k]);
   sonde_machine_free(x.m);
+  sonde_machine_free(x.m_hooked);
   uref_free(x.u);
 }
 
