@@ -992,7 +992,7 @@ bool vm_sys_service(struct sonde_vm *vm)
 {
   struct vm_sys *s = &vm->sys;
   struct vm_cpu *c = &vm->cpu;
-  if (VM_LIKELY(service_one_sample(vm)))
+  if (service_one_sample(vm))
     return (vm->attention & VM_ATTN_STOP) != 0;
   if (vm->attention & VM_ATTN_STOP)
     return true;
