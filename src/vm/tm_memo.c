@@ -330,7 +330,8 @@ static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct vm_t
   r->stamp = m->tick;
   r->key = key;
   r->n = 0;
-  if (from)
+  if (from && from != r) /* (from's slot taken for this run: its link would claim
+                          * that this run's key is its own last state) */
     set_link(from, r);
   m->rec = r;
   tm->rec_on = true;
