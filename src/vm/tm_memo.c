@@ -5,7 +5,7 @@
  * A run is the steps from where the last one ended to the next branch (a
  * taken one, a conditional one, an IT) or VM_TM_MEMO_LEN steps. It is keyed by the
  * model's state at its start, relative to `now` and canonical (struct
- * memo_state): the model compares cycles only with each other, so two states
+ * vm_tm_memo_state, tm_memo.h): the model compares cycles only with each other, so two states
  * whose words are equal time every future step the same. A run replays while
  * each step's facts match the recorded ones: its PC, where it went, executed
  * or not, its operand-dependent cycles, and the class of its data accesses
