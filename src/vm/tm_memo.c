@@ -5,7 +5,7 @@
  * A run is the steps from where the last one ended to the next branch (a
  * taken one, a conditional one, an IT) or VM_TM_MEMO_LEN steps. It is keyed by the
  * model's state at its start, relative to `now` and canonical (struct
- * memo_state): the model compares cycles only with each other, so two states
+ * vm_tm_memo_state, tm_memo.h): the model compares cycles only with each other, so two states
  * whose words are equal time every future step the same. A run replays while
  * each step's facts match the recorded ones: its PC, where it went, executed
  * or not, its operand-dependent cycles, and the class of its data accesses
@@ -330,7 +330,8 @@ static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct vm_t
   r->stamp = m->tick;
   r->key = key;
   r->n = 0;
-  if (from)
+  if (from && from != r) /* (from's slot taken for this run: its link would claim
+                          * that this run's key is its own last state) */
     set_link(from, r);
   m->rec = r;
   tm->rec_on = true;

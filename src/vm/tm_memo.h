@@ -8,7 +8,7 @@
 
 #define VM_TM_MEMO_SETS 2048u /* runs, two per set */
 #define VM_TM_MEMO_LEN 16u    /* steps in a run at most */
-#define VM_TM_MEMO_KEYW 18u        /* words of a state that key it */
+#define VM_TM_MEMO_KEYW 18u   /* words of a state that key it */
 
 /* The model's state at a cycle `now`, canonical and relative to it:
  *  k[0]  the PC of the step that starts there (a run's key; 0 after a step)

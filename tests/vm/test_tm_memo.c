@@ -11,7 +11,12 @@
  *  - in cache mode, a loop over more code than the cache holds between the
  *    iterations of a short one (runs with a miss are not recorded). That a
  *    run whose lines were evicted does not replay is checked on firmware by
- *    test_vm_block_exec (fw_printf_m3_O2, qemu_fw_printf_m0plus, ...). */
+ *    test_vm_block_exec (fw_printf_m3_O2, qemu_fw_printf_m0plus, ...);
+ *  - random walks over random code (40 seeds x 200,000 steps): they fail
+ *    when the memo's key clamps a queued word's cycle too far, takes a wrong
+ *    lower bound for the bus times, skips the exact-address check, the slow
+ *    region or code-port check of the "plain" class, or memoizes a store to
+ *    the cache control register. */
 #include "check.h"
 
 #include <string.h>
@@ -48,6 +53,8 @@ static struct vm_tm_cfg config(bool cache)
   c.cache_prefetch = true;
   c.cache_mode = 1;
   c.write_buffer = true;
+  c.lat[0] = (struct vm_tm_lat){0x400f0000, 0x10000, 3, 2};
+  c.nlat = 1;
   return c;
 }
 
@@ -168,10 +175,98 @@ static void test_cache_evictions(void)
   pair_free(&p);
 }
 
+/* A random walk over random code: loads, stores, LDM/STM, branches of
+ * every kind, IT, 32-bit instructions; data at SRAM, the flash (the shared
+ * port), a slow region, a bit-band alias, the cache control register (the
+ * mode changes). Decisions and addresses are mostly fixed per PC, so runs
+ * repeat and replay, and sometimes not, so replays stop matching. */
+static uint32_t mix(uint32_t x)
+{
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  return x ^ (x >> 16);
+}
+
+static void random_walk(uint32_t seed, bool cache)
+{
+  static const uint16_t menu16[] = {
+      0x2001, 0x181b, 0x6808, 0x6008, 0xc90c, 0xc10c, 0xd002, 0xd1fc, 0xe002, 0xe7fa,
+      0xb110, 0xb918, 0x4770, 0xbf08, 0xbf0c, 0x4348, 0x1c40, 0x3b01, 0x680a, 0x600b};
+  static const uint32_t data[] = {0x20000100, 0x20000104, 0x000000f0, 0x400f0010,
+                                  0x22000040, 0x10000000, 0x40034004};
+  const uint32_t lo = 0x100, n = 96; /* halfwords of code */
+  uint32_t r = seed;
+  for (uint32_t i = 0; i < n; i++) {
+    r = mix(r + i);
+    if (r % 8 == 0 && i + 1 < n) { /* a 32-bit one: ldr.w r0, [r1, #4] or mla r0, r1, r2, r3 */
+      code[lo / 2 + i] = r & 8 ? 0xf8d1 : 0xfb01;
+      code[lo / 2 + ++i] = r & 8 ? 0x0004 : 0x3002;
+    } else {
+      code[lo / 2 + i] = menu16[(r >> 8) % (sizeof menu16 / sizeof menu16[0])];
+    }
+  }
+  struct pair p;
+  pair_init(&p, cache);
+  for (unsigned k = 0; k < 2; k++)
+    vm_tm_redirect(&p.tm[k], lo, 0);
+  uint32_t pc = lo;
+  for (unsigned i = 0; i < 200000 && p.mismatches < 3; i++) {
+    uint16_t h1 = code[pc / 2], h2 = vm_thumb_is32(h1) ? code[pc / 2 + 1] : 0;
+    struct vm_insn d;
+    vm_decode(&feat, h1, h2, &d);
+    r = mix(r + i);
+    const uint32_t h = mix(pc ^ seed);
+    const bool odd = r % 16 == 0; /* now and then not as usual */
+    uint32_t next = pc + d.len;
+    bool executed = !(d.op != VM_OP_IT && ((h >> 3) % 8 == 0) != odd);
+    bool branch = d.op == VM_OP_B || d.op == VM_OP_BL || d.op == VM_OP_BX ||
+                  d.op == VM_OP_CBZ || d.op == VM_OP_CBNZ;
+    if (branch) {
+      executed = true;
+      bool taken = (d.op == VM_OP_B && d.cond == 14) || d.op == VM_OP_BX ||
+                   (((h >> 5) & 1) != odd);
+      if (taken)
+        next = d.op == VM_OP_BX ? lo + 2 * ((h >> 7) % 16) : pc + 4 + d.imm;
+    }
+    if (next < lo || next >= lo + 2 * n - 2)
+      next = lo;
+    uint32_t addr = 0, wdata = r;
+    if (executed && !branch) {
+      addr = data[(h >> 9) % 6];
+      if (odd)
+        addr = data[(r >> 8) % 7];
+      if (addr == 0x40034004) {
+        static const uint32_t modes[] = {0, 1, 3};
+        wdata = modes[(r >> 12) % 3];
+      }
+    }
+    struct vm_tm_insn in = {&d, pc, next, executed, 0, addr ? 1 : 0, addr, wdata};
+    unsigned c0 = vm_tm_step(&p.tm[0], &in), c1 = vm_tm_step(&p.tm[1], &in);
+    if ((c0 != c1 || p.tm[0].now != p.tm[1].now) && p.mismatches++ < 3)
+      CHECK_FAIL_("seed %u step %u at pc %04x: %u cycles with the memo, %u without", seed, i,
+                  pc, c0, c1);
+    if (r % 4096 == 0) /* an exception entry or return: a redirect */
+      for (unsigned k = 0; k < 2; k++)
+        vm_tm_redirect(&p.tm[k], next, 12);
+    pc = next;
+  }
+  CHECK_EQ_U(p.mismatches, 0);
+  pair_free(&p);
+}
+
+static void test_random_walks(void)
+{
+  for (uint32_t seed = 1; seed <= 40; seed++)
+    random_walk(seed, seed & 1);
+}
+
 int main(void)
 {
   RUN(test_code_written);
   RUN(test_branches_and_it);
   RUN(test_cache_evictions);
+  RUN(test_random_walks);
   return check_summary();
 }
