@@ -941,11 +941,13 @@ static inline int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool firs
  * the whole body of a closed rule R, no utility test or merge would fire,
  * and (y R) is new. t's last node x and its left neighbour y stay the same
  * through such steps (only x's symbol changes), so their keys live in
- * registers, and the index slot of the next step's (R c') is prefetched as
- * soon as R is known, while (y R) is looked up. Anything else stops the loop
- * before the symbol (*stuck; nothing changed for it) and run_step takes it;
- * a (y R) found in the index goes to run_up as in run_step. The state after
- * each step is the one run_step leaves. Returns the next symbol's position. */
+ * registers. The lookups are software-pipelined: a step's (y R), a new
+ * digram whose index slot is seldom in the cache, is prefetched and only
+ * read after the next step's (R c') has been looked up (reads only; they
+ * are dropped when (y R) turns out to be indexed and run_up takes over, as
+ * in run_step). Anything else stops the loop before the symbol (*stuck;
+ * nothing changed for it) and run_step takes it. The state after each step
+ * is the one run_step leaves. Returns the next symbol's position. */
 static size_t run_fast(struct gbuilder *b, uint32_t t, const uint32_t *syms, size_t i, size_t n,
                        bool *run, bool *stuck)
 {
@@ -960,39 +962,61 @@ static size_t run_fast(struct gbuilder *b, uint32_t t, const uint32_t *syms, siz
   const uint32_t ysym = nd[y].sym, ykey = nd[y].cnt & CNT_KEY;
   const bool ymerge = b->re && (ykey & CNT_NT); /* R could merge into y */
   uint32_t xsym = nd[x].sym, xkey = nd[x].cnt & CNT_KEY;
-  uint32_t hv = i < n ? (uint32_t)dg_hash4(xsym, xkey, syms[i], 1) : 0;
-  for (; i < n; i++) {
-    uint32_t c = syms[i], h = hv & mask, m, m2;
-    if (!(xkey & CNT_NT) && xsym == c)
-      goto stop; /* z z: the ordinary way */
-    for (;; h = (h + 1) & mask) { /* (X c) */
-      uint64_t v = ht[h];
-      if (!v)
-        goto stop;
-      if (SLOT_HASH(v) != hv)
-        continue;
-      m = SLOT_NODE(v);
-      m2 = nd[m].next;
-      if (nd[m].sym == xsym && (nd[m].cnt & CNT_KEY) == xkey && nd[m2].sym == c &&
-          (nd[m2].cnt & CNT_KEY) == 1)
-        break;
+  uint32_t hv = i < n ? (uint32_t)dg_hash4(xsym, xkey, syms[i], 1) : 0, phv = 0;
+  bool pending = false; /* the last step's (y R), hash phv, not looked up yet */
+  for (;; i++) {
+    uint32_t m = 0, m2 = 0, gm = 0;
+    bool ok = false;
+    if (i < n && ((xkey & CNT_NT) || xsym != syms[i])) { /* (z z: the ordinary way) */
+      uint32_t c = syms[i];
+      for (uint32_t h = hv & mask;; h = (h + 1) & mask) { /* (X c) */
+        uint64_t v = ht[h];
+        if (!v)
+          break;
+        if (SLOT_HASH(v) != hv)
+          continue;
+        m = SLOT_NODE(v);
+        m2 = nd[m].next;
+        if (nd[m].sym == xsym && (nd[m].cnt & CNT_KEY) == xkey && nd[m2].sym == c &&
+            (nd[m2].cnt & CNT_KEY) == 1) {
+          ok = true;
+          break;
+        }
+      }
+      /* the whole body of its rule: m follows the guard, and m2 precedes it
+       * (a body's list is closed by its own guard) */
+      if (ok) {
+        gm = nd[m].prev;
+        ok = nd[gm].cnt == CNT_GUARD && nd[m2].next == gm;
+      }
     }
-    /* the whole body of its rule: m follows the guard, and m2 precedes it
-     * (a body's list is closed by its own guard) */
-    uint32_t gm = nd[m].prev;
-    if (nd[gm].cnt != CNT_GUARD || nd[m2].next != gm)
+    if (pending) { /* the last step's (y R) */
+      uint32_t h = phv & mask;
+      for (;; h = (h + 1) & mask) {
+        uint64_t v = ht[h];
+        if (!v)
+          break;
+        if (SLOT_HASH(v) != phv)
+          continue;
+        uint32_t q = SLOT_NODE(v), q2 = nd[q].next;
+        if (nd[q].sym == ysym && (nd[q].cnt & CNT_KEY) == ykey && nd[q2].sym == xsym &&
+            (nd[q2].cnt & CNT_KEY) == (CNT_NT | 1)) {
+          *run = run_up(b, x, xsym, h, phv, 0) == 1;
+          flush_pending(b);
+          return i;
+        }
+      }
+      b->run_h = h;
+      b->run_hv = phv;
+    }
+    if (i >= n)
+      return i;
+    if (!ok)
       goto stop;
     uint32_t r = nd[gm].sym;
-    uint32_t hv2 = (uint32_t)dg_hash4(ysym, ykey, r, CNT_NT | 1);
-    __builtin_prefetch(&ht[hv2 & mask]);
-    if (i + 1 < n) {
-      hv = (uint32_t)dg_hash4(r, CNT_NT | 1, syms[i + 1], 1);
-      __builtin_prefetch(&ht[hv & mask]);
-    }
     if (r == b->S || r == b->C)
       goto stop; /* open (R_OPEN is S's and the open cycle's alone): not read from
                   * r's slot, which the step then only writes (refs) */
-    struct grule *rr = &b->r[r];
     if (xkey & CNT_NT) { /* utility(R) would expand X's rule, now used once */
       const struct grule *u = &b->r[xsym];
       if ((xkey & CNT_MASK) == 1 && u->refs == 2 && !(u->flags & (R_PINNED | R_OPEN)))
@@ -1000,29 +1024,19 @@ static size_t run_fast(struct gbuilder *b, uint32_t t, const uint32_t *syms, siz
     }
     if (ymerge && ysym == r)
       goto stop;
+    phv = (uint32_t)dg_hash4(ysym, ykey, r, CNT_NT | 1);
+    __builtin_prefetch(&ht[phv & mask]);
+    if (i + 1 < n) {
+      hv = (uint32_t)dg_hash4(r, CNT_NT | 1, syms[i + 1], 1);
+      __builtin_prefetch(&ht[hv & mask]);
+    }
     if (xkey & CNT_NT)
       b->r[xsym].refs -= xkey & CNT_MASK;
     nd[x].sym = xsym = r;
     nd[x].cnt = xkey = CNT_NT | 1;
-    rr->refs++;
-    for (h = hv2 & mask;; h = (h + 1) & mask) { /* (y R) */
-      uint64_t v = ht[h];
-      if (!v)
-        break;
-      if (SLOT_HASH(v) != hv2)
-        continue;
-      uint32_t q = SLOT_NODE(v), q2 = nd[q].next;
-      if (nd[q].sym == ysym && (nd[q].cnt & CNT_KEY) == ykey && nd[q2].sym == r &&
-          (nd[q2].cnt & CNT_KEY) == (CNT_NT | 1)) {
-        *run = run_up(b, x, r, h, hv2, 0) == 1;
-        flush_pending(b);
-        return i + 1;
-      }
-    }
-    b->run_h = h;
-    b->run_hv = hv2;
+    b->r[r].refs++;
+    pending = true;
   }
-  return i;
 stop:
   *stuck = true;
   return i;
