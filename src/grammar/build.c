@@ -666,8 +666,11 @@ static void append(struct gbuilder *b, uint32_t t, uint32_t sym, uint32_t nt)
  *  - t is not empty, z is not the terminal a1, and (z a1) is not indexed.
  * Then repeat_rule() takes the repeat at once: when the last digram
  * ((z A), or (y A^(k+1)) for y z = y A^k) is not in the index either, by
- * appending A (the end state); else by enter_prefix(), the state before aL,
- * and aL goes in the ordinary way with its whole cascade (L >= 3). When the
+ * appending A (the end state); else (L >= 3) by repeat_whole below: A
+ * appended, then the climb of run_up, with the prefix rule P -> a1 .. a(L-1)
+ * of the symbol-by-symbol state before aL built (make_prefix) only when
+ * something but the climb would see it (ReSequitur merging A into z = A^k:
+ * enter_prefix(), the state before aL, and aL the ordinary way). When the
  * input follows only A's first j >= 2 symbols (all terminals), the state
  * after them is the same shape (P -> a1 .. aj, A -> P a(j+1) .., t ending in
  * "z P"; a(j+1) may be anything but a terminal aj), so enter_prefix() takes
@@ -834,7 +837,9 @@ static int utility_fires(const struct gbuilder *b, uint32_t r)
 
 /* run_step after (y x) was found in the index at slot h (hash hv), x being
  * t's last node, just made a reference to r: the substitutions up the
- * hierarchy, then the ordinary way or the run goes on (run_step's result). */
+ * hierarchy, then the ordinary way or the run goes on (run_step's result).
+ * prefix > 0: x is a repeat of the flat rule r appended whole (repeat_whole);
+ * make_prefix(r, prefix) runs before the ordinary way takes over. */
 static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32_t hv,
                   size_t prefix)
 {
@@ -1146,7 +1151,15 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
       b->skipped += len;
       i += len;
     } else if (complete && len >= 3 && !(b->re && (zc & CNT_NT) && N[z].sym == a)) {
-      /* all of A, (z A) in the index: repeat_whole */
+      /* repeat_whole: all of A follows and (z A) is in the index. Symbol by
+       * symbol, aL turns "z P aL" (P -> a1 .. a(L-1), A -> P aL) into "z A",
+       * (z A) is found and the cascade climbs; utility(A) comes last and
+       * expands P back, leaving A and its index entries as they were. The
+       * climb's lookups are of digrams ending in a rule, never (a(L-1) aL),
+       * and read no body of A's; so A is appended at once and run_up climbs,
+       * building P (make_prefix) just before anything else would run with
+       * A's body P aL in place: the ordinary cascade or another utility test.
+       * The state is then the symbol-by-symbol one, and so are the calls. */
       uint32_t x = node_new(b, a, CNT_NT | 1);
       if (x == NIL)
         return;
