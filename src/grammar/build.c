@@ -666,8 +666,11 @@ static void append(struct gbuilder *b, uint32_t t, uint32_t sym, uint32_t nt)
  *  - t is not empty, z is not the terminal a1, and (z a1) is not indexed.
  * Then repeat_rule() takes the repeat at once: when the last digram
  * ((z A), or (y A^(k+1)) for y z = y A^k) is not in the index either, by
- * appending A (the end state); else by enter_prefix(), the state before aL,
- * and aL goes in the ordinary way with its whole cascade (L >= 3). When the
+ * appending A (the end state); else (L >= 3) by repeat_whole below: A
+ * appended, then the climb of run_up, with the prefix rule P -> a1 .. a(L-1)
+ * of the symbol-by-symbol state before aL built (make_prefix) only when
+ * something but the climb would see it (ReSequitur merging A into z = A^k:
+ * enter_prefix(), the state before aL, and aL the ordinary way). When the
  * input follows only A's first j >= 2 symbols (all terminals), the state
  * after them is the same shape (P -> a1 .. aj, A -> P a(j+1) .., t ending in
  * "z P"; a(j+1) may be anything but a terminal aj), so enter_prefix() takes
@@ -834,7 +837,9 @@ static int utility_fires(const struct gbuilder *b, uint32_t r)
 
 /* run_step after (y x) was found in the index at slot h (hash hv), x being
  * t's last node, just made a reference to r: the substitutions up the
- * hierarchy, then the ordinary way or the run goes on (run_step's result). */
+ * hierarchy, then the ordinary way or the run goes on (run_step's result).
+ * prefix > 0: x is a repeat of the flat rule r appended whole (repeat_whole);
+ * make_prefix(r, prefix) runs before the ordinary way takes over. */
 static int run_up(struct gbuilder *b, uint32_t x, uint32_t r, uint32_t h, uint32_t hv,
                   size_t prefix)
 {
@@ -941,11 +946,13 @@ static inline int run_step(struct gbuilder *b, uint32_t x, uint64_t v, bool firs
  * the whole body of a closed rule R, no utility test or merge would fire,
  * and (y R) is new. t's last node x and its left neighbour y stay the same
  * through such steps (only x's symbol changes), so their keys live in
- * registers, and the index slot of the next step's (R c') is prefetched as
- * soon as R is known, while (y R) is looked up. Anything else stops the loop
- * before the symbol (*stuck; nothing changed for it) and run_step takes it;
- * a (y R) found in the index goes to run_up as in run_step. The state after
- * each step is the one run_step leaves. Returns the next symbol's position. */
+ * registers. The lookups are software-pipelined: a step's (y R), a new
+ * digram whose index slot is seldom in the cache, is prefetched and only
+ * read after the next step's (R c') has been looked up (reads only; they
+ * are dropped when (y R) turns out to be indexed and run_up takes over, as
+ * in run_step). Anything else stops the loop before the symbol (*stuck;
+ * nothing changed for it) and run_step takes it. The state after each step
+ * is the one run_step leaves. Returns the next symbol's position. */
 static size_t run_fast(struct gbuilder *b, uint32_t t, const uint32_t *syms, size_t i, size_t n,
                        bool *run, bool *stuck)
 {
@@ -960,39 +967,61 @@ static size_t run_fast(struct gbuilder *b, uint32_t t, const uint32_t *syms, siz
   const uint32_t ysym = nd[y].sym, ykey = nd[y].cnt & CNT_KEY;
   const bool ymerge = b->re && (ykey & CNT_NT); /* R could merge into y */
   uint32_t xsym = nd[x].sym, xkey = nd[x].cnt & CNT_KEY;
-  uint32_t hv = i < n ? (uint32_t)dg_hash4(xsym, xkey, syms[i], 1) : 0;
-  for (; i < n; i++) {
-    uint32_t c = syms[i], h = hv & mask, m, m2;
-    if (!(xkey & CNT_NT) && xsym == c)
-      goto stop; /* z z: the ordinary way */
-    for (;; h = (h + 1) & mask) { /* (X c) */
-      uint64_t v = ht[h];
-      if (!v)
-        goto stop;
-      if (SLOT_HASH(v) != hv)
-        continue;
-      m = SLOT_NODE(v);
-      m2 = nd[m].next;
-      if (nd[m].sym == xsym && (nd[m].cnt & CNT_KEY) == xkey && nd[m2].sym == c &&
-          (nd[m2].cnt & CNT_KEY) == 1)
-        break;
+  uint32_t hv = i < n ? (uint32_t)dg_hash4(xsym, xkey, syms[i], 1) : 0, phv = 0;
+  bool pending = false; /* the last step's (y R), hash phv, not looked up yet */
+  for (;; i++) {
+    uint32_t m = 0, m2 = 0, gm = 0;
+    bool ok = false;
+    if (i < n && ((xkey & CNT_NT) || xsym != syms[i])) { /* (z z: the ordinary way) */
+      uint32_t c = syms[i];
+      for (uint32_t h = hv & mask;; h = (h + 1) & mask) { /* (X c) */
+        uint64_t v = ht[h];
+        if (!v)
+          break;
+        if (SLOT_HASH(v) != hv)
+          continue;
+        m = SLOT_NODE(v);
+        m2 = nd[m].next;
+        if (nd[m].sym == xsym && (nd[m].cnt & CNT_KEY) == xkey && nd[m2].sym == c &&
+            (nd[m2].cnt & CNT_KEY) == 1) {
+          ok = true;
+          break;
+        }
+      }
+      /* the whole body of its rule: m follows the guard, and m2 precedes it
+       * (a body's list is closed by its own guard) */
+      if (ok) {
+        gm = nd[m].prev;
+        ok = nd[gm].cnt == CNT_GUARD && nd[m2].next == gm;
+      }
     }
-    /* the whole body of its rule: m follows the guard, and m2 precedes it
-     * (a body's list is closed by its own guard) */
-    uint32_t gm = nd[m].prev;
-    if (nd[gm].cnt != CNT_GUARD || nd[m2].next != gm)
+    if (pending) { /* the last step's (y R) */
+      uint32_t h = phv & mask;
+      for (;; h = (h + 1) & mask) {
+        uint64_t v = ht[h];
+        if (!v)
+          break;
+        if (SLOT_HASH(v) != phv)
+          continue;
+        uint32_t q = SLOT_NODE(v), q2 = nd[q].next;
+        if (nd[q].sym == ysym && (nd[q].cnt & CNT_KEY) == ykey && nd[q2].sym == xsym &&
+            (nd[q2].cnt & CNT_KEY) == (CNT_NT | 1)) {
+          *run = run_up(b, x, xsym, h, phv, 0) == 1;
+          flush_pending(b);
+          return i;
+        }
+      }
+      b->run_h = h;
+      b->run_hv = phv;
+    }
+    if (i >= n)
+      return i;
+    if (!ok)
       goto stop;
     uint32_t r = nd[gm].sym;
-    uint32_t hv2 = (uint32_t)dg_hash4(ysym, ykey, r, CNT_NT | 1);
-    __builtin_prefetch(&ht[hv2 & mask]);
-    if (i + 1 < n) {
-      hv = (uint32_t)dg_hash4(r, CNT_NT | 1, syms[i + 1], 1);
-      __builtin_prefetch(&ht[hv & mask]);
-    }
     if (r == b->S || r == b->C)
       goto stop; /* open (R_OPEN is S's and the open cycle's alone): not read from
                   * r's slot, which the step then only writes (refs) */
-    struct grule *rr = &b->r[r];
     if (xkey & CNT_NT) { /* utility(R) would expand X's rule, now used once */
       const struct grule *u = &b->r[xsym];
       if ((xkey & CNT_MASK) == 1 && u->refs == 2 && !(u->flags & (R_PINNED | R_OPEN)))
@@ -1000,29 +1029,19 @@ static size_t run_fast(struct gbuilder *b, uint32_t t, const uint32_t *syms, siz
     }
     if (ymerge && ysym == r)
       goto stop;
+    phv = (uint32_t)dg_hash4(ysym, ykey, r, CNT_NT | 1);
+    __builtin_prefetch(&ht[phv & mask]);
+    if (i + 1 < n) {
+      hv = (uint32_t)dg_hash4(r, CNT_NT | 1, syms[i + 1], 1);
+      __builtin_prefetch(&ht[hv & mask]);
+    }
     if (xkey & CNT_NT)
       b->r[xsym].refs -= xkey & CNT_MASK;
     nd[x].sym = xsym = r;
     nd[x].cnt = xkey = CNT_NT | 1;
-    rr->refs++;
-    for (h = hv2 & mask;; h = (h + 1) & mask) { /* (y R) */
-      uint64_t v = ht[h];
-      if (!v)
-        break;
-      if (SLOT_HASH(v) != hv2)
-        continue;
-      uint32_t q = SLOT_NODE(v), q2 = nd[q].next;
-      if (nd[q].sym == ysym && (nd[q].cnt & CNT_KEY) == ykey && nd[q2].sym == r &&
-          (nd[q2].cnt & CNT_KEY) == (CNT_NT | 1)) {
-        *run = run_up(b, x, r, h, hv2, 0) == 1;
-        flush_pending(b);
-        return i + 1;
-      }
-    }
-    b->run_h = h;
-    b->run_hv = hv2;
+    b->r[r].refs++;
+    pending = true;
   }
-  return i;
 stop:
   *stuck = true;
   return i;
@@ -1132,7 +1151,15 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
       b->skipped += len;
       i += len;
     } else if (complete && len >= 3 && !(b->re && (zc & CNT_NT) && N[z].sym == a)) {
-      /* all of A, (z A) in the index: repeat_whole */
+      /* repeat_whole: all of A follows and (z A) is in the index. Symbol by
+       * symbol, aL turns "z P aL" (P -> a1 .. a(L-1), A -> P aL) into "z A",
+       * (z A) is found and the cascade climbs; utility(A) comes last and
+       * expands P back, leaving A and its index entries as they were. The
+       * climb's lookups are of digrams ending in a rule, never (a(L-1) aL),
+       * and read no body of A's; so A is appended at once and run_up climbs,
+       * building P (make_prefix) just before anything else would run with
+       * A's body P aL in place: the ordinary cascade or another utility test.
+       * The state is then the symbol-by-symbol one, and so are the calls. */
       uint32_t x = node_new(b, a, CNT_NT | 1);
       if (x == NIL)
         return;
