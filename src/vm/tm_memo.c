@@ -287,9 +287,20 @@ static void set_link(struct vm_tm_memo_run *from, struct vm_tm_memo_run *r)
   from->link_ver[0] = r->ver;
 }
 
+/* The fork of `from` at step `at` is r (see struct vm_tm_memo_run). */
+static void set_fork(struct vm_tm_memo_run *from, unsigned at, struct vm_tm_memo_run *r)
+{
+  from->fork = r;
+  from->fork_ver = r->ver;
+  from->fork_at = (uint8_t)at;
+}
+
 /* No run going: find one for this state and step, or record one; `from`:
- * the run that just ended in this state (it links to the one found). */
-static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct vm_tm_memo_run *from)
+ * the run that just ended in this state (it links to the one found);
+ * `div`: the run whose replay stopped matching at its step div_at, in
+ * this state (its fork is the one found). */
+static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct vm_tm_memo_run *from,
+                      struct vm_tm_memo_run *div, unsigned div_at)
 {
   struct vm_tm_memo *m = tm->memo;
   struct vm_tm_memo_state key;
@@ -311,6 +322,8 @@ static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct vm_t
       STAT(st_hit++);
       if (from)
         set_link(from, r);
+      if (div)
+        set_fork(div, div_at, r);
       const struct vm_tm_memo_step *s = &r->step[0];
       tm->now += s->cycles;
       tm->dpc = in->next_pc;
@@ -327,12 +340,15 @@ static unsigned start(struct vm_tm *tm, const struct vm_tm_insn *in, struct vm_t
   r->gen = 0;
   r->ver++;
   r->link[0] = r->link[1] = NULL;
+  r->fork = NULL;
   r->stamp = m->tick;
   r->key = key;
   r->n = 0;
   if (from && from != r) /* (from's slot taken for this run: its link would claim
                           * that this run's key is its own last state) */
     set_link(from, r);
+  if (div && div != r) /* (the same: as for from) */
+    set_fork(div, div_at, r);
   m->rec = r;
   tm->rec_on = true;
   tm->rec_bad = false;
@@ -345,7 +361,8 @@ static __attribute__((noinline)) unsigned step_slow(struct vm_tm *tm, const stru
   struct vm_tm_memo *m = tm->memo;
   if (!m)
     return vm_tm_step_model(tm, in);
-  struct vm_tm_memo_run *from = NULL;
+  struct vm_tm_memo_run *from = NULL, *div = NULL;
+  unsigned div_at = 0;
   if (m->cur) {
     struct vm_tm_memo_run *r = m->cur;
     if (m->s == m->end) { /* at the end of r: on to the run that came next last time */
@@ -373,12 +390,26 @@ static __attribute__((noinline)) unsigned step_slow(struct vm_tm *tm, const stru
         return s->cycles;
       }
       STAT(st_div++);
+      /* where it went the last time it went otherwise here: the fork */
+      div = r;
+      div_at = (unsigned)(s - r->step);
+      struct vm_tm_memo_run *f = r->fork;
+      if (f && r->fork_at == div_at && f->ver == r->fork_ver && f->gen == m->gen &&
+          vm_tm_memo_matches(tm, &f->step[0], in) && lines_there(tm, f)) {
+        f->stamp = m->tick;
+        m->cur = f;
+        m->s = &f->step[1];
+        m->end = &f->step[f->n];
+        tm->now += f->step[0].cycles;
+        tm->dpc = in->next_pc;
+        return f->step[0].cycles;
+      }
     }
     materialize(tm);
   }
   if (m->rec)
     return record(tm, in);
-  return start(tm, in, from);
+  return start(tm, in, from, div, div_at);
 }
 
 unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)

@@ -59,6 +59,13 @@ struct vm_tm_memo_run {
    * of a conditional branch or IT block that ends a run) */
   struct vm_tm_memo_run *link[2]; /* the last two, the latest first */
   uint32_t link_ver[2];
+  /* the run that started at step fork_at of this one, the last time a
+   * replay of this one stopped matching there, while its ver is fork_ver:
+   * its key is the state before that step (a branch that went the other
+   * way: no restore, no lookup) */
+  struct vm_tm_memo_run *fork;
+  uint32_t fork_ver;
+  uint8_t fork_at;
   struct vm_tm_memo_step step[VM_TM_MEMO_LEN];
 };
 
