@@ -254,6 +254,19 @@ static inline void link2(struct gbuilder *b, uint32_t a, uint32_t c)
   N[a].next = c;
   N[c].prev = a;
 }
+
+/* A new node for rule a, linked between z and g (the repeat skip's end
+ * states); NIL when out of memory. */
+static inline uint32_t rule_node_between(struct gbuilder *b, uint32_t a, uint32_t z, uint32_t g)
+{
+  uint32_t x = node_new(b, a, CNT_NT | 1);
+  if (x == NIL)
+    return NIL;
+  link2(b, z, x);
+  link2(b, x, g);
+  b->r[a].refs++;
+  return x;
+}
 /* Same symbol (and kind), exponents ignored: the neighbours Property 3 forbids. */
 static inline int same_sym(const struct gbuilder *b, uint32_t a, uint32_t c)
 {
@@ -1133,12 +1146,8 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
       i++;
     } else if (complete && whole && !(b->re && (zc & CNT_NT) && N[z].sym == a)) {
       /* the end state: a node for A; (z A) is new, its entry waits as in a run */
-      uint32_t x = node_new(b, a, CNT_NT | 1);
-      if (x == NIL)
+      if (rule_node_between(b, a, z, g) == NIL)
         return;
-      link2(b, z, x);
-      link2(b, x, g);
-      b->r[a].refs++;
       if (!b->err && !(N[z].cnt & CNT_IDX)) {
         b->run_hv = (uint32_t)dg_hash4(N[z].sym, zc, a, CNT_NT | 1);
         b->run_h = dg_find_key_hv(b, N[z].sym, zc, a, CNT_NT | 1, b->run_hv);
@@ -1160,12 +1169,9 @@ static void append_syms(struct gbuilder *b, uint32_t t, const uint32_t *syms, si
        * building P (make_prefix) just before anything else would run with
        * A's body P aL in place: the ordinary cascade or another utility test.
        * The state is then the symbol-by-symbol one, and so are the calls. */
-      uint32_t x = node_new(b, a, CNT_NT | 1);
+      uint32_t x = rule_node_between(b, a, z, g);
       if (x == NIL)
         return;
-      link2(b, z, x);
-      link2(b, x, g);
-      b->r[a].refs++;
       hv = (uint32_t)dg_hash4(N[z].sym, zc, a, CNT_NT | 1);
       h = dg_find_key_hv(b, N[z].sym, zc, a, CNT_NT | 1, hv);
       if (b->ht[h]) {
