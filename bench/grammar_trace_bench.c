@@ -32,6 +32,13 @@ int main(int argc, char **argv)
   int reps = argc > 2 ? atoi(argv[2]) : 3;
   if (reps < 1)
     reps = 1;
+  static const char *names[] = {"sequitur", "resequitur", "cyclitur"};
+  if (argc > 3 && strcmp(argv[3], names[0]) && strcmp(argv[3], names[1]) &&
+      strcmp(argv[3], names[2])) {
+    fprintf(stderr, "bench_grammar_trace: unknown algorithm '%s' (sequitur, resequitur, cyclitur)\n",
+            argv[3]);
+    return 2;
+  }
   struct sonde_grammar_input *in;
   struct sonde_diag d;
   if (sonde_grammar_input_load(argv[1], NULL, &in, &d)) {
@@ -46,7 +53,6 @@ int main(int argc, char **argv)
          lh);
   static const enum sonde_grammar_algo algos[] = {SONDE_GRAMMAR_SEQUITUR, SONDE_GRAMMAR_RESEQUITUR,
                                                   SONDE_GRAMMAR_CYCLITUR};
-  static const char *names[] = {"sequitur", "resequitur", "cyclitur"};
   for (int a = 0; a < 3; a++) {
     if (argc > 3 && strcmp(argv[3], names[a]))
       continue;
