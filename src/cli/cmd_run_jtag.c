@@ -30,11 +30,13 @@ bool run_parse_listen(const char *spec, char *addr, size_t addr_cap, unsigned *p
 }
 
 static struct sonde_jtag *signalled;
+static volatile sig_atomic_t signal_seen;
 
 static void on_signal(int sig)
 {
-  (void)sig;
-  sonde_jtag_stop(signalled);
+  signal_seen = sig;
+  if (signalled)
+    sonde_jtag_stop(signalled);
 }
 
 int run_jtag(struct sonde_vm *vm, const char *spec, uint64_t max_cycles, uint64_t cycles_per_tck,
@@ -58,15 +60,20 @@ int run_jtag(struct sonde_vm *vm, const char *spec, uint64_t max_cycles, uint64_
           sonde_jtag_port(j));
   fflush(stderr);
   signalled = j;
+  signal_seen = 0;
   struct sigaction sa, old_int, old_term;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal; /* no SA_RESTART: poll() returns at once */
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   rc = sonde_jtag_serve(j, max_cycles, 5000, stop); /* drop a client stalled 5 s mid-scan */
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
   signalled = NULL;
+  sigaction(SIGINT, &old_int, NULL);
+  /* `timeout` and shells signal the whole process group, so the signal that
+   * stopped the server often comes twice; the second must not turn the clean
+   * exit under way into a kill (status 143) */
+  if (!signal_seen)
+    sigaction(SIGTERM, &old_term, NULL);
   if (rc < 0)
     cli_error("run: --jtag: %s", sonde_jtag_error_detail(j));
   if (stats) {
