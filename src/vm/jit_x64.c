@@ -84,6 +84,27 @@ _Static_assert(sizeof(struct vm_page) == 32, "page entry size");
 #define S_CYC ((int32_t)offsetof(struct vm_tm_memo_step, cycles))
 #define S_EX ((int32_t)offsetof(struct vm_tm_memo_step, ex))
 #define S_ACC ((int32_t)offsetof(struct vm_tm_memo_step, acc))
+#define TM_EPOCH ((int32_t)offsetof(struct vm_tm, tag_epoch))
+#define TM_LATG ((int32_t)offsetof(struct vm_tm, lat_g))
+#define TM_CACHE ((int32_t)offsetof(struct vm_tm, cfg.cache))
+#define TM_CTL ((int32_t)offsetof(struct vm_tm, cfg.cache_ctl))
+#define S_NW ((int32_t)offsetof(struct vm_tm_memo_step, nw))
+#define S_WR ((int32_t)offsetof(struct vm_tm_memo_step, wr))
+_Static_assert(sizeof(((struct vm_tm *)0)->lat_g) == 32, "the model's lat_g: 256 bits");
+_Static_assert(sizeof(((struct vm_tm *)0)->cfg.cache) == 1, "cfg.cache: a byte");
+#define M_GEN ((int32_t)offsetof(struct vm_tm_memo, gen))
+#define R_LINK ((int32_t)offsetof(struct vm_tm_memo_run, link))
+#define R_LINKV ((int32_t)offsetof(struct vm_tm_memo_run, link_ver))
+#define R_VER ((int32_t)offsetof(struct vm_tm_memo_run, ver))
+#define R_GEN ((int32_t)offsetof(struct vm_tm_memo_run, gen))
+#define R_EPOCH ((int32_t)offsetof(struct vm_tm_memo_run, epoch))
+#define R_N ((int32_t)offsetof(struct vm_tm_memo_run, n))
+#define R_STEP ((int32_t)offsetof(struct vm_tm_memo_run, step))
+_Static_assert(sizeof(((struct vm_tm_memo_run *)0)->n) == 1, "a run's n: 8 bits");
+_Static_assert(sizeof(((struct vm_tm_memo_run *)0)->ver) == 4, "a run's ver: 32 bits");
+_Static_assert(sizeof(((struct vm_tm_memo_run *)0)->gen) == 4, "a run's gen: 32 bits");
+_Static_assert(sizeof(((struct vm_tm_memo_run *)0)->epoch) == 8, "a run's epoch: 64 bits");
+_Static_assert(sizeof(((struct vm_tm *)0)->tag_epoch) == 8, "the model's tag epoch: 64 bits");
 _Static_assert(sizeof(((struct vm_tm_memo_step *)0)->cycles) == 2, "a step's cycles: 16 bits");
 _Static_assert(sizeof(((struct vm_tm_memo_step *)0)->ex) == 2, "a step's ex: 16 bits");
 _Static_assert(sizeof(((struct vm_tm_memo_step *)0)->acc) == 1, "a step's acc: 8 bits");
@@ -361,7 +382,7 @@ static void emit_tm_charge(struct emit *e, const struct vm_block_op *op, uint32_
                            bool next_in_eax, bool mem, int executed)
 {
   const uint32_t pc = op->d.tag;
-  uint8_t *slow[10];
+  uint8_t *slow[24];
   unsigned ns = 0;
   if (next_in_eax)
     mov_rr(&e->a, R10, RAX);
@@ -380,8 +401,51 @@ static void emit_tm_charge(struct emit *e, const struct vm_block_op *op, uint32_
     b1(&e->a, 0);
     slow[ns++] = jcc_fwd(&e->a, CC_E);
     load64(&e->a, RDX, RSI, M_S);
-    op_m(&e->a, true, 0x3b, RDX, RSI, M_END); /* cmp rdx, [m + end]: a hop to a linked run */
-    slow[ns++] = jcc_fwd(&e->a, CC_E);
+    alu_rr(&e->a, true, ALU_XOR, R11, R11); /* r11: the run hopped to, or 0 */
+    op_m(&e->a, true, 0x3b, RDX, RSI, M_END); /* cmp rdx, [m + end] */
+    uint8_t *in_run = jcc_fwd(&e->a, CC_NE);
+    { /* the end of the run: on to the one linked to it (rcx), whose first
+       * step (rdx) is checked below as any other; nothing is stored
+       * before every check passed */
+      const int32_t step0 = R_STEP;
+      load64(&e->a, RCX, RSI, M_CUR);
+      load64(&e->a, R11, RCX, R_LINK);
+      test64_rr(&e->a, R11, R11);
+      uint8_t *try1a = jcc_fwd(&e->a, CC_E);
+      if (next_in_eax) {
+        alu_rm(&e->a, ALU_CMP, R10, R11, step0 + S_NEXT);
+      } else {
+        op_m(&e->a, false, 0x81, ALU_CMP, R11, step0 + S_NEXT);
+        b4(&e->a, next);
+      }
+      uint8_t *try1b = jcc_fwd(&e->a, CC_NE);
+      op_m(&e->a, false, 0x0fb7, RAX, R11, step0 + S_EX);
+      if (executed >= 0)
+        alu_ri(&e->a, false, ALU_CMP, RAX, (uint32_t)executed);
+      else
+        alu_rr(&e->a, false, ALU_CMP, RAX, R9);
+      uint8_t *try1c = jcc_fwd(&e->a, CC_NE);
+      load32(&e->a, RAX, RCX, R_LINKV);
+      uint8_t *check = jmp_fwd(&e->a);
+      patch(&e->a, try1a, e->a.p);
+      patch(&e->a, try1b, e->a.p);
+      patch(&e->a, try1c, e->a.p);
+      load64(&e->a, R11, RCX, R_LINK + 8);
+      test64_rr(&e->a, R11, R11);
+      slow[ns++] = jcc_fwd(&e->a, CC_E);
+      load32(&e->a, RAX, RCX, R_LINKV + 4);
+      patch(&e->a, check, e->a.p);
+      alu_rm(&e->a, ALU_CMP, RAX, R11, R_VER);
+      slow[ns++] = jcc_fwd(&e->a, CC_NE);
+      load32(&e->a, RAX, RSI, M_GEN);
+      alu_rm(&e->a, ALU_CMP, RAX, R11, R_GEN);
+      slow[ns++] = jcc_fwd(&e->a, CC_NE);
+      load64(&e->a, RAX, RDI, TM_EPOCH);
+      op_m(&e->a, true, 0x3b, RAX, R11, R_EPOCH); /* cmp rax, [l + epoch] */
+      slow[ns++] = jcc_fwd(&e->a, CC_NE);
+      op_m(&e->a, true, 0x8d, RDX, R11, step0); /* lea rdx, [l + step] */
+    }
+    patch(&e->a, in_run, e->a.p);
     op_m(&e->a, false, 0x81, ALU_CMP, RDX, S_PC);
     b4(&e->a, pc);
     slow[ns++] = jcc_fwd(&e->a, CC_NE);
@@ -399,8 +463,43 @@ static void emit_tm_charge(struct emit *e, const struct vm_block_op *op, uint32_
       alu_rr(&e->a, false, ALU_CMP, RAX, R9);
     slow[ns++] = jcc_fwd(&e->a, CC_NE);
     op_m(&e->a, false, 0x0fb6, RAX, RDX, S_ACC);
-    alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_PLAIN); /* its class check: C's */
-    slow[ns++] = jcc_fwd(&e->a, CC_E);
+    alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_PLAIN);
+    uint8_t *not_plain = jcc_fwd(&e->a, CC_NE);
+    if (!mem) { /* address 0: not plain */
+      slow[ns++] = jmp_fwd(&e->a);
+    } else { /* vm_tm_memo_plain: eax = addr, ecx = last, r8d scratch */
+      load32(&e->a, RAX, R15, ST_TMA);
+      alu_ri(&e->a, false, ALU_CMP, RAX, 0x20000000u);
+      slow[ns++] = jcc_fwd(&e->a, CC_B);
+      op_m(&e->a, false, 0x0fb6, RCX, RDX, S_NW);
+      shift_ri(&e->a, false, SH_SHL, RCX, 2);
+      alu_rr(&e->a, false, ALU_ADD, RCX, RAX);
+      alu_ri(&e->a, false, ALU_SUB, RCX, 4);
+      alu_rr(&e->a, false, ALU_CMP, RCX, RAX); /* last < addr: it wrapped */
+      slow[ns++] = jcc_fwd(&e->a, CC_B);
+      for (unsigned k = 0; k < 2; k++) { /* bt [tm + lat_g], granule: in a slow region */
+        mov_rr(&e->a, R8, k ? RCX : RAX);
+        shift_ri(&e->a, false, SH_SHR, R8, 24);
+        op_m(&e->a, false, 0x0fa3, R8, RDI, TM_LATG);
+        slow[ns++] = jcc_fwd(&e->a, CC_B);
+      }
+      op_m(&e->a, false, 0x80, 7, RDX, S_WR); /* cmp byte [s + wr], 0 */
+      b1(&e->a, 0);
+      uint8_t *no_store = jcc_fwd(&e->a, CC_E);
+      op_m(&e->a, false, 0x80, 7, RDI, TM_CACHE); /* cmp byte [tm + cfg.cache], 0 */
+      b1(&e->a, 0);
+      uint8_t *no_cache = jcc_fwd(&e->a, CC_E);
+      load32(&e->a, R8, RDI, TM_CTL); /* cache_ctl - addr < 4 nw: the control register */
+      alu_rr(&e->a, false, ALU_SUB, R8, RAX);
+      op_m(&e->a, false, 0x0fb6, RCX, RDX, S_NW);
+      shift_ri(&e->a, false, SH_SHL, RCX, 2);
+      alu_rr(&e->a, false, ALU_CMP, R8, RCX);
+      slow[ns++] = jcc_fwd(&e->a, CC_B);
+      patch(&e->a, no_store, e->a.p);
+      patch(&e->a, no_cache, e->a.p);
+    }
+    uint8_t *plain_ok = mem ? jmp_fwd(&e->a) : NULL;
+    patch(&e->a, not_plain, e->a.p);
     alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_EXACT);
     uint8_t *ok = jcc_fwd(&e->a, CC_NE);
     if (mem) {
@@ -411,6 +510,18 @@ static void emit_tm_charge(struct emit *e, const struct vm_block_op *op, uint32_
     }
     slow[ns++] = jcc_fwd(&e->a, CC_NE);
     patch(&e->a, ok, e->a.p);
+    if (plain_ok)
+      patch(&e->a, plain_ok, e->a.p);
+    test64_rr(&e->a, R11, R11);
+    uint8_t *same = jcc_fwd(&e->a, CC_E);
+    store64(&e->a, RSI, M_CUR, R11); /* the hop: m->cur = l, m->end = its last step's end */
+    op_m(&e->a, false, 0x0fb6, RAX, R11, R_N);
+    op_r(&e->a, false, 0x69, RAX, RAX); /* imul eax, eax, sizeof step */
+    b4(&e->a, (uint32_t)sizeof(struct vm_tm_memo_step));
+    alu_rr(&e->a, true, ALU_ADD, RAX, R11);
+    add64_i(&e->a, RAX, (uint32_t)R_STEP);
+    store64(&e->a, RSI, M_END, RAX);
+    patch(&e->a, same, e->a.p);
     op_m(&e->a, true, 0x8d, RCX, RDX, (int32_t)sizeof(struct vm_tm_memo_step));
     store64(&e->a, RSI, M_S, RCX);
     op_m(&e->a, false, 0x0fb7, RAX, RDX, S_CYC);
