@@ -7,7 +7,11 @@
  * observers, on the hooked one-at-a-time executor; exec_insn charges the
  * model for both. The model's memo (tm_memo.c) answers most steps: its
  * replay is inline in vm_exec_tm_charge_fast and vm_exec_tm_charge. The
- * block compiler is not used for these machines yet. */
+ * block compiler compiles these machines' blocks too (jit_x64.c, emit_tm_*):
+ * its code charges the model after each instruction, as run_block_tm's
+ * handlers do, with the memo's replay inline in the host code and
+ * vm_exec_tm_charge_jit below for the rest, and checks the event after each
+ * instruction (docs/vm.md, "Compiled code on these machines"). */
 #include <stdlib.h>
 #include <string.h>
 

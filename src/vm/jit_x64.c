@@ -1480,9 +1480,13 @@ static bool tm_it_ldst(const struct vm_block_op *op)
 /* An IT instruction and its block (block.c keeps only instructions of the
  * kinds vm_fast_in_it_block allows, which cost one cycle whether or not
  * their condition passes and never leave compiled code, so no ITSTATE is
- * ever left behind). Each instruction runs when its condition passes on
- * the flags as the ones before it left them; a 16-bit one sets no flags.
- * False, with nothing emitted, for an IT block it does not cover. */
+ * ever left behind; on a machine with a memory system also loads and
+ * stores, tm_it_ldst, which may stop before themselves and then leave
+ * ITSTATE set, and each instruction is charged to the timing model and
+ * followed by the event check, which may leave inside the IT block too).
+ * Each instruction runs when its condition passes on the flags as the ones
+ * before it left them; a 16-bit one sets no flags. False, with nothing
+ * emitted, for an IT block it does not cover. */
 static bool emit_it(struct emit *e, const struct vm_block_op *op, const struct vm_timing *t,
                     uint32_t *pend)
 {
