@@ -378,6 +378,74 @@ static void emit_resume(struct emit *e, const struct vm_block_op *op, uint32_t p
  * adds the model's cycles to r12; then it checks the event, as
  * run_block_tm's RETIRE does (emit_tm_after). A branch's check is the
  * bound check of its target's block (bound 0 on such machines, block.c). */
+/* The memo's step for the instruction at pc going to next (in r10d when
+ * next_in_eax; executed, or r9d when -1): rdi = the model, rsi = its memo,
+ * rdx = the step, r11 = the run hopped to when the replayed run had ended
+ * (its link), else 0. Jumps to be patched to the C path are added to
+ * slow[]; nothing is stored. */
+static void emit_tm_find(struct emit *e, uint32_t pc, uint32_t next, bool next_in_eax,
+                         int executed, uint8_t **slow, unsigned *nsp)
+{
+  unsigned ns = *nsp;
+  load64(&e->a, RDI, RBX, VM_TM);
+  op_m(&e->a, false, 0x81, ALU_CMP, RDI, TM_DPC); /* cmp dword [tm + dpc], pc */
+  b4(&e->a, pc);
+  slow[ns++] = jcc_fwd(&e->a, CC_NE);
+  load64(&e->a, RSI, RDI, TM_MEMO);
+  test64_rr(&e->a, RSI, RSI);
+  slow[ns++] = jcc_fwd(&e->a, CC_E);
+  op_m(&e->a, true, 0x83, ALU_CMP, RSI, M_CUR); /* cmp qword [m + cur], 0 */
+  b1(&e->a, 0);
+  slow[ns++] = jcc_fwd(&e->a, CC_E);
+  load64(&e->a, RDX, RSI, M_S);
+  alu_rr(&e->a, true, ALU_XOR, R11, R11); /* r11: the run hopped to, or 0 */
+  op_m(&e->a, true, 0x3b, RDX, RSI, M_END); /* cmp rdx, [m + end] */
+  uint8_t *in_run = jcc_fwd(&e->a, CC_NE);
+  { /* the end of the run: on to the one linked to it (rcx), whose first
+     * step (rdx) is checked below as any other; nothing is stored
+     * before every check passed */
+    const int32_t step0 = R_STEP;
+    load64(&e->a, RCX, RSI, M_CUR);
+    load64(&e->a, R11, RCX, R_LINK);
+    test64_rr(&e->a, R11, R11);
+    uint8_t *try1a = jcc_fwd(&e->a, CC_E);
+    if (next_in_eax) {
+      alu_rm(&e->a, ALU_CMP, R10, R11, step0 + S_NEXT);
+    } else {
+      op_m(&e->a, false, 0x81, ALU_CMP, R11, step0 + S_NEXT);
+      b4(&e->a, next);
+    }
+    uint8_t *try1b = jcc_fwd(&e->a, CC_NE);
+    op_m(&e->a, false, 0x0fb7, RAX, R11, step0 + S_EX);
+    if (executed >= 0)
+      alu_ri(&e->a, false, ALU_CMP, RAX, (uint32_t)executed);
+    else
+      alu_rr(&e->a, false, ALU_CMP, RAX, R9);
+    uint8_t *try1c = jcc_fwd(&e->a, CC_NE);
+    load32(&e->a, RAX, RCX, R_LINKV);
+    uint8_t *check = jmp_fwd(&e->a);
+    patch(&e->a, try1a, e->a.p);
+    patch(&e->a, try1b, e->a.p);
+    patch(&e->a, try1c, e->a.p);
+    load64(&e->a, R11, RCX, R_LINK + 8);
+    test64_rr(&e->a, R11, R11);
+    slow[ns++] = jcc_fwd(&e->a, CC_E);
+    load32(&e->a, RAX, RCX, R_LINKV + 4);
+    patch(&e->a, check, e->a.p);
+    alu_rm(&e->a, ALU_CMP, RAX, R11, R_VER);
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    load32(&e->a, RAX, RSI, M_GEN);
+    alu_rm(&e->a, ALU_CMP, RAX, R11, R_GEN);
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    load64(&e->a, RAX, RDI, TM_EPOCH);
+    op_m(&e->a, true, 0x3b, RAX, R11, R_EPOCH); /* cmp rax, [l + epoch] */
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    op_m(&e->a, true, 0x8d, RDX, R11, step0); /* lea rdx, [l + step] */
+  }
+  patch(&e->a, in_run, e->a.p);
+  *nsp = ns;
+}
+
 static void emit_tm_charge(struct emit *e, const struct vm_block_op *op, uint32_t next,
                            bool next_in_eax, bool mem, int executed)
 {
@@ -390,62 +458,7 @@ static void emit_tm_charge(struct emit *e, const struct vm_block_op *op, uint32_
    * being replayed (rdi: the model, rsi: its memo, rdx: the step); any
    * other case goes to the C helper below, with nothing changed */
   if (next_in_eax || next < 0xF0000000u) {
-    load64(&e->a, RDI, RBX, VM_TM);
-    op_m(&e->a, false, 0x81, ALU_CMP, RDI, TM_DPC); /* cmp dword [tm + dpc], pc */
-    b4(&e->a, pc);
-    slow[ns++] = jcc_fwd(&e->a, CC_NE);
-    load64(&e->a, RSI, RDI, TM_MEMO);
-    test64_rr(&e->a, RSI, RSI);
-    slow[ns++] = jcc_fwd(&e->a, CC_E);
-    op_m(&e->a, true, 0x83, ALU_CMP, RSI, M_CUR); /* cmp qword [m + cur], 0 */
-    b1(&e->a, 0);
-    slow[ns++] = jcc_fwd(&e->a, CC_E);
-    load64(&e->a, RDX, RSI, M_S);
-    alu_rr(&e->a, true, ALU_XOR, R11, R11); /* r11: the run hopped to, or 0 */
-    op_m(&e->a, true, 0x3b, RDX, RSI, M_END); /* cmp rdx, [m + end] */
-    uint8_t *in_run = jcc_fwd(&e->a, CC_NE);
-    { /* the end of the run: on to the one linked to it (rcx), whose first
-       * step (rdx) is checked below as any other; nothing is stored
-       * before every check passed */
-      const int32_t step0 = R_STEP;
-      load64(&e->a, RCX, RSI, M_CUR);
-      load64(&e->a, R11, RCX, R_LINK);
-      test64_rr(&e->a, R11, R11);
-      uint8_t *try1a = jcc_fwd(&e->a, CC_E);
-      if (next_in_eax) {
-        alu_rm(&e->a, ALU_CMP, R10, R11, step0 + S_NEXT);
-      } else {
-        op_m(&e->a, false, 0x81, ALU_CMP, R11, step0 + S_NEXT);
-        b4(&e->a, next);
-      }
-      uint8_t *try1b = jcc_fwd(&e->a, CC_NE);
-      op_m(&e->a, false, 0x0fb7, RAX, R11, step0 + S_EX);
-      if (executed >= 0)
-        alu_ri(&e->a, false, ALU_CMP, RAX, (uint32_t)executed);
-      else
-        alu_rr(&e->a, false, ALU_CMP, RAX, R9);
-      uint8_t *try1c = jcc_fwd(&e->a, CC_NE);
-      load32(&e->a, RAX, RCX, R_LINKV);
-      uint8_t *check = jmp_fwd(&e->a);
-      patch(&e->a, try1a, e->a.p);
-      patch(&e->a, try1b, e->a.p);
-      patch(&e->a, try1c, e->a.p);
-      load64(&e->a, R11, RCX, R_LINK + 8);
-      test64_rr(&e->a, R11, R11);
-      slow[ns++] = jcc_fwd(&e->a, CC_E);
-      load32(&e->a, RAX, RCX, R_LINKV + 4);
-      patch(&e->a, check, e->a.p);
-      alu_rm(&e->a, ALU_CMP, RAX, R11, R_VER);
-      slow[ns++] = jcc_fwd(&e->a, CC_NE);
-      load32(&e->a, RAX, RSI, M_GEN);
-      alu_rm(&e->a, ALU_CMP, RAX, R11, R_GEN);
-      slow[ns++] = jcc_fwd(&e->a, CC_NE);
-      load64(&e->a, RAX, RDI, TM_EPOCH);
-      op_m(&e->a, true, 0x3b, RAX, R11, R_EPOCH); /* cmp rax, [l + epoch] */
-      slow[ns++] = jcc_fwd(&e->a, CC_NE);
-      op_m(&e->a, true, 0x8d, RDX, R11, step0); /* lea rdx, [l + step] */
-    }
-    patch(&e->a, in_run, e->a.p);
+    emit_tm_find(e, pc, next, next_in_eax, executed, slow, &ns);
     op_m(&e->a, false, 0x81, ALU_CMP, RDX, S_PC);
     b4(&e->a, pc);
     slow[ns++] = jcc_fwd(&e->a, CC_NE);
@@ -1455,6 +1468,108 @@ static bool emit_op(struct emit *e, const struct vm_block_op *op, const struct v
   }
 }
 
+/* Instructions that go on to the next, touch no memory and never stop
+ * (emit_op: data processing, multiplies, bit fields, extends, ADR, MOVT). */
+static bool tm_simple(unsigned f)
+{
+  return (f >= VM_FAST_DP && f < VM_FAST_LD) || f == VM_FAST_MUL || f == VM_FAST_MLA ||
+         f == VM_FAST_MLS || f == VM_FAST_SBFX || f == VM_FAST_UBFX || f == VM_FAST_EXT ||
+         f == VM_FAST_ADR || f == VM_FAST_MOVT;
+}
+
+/* rax = the end of the run whose step rdx is (r11's when it hopped, else
+ * the memo's). */
+static void emit_tm_run_end(struct emit *e)
+{
+  test64_rr(&e->a, R11, R11);
+  uint8_t *hopped = jcc_fwd(&e->a, CC_NE);
+  load64(&e->a, RAX, RSI, M_END);
+  uint8_t *have = jmp_fwd(&e->a);
+  patch(&e->a, hopped, e->a.p);
+  op_m(&e->a, false, 0x0fb6, RAX, R11, R_N);
+  op_r(&e->a, false, 0x69, RAX, RAX); /* imul eax, eax, sizeof step */
+  b4(&e->a, (uint32_t)sizeof(struct vm_tm_memo_step));
+  alu_rr(&e->a, true, ALU_ADD, RAX, R11);
+  add64_i(&e->a, RAX, (uint32_t)R_STEP);
+  patch(&e->a, have, e->a.p);
+}
+
+/* k >= 2 tm_simple instructions from op: when the memo replays all k of
+ * them from the run being replayed (or the one it hops to), each step with
+ * no data access, and their cycles together stay below the next event (so
+ * no check after any of them would leave), charge them at once and run
+ * their semantics without a charge or check between them: what k charges
+ * and checks would leave, as no one looks at the model or the cycle count
+ * in between. Otherwise the same instructions one by one
+ * (emit_tm_retire). False, with nothing emitted, when emit_op does not
+ * cover one of them. */
+static bool emit_tm_group(struct emit *e, const struct vm_block_op *op, unsigned k,
+                          const struct vm_timing *t, uint32_t *pend)
+{
+  uint8_t *const at = e->a.p;
+  const unsigned nstub = e->nstub;
+  const int32_t step = (int32_t)sizeof(struct vm_tm_memo_step);
+  uint8_t *slow[24 + 4 * VM_BLOCK_LEN];
+  unsigned ns = 0;
+  const uint32_t last_next = op[k - 1].d.tag + op[k - 1].d.insn.len;
+  emit_tm_find(e, op->d.tag, op->d.tag + op->d.insn.len, false, 1, slow, &ns);
+  emit_tm_run_end(e);
+  op_m(&e->a, true, 0x8d, RCX, RDX, k * step); /* lea rcx, [rdx + k steps] */
+  alu_rr(&e->a, true, ALU_CMP, RCX, RAX);
+  slow[ns++] = jcc_fwd(&e->a, CC_A);
+  alu_rr(&e->a, false, ALU_XOR, R8, R8); /* r8: their cycles */
+  for (unsigned j = 0; j < k; j++) {
+    const struct vm_block_op *g = &op[j];
+    const int32_t d = (int32_t)j * step;
+    op_m(&e->a, false, 0x81, ALU_CMP, RDX, d + S_PC);
+    b4(&e->a, g->d.tag);
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    op_m(&e->a, false, 0x81, ALU_CMP, RDX, d + S_NEXT);
+    b4(&e->a, g->d.tag + g->d.insn.len);
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    op_m(&e->a, false, 0x0fb7, RAX, RDX, d + S_EX);
+    alu_ri(&e->a, false, ALU_CMP, RAX, vm_tm_memo_ex(true, 0));
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    op_m(&e->a, false, 0x80, ALU_CMP, RDX, d + S_ACC); /* cmp byte [s + acc], NONE */
+    b1(&e->a, VM_TM_ACC_NONE);
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    op_m(&e->a, false, 0x0fb7, RAX, RDX, d + S_CYC);
+    alu_rr(&e->a, true, ALU_ADD, R8, RAX);
+  }
+  op_m(&e->a, true, 0x8d, RAX, R12, 0); /* rax = r12 + r8: below the event? */
+  alu_rr(&e->a, true, ALU_ADD, RAX, R8);
+  alu_rr(&e->a, true, ALU_CMP, RAX, R13);
+  slow[ns++] = jcc_fwd(&e->a, CC_AE);
+  test64_rr(&e->a, R11, R11); /* the hop: m->cur, m->end */
+  uint8_t *same = jcc_fwd(&e->a, CC_E);
+  store64(&e->a, RSI, M_CUR, R11);
+  emit_tm_run_end(e);
+  store64(&e->a, RSI, M_END, RAX);
+  patch(&e->a, same, e->a.p);
+  store64(&e->a, RSI, M_S, RCX);
+  op_m(&e->a, true, 0x01, R8, RDI, TM_NOW); /* add [tm + now], r8 */
+  store32_i(&e->a, RDI, TM_DPC, last_next);
+  alu_rr(&e->a, true, ALU_ADD, R12, R8);
+  for (unsigned j = 0; j < k; j++) {
+    bool end;
+    if (!emit_op(e, &op[j], t, pend, &end) || e->nstub != nstub) {
+      e->a.p = at;
+      e->nstub = nstub;
+      return false;
+    }
+  }
+  uint8_t *join = jmp_fwd(&e->a);
+  for (unsigned i = 0; i < ns; i++)
+    patch(&e->a, slow[i], e->a.p);
+  for (unsigned j = 0; j < k; j++) {
+    bool end;
+    emit_op(e, &op[j], t, pend, &end);
+    emit_tm_retire(e, &op[j]);
+  }
+  patch(&e->a, join, e->a.p);
+  return true;
+}
+
 /* Whether op, a load or store in an IT block, is one emit_op compiles
  * (emit_ldst_imm, emit_ldst) on a machine with a memory system, where
  * block.c keeps such IT blocks (vm_block_build). */
@@ -1737,6 +1852,16 @@ static const void *compile_block(struct sonde_vm *vm, struct vm_jit *j,
       }
       op += 1 + vm_it_length(op->d.insn.imm);
       continue;
+    }
+    if (e.tm) { /* straight-line instructions the memo may replay at once */
+      unsigned k = 0;
+      while (k < VM_BLOCK_LEN && tm_simple(op[k].d.fast))
+        k++;
+      e.live = FL_ALL;
+      if (k >= 2 && emit_tm_group(&e, op, k, t, &pend)) {
+        op += k;
+        continue;
+      }
     }
     if (checked) /* the one-at-a-time executor's check: cy < ev to start op */
       emit_check(&e, op, pend, 0);
