@@ -108,6 +108,11 @@ _Static_assert(sizeof(((struct vm_tm *)0)->tag_epoch) == 8, "the model's tag epo
 _Static_assert(sizeof(((struct vm_tm_memo_step *)0)->cycles) == 2, "a step's cycles: 16 bits");
 _Static_assert(sizeof(((struct vm_tm_memo_step *)0)->ex) == 2, "a step's ex: 16 bits");
 _Static_assert(sizeof(((struct vm_tm_memo_step *)0)->acc) == 1, "a step's acc: 8 bits");
+_Static_assert(offsetof(struct vm_tm_memo_step, next) == offsetof(struct vm_tm_memo_step, pc) + 4,
+               "a step's pc and next: one 64-bit compare");
+_Static_assert(offsetof(struct vm_tm_memo_step, acc) == offsetof(struct vm_tm_memo_step, ex) + 2 &&
+                   offsetof(struct vm_tm_memo_step, nw) == offsetof(struct vm_tm_memo_step, ex) + 3,
+               "a step's ex, acc and nw: one 32-bit compare");
 _Static_assert(sizeof(((struct vm_tm *)0)->now) == 8, "the model's now: 64 bits");
 _Static_assert(sizeof(((struct vm_tm *)0)->dpc) == 4, "the model's dpc: 32 bits");
 #define ST_TMV ((int32_t)offsetof(struct vm_jit_state, tm_val))
@@ -459,72 +464,77 @@ static void emit_tm_charge(struct emit *e, const struct vm_block_op *op, uint32_
    * other case goes to the C helper below, with nothing changed */
   if (next_in_eax || next < 0xF0000000u) {
     emit_tm_find(e, pc, next, next_in_eax, executed, slow, &ns);
-    op_m(&e->a, false, 0x81, ALU_CMP, RDX, S_PC);
-    b4(&e->a, pc);
-    slow[ns++] = jcc_fwd(&e->a, CC_NE);
     if (next_in_eax) {
+      op_m(&e->a, false, 0x81, ALU_CMP, RDX, S_PC);
+      b4(&e->a, pc);
+      slow[ns++] = jcc_fwd(&e->a, CC_NE);
       alu_rm(&e->a, ALU_CMP, R10, RDX, S_NEXT);
-    } else {
-      op_m(&e->a, false, 0x81, ALU_CMP, RDX, S_NEXT);
-      b4(&e->a, next);
+    } else { /* pc and next in one compare */
+      mov64_ri(&e->a, RAX, pc | (uint64_t)next << 32);
+      op_m(&e->a, true, 0x3b, RAX, RDX, S_PC); /* cmp rax, [s + pc] */
     }
     slow[ns++] = jcc_fwd(&e->a, CC_NE);
-    op_m(&e->a, false, 0x0fb7, RAX, RDX, S_EX); /* executed | extra << 8 (extra 0) */
-    if (executed >= 0)
-      alu_ri(&e->a, false, ALU_CMP, RAX, (uint32_t)executed);
-    else
-      alu_rr(&e->a, false, ALU_CMP, RAX, R9);
-    slow[ns++] = jcc_fwd(&e->a, CC_NE);
-    op_m(&e->a, false, 0x0fb6, RAX, RDX, S_ACC);
-    alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_PLAIN);
-    uint8_t *not_plain = jcc_fwd(&e->a, CC_NE);
-    if (!mem) { /* address 0: not plain */
-      slow[ns++] = jmp_fwd(&e->a);
-    } else { /* vm_tm_memo_plain: eax = addr, ecx = last, r8d scratch */
-      load32(&e->a, RAX, R15, ST_TMA);
-      alu_ri(&e->a, false, ALU_CMP, RAX, 0x20000000u);
-      slow[ns++] = jcc_fwd(&e->a, CC_B);
-      op_m(&e->a, false, 0x0fb6, RCX, RDX, S_NW);
-      shift_ri(&e->a, false, SH_SHL, RCX, 2);
-      alu_rr(&e->a, false, ALU_ADD, RCX, RAX);
-      alu_ri(&e->a, false, ALU_SUB, RCX, 4);
-      alu_rr(&e->a, false, ALU_CMP, RCX, RAX); /* last < addr: it wrapped */
-      slow[ns++] = jcc_fwd(&e->a, CC_B);
-      for (unsigned k = 0; k < 2; k++) { /* bt [tm + lat_g], granule: in a slow region */
-        mov_rr(&e->a, R8, k ? RCX : RAX);
-        shift_ri(&e->a, false, SH_SHR, R8, 24);
-        op_m(&e->a, false, 0x0fa3, R8, RDI, TM_LATG);
-        slow[ns++] = jcc_fwd(&e->a, CC_B);
+    if (!mem) {
+      /* no data access: a step with the same ex, acc NONE and nw 0 (what
+       * the memo records for it, tm_memo.c record), in one compare */
+      if (executed >= 0) {
+        op_m(&e->a, false, 0x81, ALU_CMP, RDX, S_EX);
+        b4(&e->a, vm_tm_memo_ex(executed != 0, 0) | (uint32_t)VM_TM_ACC_NONE << 16);
+      } else {
+        alu_rm(&e->a, ALU_CMP, R9, RDX, S_EX);
       }
-      op_m(&e->a, false, 0x80, 7, RDX, S_WR); /* cmp byte [s + wr], 0 */
-      b1(&e->a, 0);
-      uint8_t *no_store = jcc_fwd(&e->a, CC_E);
-      op_m(&e->a, false, 0x80, 7, RDI, TM_CACHE); /* cmp byte [tm + cfg.cache], 0 */
-      b1(&e->a, 0);
-      uint8_t *no_cache = jcc_fwd(&e->a, CC_E);
-      load32(&e->a, R8, RDI, TM_CTL); /* cache_ctl - addr < 4 nw: the control register */
-      alu_rr(&e->a, false, ALU_SUB, R8, RAX);
-      op_m(&e->a, false, 0x0fb6, RCX, RDX, S_NW);
-      shift_ri(&e->a, false, SH_SHL, RCX, 2);
-      alu_rr(&e->a, false, ALU_CMP, R8, RCX);
-      slow[ns++] = jcc_fwd(&e->a, CC_B);
-      patch(&e->a, no_store, e->a.p);
-      patch(&e->a, no_cache, e->a.p);
-    }
-    uint8_t *plain_ok = mem ? jmp_fwd(&e->a) : NULL;
-    patch(&e->a, not_plain, e->a.p);
-    alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_EXACT);
-    uint8_t *ok = jcc_fwd(&e->a, CC_NE);
-    if (mem) {
+      slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    } else {
+      op_m(&e->a, false, 0x0fb7, RAX, RDX, S_EX); /* executed | extra << 8 (extra 0) */
+      if (executed >= 0)
+        alu_ri(&e->a, false, ALU_CMP, RAX, (uint32_t)executed);
+      else
+        alu_rr(&e->a, false, ALU_CMP, RAX, R9);
+      slow[ns++] = jcc_fwd(&e->a, CC_NE);
+      op_m(&e->a, false, 0x0fb6, RAX, RDX, S_ACC);
+      alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_PLAIN);
+      uint8_t *not_plain = jcc_fwd(&e->a, CC_NE);
+      { /* vm_tm_memo_plain: eax = addr, ecx = last, r8d scratch */
+        load32(&e->a, RAX, R15, ST_TMA);
+        alu_ri(&e->a, false, ALU_CMP, RAX, 0x20000000u);
+        slow[ns++] = jcc_fwd(&e->a, CC_B);
+        op_m(&e->a, false, 0x0fb6, RCX, RDX, S_NW);
+        shift_ri(&e->a, false, SH_SHL, RCX, 2);
+        alu_rr(&e->a, false, ALU_ADD, RCX, RAX);
+        alu_ri(&e->a, false, ALU_SUB, RCX, 4);
+        alu_rr(&e->a, false, ALU_CMP, RCX, RAX); /* last < addr: it wrapped */
+        slow[ns++] = jcc_fwd(&e->a, CC_B);
+        for (unsigned k = 0; k < 2; k++) { /* bt [tm + lat_g], granule: in a slow region */
+          mov_rr(&e->a, R8, k ? RCX : RAX);
+          shift_ri(&e->a, false, SH_SHR, R8, 24);
+          op_m(&e->a, false, 0x0fa3, R8, RDI, TM_LATG);
+          slow[ns++] = jcc_fwd(&e->a, CC_B);
+        }
+        op_m(&e->a, false, 0x80, 7, RDX, S_WR); /* cmp byte [s + wr], 0 */
+        b1(&e->a, 0);
+        uint8_t *no_store = jcc_fwd(&e->a, CC_E);
+        op_m(&e->a, false, 0x80, 7, RDI, TM_CACHE); /* cmp byte [tm + cfg.cache], 0 */
+        b1(&e->a, 0);
+        uint8_t *no_cache = jcc_fwd(&e->a, CC_E);
+        load32(&e->a, R8, RDI, TM_CTL); /* cache_ctl - addr < 4 nw: the control register */
+        alu_rr(&e->a, false, ALU_SUB, R8, RAX);
+        op_m(&e->a, false, 0x0fb6, RCX, RDX, S_NW);
+        shift_ri(&e->a, false, SH_SHL, RCX, 2);
+        alu_rr(&e->a, false, ALU_CMP, R8, RCX);
+        slow[ns++] = jcc_fwd(&e->a, CC_B);
+        patch(&e->a, no_store, e->a.p);
+        patch(&e->a, no_cache, e->a.p);
+      }
+      uint8_t *plain_ok = jmp_fwd(&e->a);
+      patch(&e->a, not_plain, e->a.p);
+      alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_EXACT);
+      uint8_t *ok = jcc_fwd(&e->a, CC_NE);
       load32(&e->a, RAX, R15, ST_TMA);
       alu_rm(&e->a, ALU_CMP, RAX, RDX, S_ADDR);
-    } else {
-      cmp_mi8(&e->a, RDX, S_ADDR, 0);
-    }
-    slow[ns++] = jcc_fwd(&e->a, CC_NE);
-    patch(&e->a, ok, e->a.p);
-    if (plain_ok)
+      slow[ns++] = jcc_fwd(&e->a, CC_NE);
+      patch(&e->a, ok, e->a.p);
       patch(&e->a, plain_ok, e->a.p);
+    }
     test64_rr(&e->a, R11, R11);
     uint8_t *same = jcc_fwd(&e->a, CC_E);
     store64(&e->a, RSI, M_CUR, R11); /* the hop: m->cur = l, m->end = its last step's end */
@@ -1521,17 +1531,11 @@ static bool emit_tm_group(struct emit *e, const struct vm_block_op *op, unsigned
   for (unsigned j = 0; j < k; j++) {
     const struct vm_block_op *g = &op[j];
     const int32_t d = (int32_t)j * step;
-    op_m(&e->a, false, 0x81, ALU_CMP, RDX, d + S_PC);
-    b4(&e->a, g->d.tag);
+    mov64_ri(&e->a, RAX, g->d.tag | (uint64_t)(g->d.tag + g->d.insn.len) << 32);
+    op_m(&e->a, true, 0x3b, RAX, RDX, d + S_PC); /* cmp rax, [s + pc]: pc and next */
     slow[ns++] = jcc_fwd(&e->a, CC_NE);
-    op_m(&e->a, false, 0x81, ALU_CMP, RDX, d + S_NEXT);
-    b4(&e->a, g->d.tag + g->d.insn.len);
-    slow[ns++] = jcc_fwd(&e->a, CC_NE);
-    op_m(&e->a, false, 0x0fb7, RAX, RDX, d + S_EX);
-    alu_ri(&e->a, false, ALU_CMP, RAX, vm_tm_memo_ex(true, 0));
-    slow[ns++] = jcc_fwd(&e->a, CC_NE);
-    op_m(&e->a, false, 0x80, ALU_CMP, RDX, d + S_ACC); /* cmp byte [s + acc], NONE */
-    b1(&e->a, VM_TM_ACC_NONE);
+    op_m(&e->a, false, 0x81, ALU_CMP, RDX, d + S_EX); /* executed, acc NONE, nw 0 */
+    b4(&e->a, vm_tm_memo_ex(true, 0) | (uint32_t)VM_TM_ACC_NONE << 16);
     slow[ns++] = jcc_fwd(&e->a, CC_NE);
     op_m(&e->a, false, 0x0fb7, RAX, RDX, d + S_CYC);
     alu_rr(&e->a, true, ALU_ADD, R8, RAX);
