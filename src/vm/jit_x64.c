@@ -39,8 +39,11 @@
 #include "vm_internal.h"
 
 #define JIT_BUF_SIZE (16u << 20) /* enough for every entry of a full block cache */
-#define JIT_BLOCK_MAX (24u << 10) /* the most one block can take (32 LDMs and stubs) */
-#define JIT_STUBS_MAX 256u         /* exits out of line per block */
+/* the most one block can take (32 LDMs and stubs; on a memory-system machine
+ * the model's inline replay after each instruction: up to ~22 KiB seen) */
+#define JIT_BLOCK_MAX (48u << 10)
+#define JIT_STUBS_MAX 256u         /* exits out of line per block (a memory-system machine's, */
+#define JIT_STUBS_TABLE 160u       /* with an event exit per instruction; else at most these) */
 
 /* the flags, as a liveness set: N and Z (written together), C, V */
 enum { FL_NZ = 1, FL_C = 2, FL_V = 4, FL_ALL = 7 };
@@ -343,7 +346,7 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
 static bool add_stub(struct emit *e, uint8_t *patch_at, const struct vm_block_op *op,
                      uint32_t pend, bool taken)
 {
-  if (e->nstub == JIT_STUBS_MAX) {
+  if (e->nstub == (e->tm ? JIT_STUBS_MAX : JIT_STUBS_TABLE)) {
     e->a.full = true;
     return false;
   }
