@@ -99,6 +99,9 @@ struct vm_bus {
   unsigned nregions;
   struct vm_device device[VM_BUS_MAX_DEVICES];
   unsigned ndevices;
+  /* The device the slow path found last (or NULL): devices and regions
+   * never overlap, so an address inside it is that device's (bus.c). */
+  const struct vm_device *last_device;
   bool bitband;            /* Cortex-M3/M4 bit-band aliases at 0x22000000, 0x42000000 */
   uint64_t stall_cycles;   /* wait states accumulated since the CPU last took them */
   /* Called for core writes to pages marked with vm_bus_watch_code (cached code). */
