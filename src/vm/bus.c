@@ -26,6 +26,7 @@ void vm_bus_free(struct vm_bus *bus)
     free(bus->region[i].mem);
   bus->nregions = 0;
   bus->ndevices = 0;
+  memset(bus->device_seen, 0, sizeof bus->device_seen);
 }
 
 static bool overlaps(uint32_t a, uint32_t alen, uint32_t b, uint32_t blen)
@@ -143,12 +144,29 @@ const struct vm_region *vm_bus_find_region(const struct vm_bus *bus, uint32_t ad
   return NULL;
 }
 
-static const struct vm_device *find_device(const struct vm_bus *bus, uint32_t addr)
+static inline unsigned device_seen_slot(uint32_t addr)
+{
+  return (addr >> 12) & (VM_BUS_DEVICE_SEEN - 1);
+}
+
+static const struct vm_device *find_device(struct vm_bus *bus, uint32_t addr)
 {
   for (unsigned i = 0; i < bus->ndevices; i++)
     if (addr - bus->device[i].base < bus->device[i].size)
-      return &bus->device[i];
+      return bus->device_seen[device_seen_slot(addr)] = &bus->device[i];
   return NULL;
+}
+
+/* The device at addr when the slow path found it there before, else NULL.
+ * Regions and devices never overlap (range_is_taken), so this answers what
+ * the region and device scans would, without them: firmware mostly goes
+ * back to the devices it used last (a timer's status write per interrupt,
+ * the NVIC's set-pending register, a GPIO), which mostly lie in different
+ * 4 KiB blocks. */
+static inline const struct vm_device *seen_device(const struct vm_bus *bus, uint32_t addr)
+{
+  const struct vm_device *d = bus->device_seen[device_seen_slot(addr)];
+  return d && addr - d->base < d->size ? d : NULL;
 }
 
 void vm_bus_watch_code(struct vm_bus *bus, uint32_t addr)
@@ -203,13 +221,16 @@ static int mem_read(const struct vm_region *r, uint32_t addr, unsigned size, uin
 static int raw_read(struct sonde_vm *vm, struct vm_bus *bus, uint32_t addr, unsigned size,
                     uint32_t *value, bool debug)
 {
-  const struct vm_region *r = vm_bus_find_region(bus, addr);
-  if (r) {
-    if (!debug)
-      bus->stall_cycles += r->wait_read;
-    return mem_read(r, addr, size, value);
+  const struct vm_device *d = seen_device(bus, addr);
+  if (!d) {
+    const struct vm_region *r = vm_bus_find_region(bus, addr);
+    if (r) {
+      if (!debug)
+        bus->stall_cycles += r->wait_read;
+      return mem_read(r, addr, size, value);
+    }
+    d = find_device(bus, addr);
   }
-  const struct vm_device *d = find_device(bus, addr);
   if (d) {
     uint32_t off = addr - d->base;
     if ((uint64_t)off + size > d->size || !d->ops->read)
@@ -228,21 +249,24 @@ static int raw_read(struct sonde_vm *vm, struct vm_bus *bus, uint32_t addr, unsi
 static int raw_write(struct sonde_vm *vm, struct vm_bus *bus, uint32_t addr, unsigned size,
                      uint32_t value, bool debug)
 {
-  struct vm_region *r = (struct vm_region *)vm_bus_find_region(bus, addr);
-  if (r) {
-    uint32_t off = addr - r->base;
-    if ((uint64_t)off + size > r->size)
-      return VM_BUS_ERROR;
-    if ((r->flags & VM_REGION_READONLY) && !debug)
-      return VM_BUS_ERROR;
-    memcpy(r->mem + off, &value, size);
-    if (!debug)
-      bus->stall_cycles += r->wait_write;
-    if (bus->code_watch[addr >> VM_PAGE_SHIFT] && bus->code_written)
-      bus->code_written(vm, addr, size);
-    return VM_BUS_OK;
+  const struct vm_device *d = seen_device(bus, addr);
+  if (!d) {
+    struct vm_region *r = (struct vm_region *)vm_bus_find_region(bus, addr);
+    if (r) {
+      uint32_t off = addr - r->base;
+      if ((uint64_t)off + size > r->size)
+        return VM_BUS_ERROR;
+      if ((r->flags & VM_REGION_READONLY) && !debug)
+        return VM_BUS_ERROR;
+      memcpy(r->mem + off, &value, size);
+      if (!debug)
+        bus->stall_cycles += r->wait_write;
+      if (bus->code_watch[addr >> VM_PAGE_SHIFT] && bus->code_written)
+        bus->code_written(vm, addr, size);
+      return VM_BUS_OK;
+    }
+    d = find_device(bus, addr);
   }
-  const struct vm_device *d = find_device(bus, addr);
   if (d) {
     uint32_t off = addr - d->base;
     if ((uint64_t)off + size > d->size || !d->ops->write || (off & (size - 1)))

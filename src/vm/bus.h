@@ -92,6 +92,7 @@ static inline bool vm_page_fast(const struct vm_page *p, uint32_t off, uint32_t 
 
 #define VM_BUS_MAX_REGIONS 16
 #define VM_BUS_MAX_DEVICES 48
+#define VM_BUS_DEVICE_SEEN 16
 
 struct vm_bus {
   struct vm_page page[VM_PAGE_COUNT];
@@ -99,6 +100,10 @@ struct vm_bus {
   unsigned nregions;
   struct vm_device device[VM_BUS_MAX_DEVICES];
   unsigned ndevices;
+  /* Devices the slow path found, by bits 12-15 of their address (or NULL):
+   * devices and regions never overlap, so an address inside one is that
+   * device's (bus.c). */
+  const struct vm_device *device_seen[VM_BUS_DEVICE_SEEN];
   bool bitband;            /* Cortex-M3/M4 bit-band aliases at 0x22000000, 0x42000000 */
   uint64_t stall_cycles;   /* wait states accumulated since the CPU last took them */
   /* Called for core writes to pages marked with vm_bus_watch_code (cached code). */

@@ -80,9 +80,9 @@ static unsigned exit_cycles(const struct sonde_vm *vm)
 
 /* The local exclusive monitor is cleared on exception entry and return
  * (ARMv7-M ARM A3.4.4). */
-static void clear_exclusive(struct sonde_vm *vm)
+static inline void clear_exclusive(struct sonde_vm *vm)
 {
-  vm_cpu_clear_exclusive(vm);
+  vm->cpu.excl_valid = false; /* vm_cpu_clear_exclusive, without the call */
 }
 
 /* Whether hook_exc() calls anything now. */
@@ -183,7 +183,7 @@ void vm_sys_timer_set(struct sonde_vm *vm, int id, uint64_t due)
 
 /* Fire every timed event due at or before `upto`, earliest first (the lower
  * index first at the same cycle), leaving vm->event_cycle to the caller. */
-static void fire_timers(struct sonde_vm *vm, uint64_t upto)
+VM_INLINE void fire_timers(struct sonde_vm *vm, uint64_t upto)
 {
   struct vm_sys *s = &vm->sys;
   s->firing = true;
@@ -200,7 +200,7 @@ static void fire_timers(struct sonde_vm *vm, uint64_t upto)
 }
 
 /* fire_timers(), then vm->event_cycle for what is armed now. */
-static void fire_due(struct sonde_vm *vm, uint64_t upto)
+static __attribute__((noinline)) void fire_due(struct sonde_vm *vm, uint64_t upto)
 {
   fire_timers(vm, upto);
   update_event(vm);
@@ -418,7 +418,8 @@ static void stack_error(struct sonde_vm *vm, uint32_t cfsr_bit)
 
 /* PushStack(): the frame of the current context onto its stack. Returns the
  * EXC_RETURN value for LR and adds the extra cycles to *extra. */
-static uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra, struct stacker *stk)
+static __attribute__((noinline)) uint32_t push_stack(struct sonde_vm *vm, uint32_t *extra,
+                                                     struct stacker *stk)
 {
   struct vm_cpu *c = &vm->cpu;
   struct vm_sys *s = &vm->sys;
@@ -550,7 +551,7 @@ VM_INLINE void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_r
 /* Entry into `exc` from the current context, with late arrival: an exception
  * of higher priority that becomes pending during the stacking is taken
  * instead (its vector is fetched; `exc` stays pending). */
-static void exception_entry(struct sonde_vm *vm, unsigned exc)
+VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc)
 {
   struct vm_bus *bus = &vm->bus;
   uint64_t stalls = bus->stall_cycles;
@@ -776,7 +777,19 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
     c->sleeping = true;
     s->sleep_from = c->cycles;
     s->sleep_base = s->sleep_cycles;
-  } else if (!pop_basic(vm, exc_return, observed)) {
+  } else if (pop_basic(vm, exc_return, observed)) {
+    if (!observed && !s->defer_exc_update) {
+      /* exc_update() with vm_nvic_takeable() known: nothing was takeable
+       * above, and the unstacking changed no pending, active or mask state
+       * (only an observer could have) */
+      assert(!vm_nvic_takeable(vm));
+      if (s->reset_request || c->sleeping)
+        vm->attention |= VM_ATTN_EXCEPTION;
+      else
+        vm->attention &= ~(uint32_t)VM_ATTN_EXCEPTION;
+      return;
+    }
+  } else {
     pop_stack(vm, exc_return);
   }
   exc_update(vm);

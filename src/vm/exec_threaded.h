@@ -651,10 +651,17 @@ ldm: {
     goto slow;
   const uint8_t *h = p->host + (addr & ((1u << VM_PAGE_SHIFT) - 1));
   uint32_t pcv = 0;
+  bool exc_ret = false;
   if (list & 0x8000) { /* LoadWritePC: interworking and EXC_RETURN are slow */
     memcpy(&pcv, h + 4 * (n - 1), 4);
-    if (VM_UNLIKELY(!(pcv & 1) || is_exc_return(vm, pcv)))
-      goto slow;
+    if (VM_UNLIKELY(!(pcv & 1) || is_exc_return(vm, pcv))) {
+#if FAST_BLOCK && !FAST_TM
+      /* a handler's POP {..., pc} with EXC_RETURN: below, as `bx` does it */
+      exc_ret = (pcv & 1) && cy < ev;
+#endif
+      if (!exc_ret)
+        goto slow;
+    }
   }
   uint32_t vals[16];
   unsigned tx_i = 0;
@@ -674,6 +681,26 @@ ldm: {
     if (list & (1u << r))
       c->r[r] = vals[r];
   cyc = 1 + n + n * p->wait_read;
+#if FAST_BLOCK && !FAST_TM
+  if (VM_UNLIKELY(exc_ret)) { /* exec_insn's LoadWritePC of EXC_RETURN, then the return */
+    pc = e->tag;
+    ir += e->nth + 1u;
+    cy += cyc + refill_cycles(vm, pcv);
+    lsp = false;
+    lsrt = VM_NOREG;
+    const uint32_t ipc_ = pc;
+    pc = pcv;
+    SYNC();
+    c->last_pc = c->exec_pc = ipc_;
+    if (VM_UNLIKELY(vm->mtb_observe))
+      vm_mtb_retire(vm, ipc_, in->len);
+    vm_exc_return(vm, pcv); /* sets the PC from the unstacked frame */
+    if (VM_UNLIKELY(vm->attention))
+      return;
+    LOAD();
+    goto check_mode;
+  }
+#endif
   if (list & 0x8000) {
     next = pcv & ~1u;
     NONSEQ(next);

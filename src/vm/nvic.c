@@ -139,10 +139,12 @@ bool vm_nvic_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t value, uint32
     if (i >= nregs(vm))
       return true;
     value &= mask;
-    for (unsigned b = 0; b < 32; b++) {
+    /* the bits written, lowest first (only those of existing interrupts) */
+    for (uint32_t m = value; m; m &= m - 1) {
+      unsigned b = (unsigned)__builtin_ctz(m);
       unsigned irq = i * 32 + b;
-      if (!((value >> b) & 1) || irq >= s->num_irqs)
-        continue;
+      if (irq >= s->num_irqs)
+        break;
       unsigned exc = VM_EXC_IRQ0 + irq;
       switch (group) {
       case 0: vm_nvic_bit_put(s->nvic_enabled, exc, true); break;
@@ -150,16 +152,18 @@ bool vm_nvic_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t value, uint32
       case 2:
         if (!vm_nvic_bit(s->nvic_pending, exc) && (s->scr & (1u << 4)))
           s->event_register = true; /* SCR.SEVONPEND */
-        vm_nvic_bit_put(s->nvic_pending, exc, true);
+        vm_nvic_set_pending(vm, exc, true); /* keeps the pending choice's cache */
         break;
       case 3:
         /* A level-sensitive line still high pends again at once. */
-        vm_nvic_bit_put(s->nvic_pending, exc, vm_nvic_bit(s->irq_level, exc) && !vm_nvic_bit(s->nvic_active, exc));
+        vm_nvic_set_pending(vm, exc,
+                            vm_nvic_bit(s->irq_level, exc) && !vm_nvic_bit(s->nvic_active, exc));
         break;
       default: break; /* IABR is read-only */
       }
     }
-    vm_sys_nvic_changed(s);
+    if (group < 2) /* enables change which pending exception is taken */
+      vm_sys_nvic_changed(s);
     vm_exc_update(vm);
     return true;
   }

@@ -208,6 +208,9 @@ static void test_builtin_machines(void)
   compare("exc_lazyfp_m4f", NULL, "cm4f", 2000000);
   compare("fw_sort_m0plus_O2", NULL, "cm0plus", 1000000);
   compare("exc_nesting_m0plus", NULL, "cm0plus", 2000000);
+  /* handlers returning by POP {..., pc} with EXC_RETURN, thousands of times
+   * (the block executor's ldm handler takes the return itself) */
+  compare("ft_lsu_bench", NULL, "cm3", 1000000);
 }
 
 static void test_wait_states(void)

@@ -123,6 +123,57 @@ static void test_bitband(void)
   CHECK_EQ_U(v, 0);
 }
 
+/* Devices that remember which of them an access reached (ctx). */
+static uint32_t seen_reg[3];
+static int seen_write(void *ctx, struct sonde_vm *vm, uint32_t off, unsigned size, uint32_t v,
+                      bool debug)
+{
+  (void)vm; (void)off; (void)size; (void)debug;
+  seen_reg[*(const int *)ctx] = v;
+  return VM_BUS_OK;
+}
+static int seen_read(void *ctx, struct sonde_vm *vm, uint32_t off, unsigned size, uint32_t *v,
+                     bool debug)
+{
+  (void)vm; (void)off; (void)size; (void)debug;
+  *v = seen_reg[*(const int *)ctx];
+  return VM_BUS_OK;
+}
+static const struct vm_device_ops seen_ops = {"seen", seen_read, seen_write};
+
+/* The slow path remembers the device it found per 4 KiB block (bus.c): two
+ * devices whose blocks share a slot, memory and a hole in that slot too,
+ * accessed in turn, each reach their own. */
+static void test_devices_seen(void)
+{
+  setup();
+  static const int id[3] = {0, 1, 2};
+  CHECK_EQ_I(vm_bus_add_device(&bus, 0x40011000, 0x100, &seen_ops, (void *)&id[0]), 0);
+  CHECK_EQ_I(vm_bus_add_device(&bus, 0x40021000, 0x100, &seen_ops, (void *)&id[1]), 0);
+  CHECK_EQ_I(vm_bus_add_device(&bus, 0x40012000, 0x100, &seen_ops, (void *)&id[2]), 0);
+  uint32_t v = 0;
+  for (uint32_t round = 1; round <= 3; round++) {
+    CHECK_EQ_I(vm_bus_write(NULL, &bus, 0x40011004, 4, 0x100 + round), VM_BUS_OK);
+    CHECK_EQ_I(vm_bus_write(NULL, &bus, 0x40021008, 4, 0x200 + round), VM_BUS_OK);
+    CHECK_EQ_I(vm_bus_write(NULL, &bus, 0x40012000, 4, 0x300 + round), VM_BUS_OK);
+    CHECK_EQ_U(seen_reg[0], 0x100 + round);
+    CHECK_EQ_U(seen_reg[1], 0x200 + round);
+    CHECK_EQ_U(seen_reg[2], 0x300 + round);
+    CHECK_EQ_I(vm_bus_read(NULL, &bus, 0x40011000, 4, &v), VM_BUS_OK);
+    CHECK_EQ_U(v, 0x100 + round);
+    /* the same slot: past the device's end, a hole, and a bit-band alias */
+    CHECK_EQ_I(vm_bus_read(NULL, &bus, 0x40011100, 4, &v), VM_BUS_ERROR);
+    CHECK_EQ_I(vm_bus_write(NULL, &bus, 0x40031000, 4, 1), VM_BUS_ERROR);
+    CHECK_EQ_I(vm_bus_read(NULL, &bus, 0x40021000, 4, &v), VM_BUS_OK);
+    CHECK_EQ_U(v, 0x200 + round);
+    CHECK_EQ_I(vm_bus_write(NULL, &bus, 0x2200008c, 4, round & 1), VM_BUS_OK);
+    CHECK_EQ_I(vm_bus_read(NULL, &bus, 0x20000004, 1, &v), VM_BUS_OK);
+    CHECK_EQ_U(v, (round & 1) ? 0x08 : 0);
+    CHECK_EQ_I(vm_bus_read(NULL, &bus, 0x40001004, 4, &v), VM_BUS_OK); /* test_device's */
+    CHECK_EQ_U(v, dev_reg[1]);
+  }
+}
+
 static int watched;
 static void on_code_written(struct sonde_vm *vm, uint32_t addr, unsigned size)
 {
@@ -151,6 +202,7 @@ int main(void)
   RUN(test_flash);
   RUN(test_device);
   RUN(test_bitband);
+  RUN(test_devices_seen);
   RUN(test_code_watch);
   vm_bus_free(&bus);
   return check_summary();

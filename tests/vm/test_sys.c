@@ -240,6 +240,57 @@ static void test_priorities(void)
   sonde_vm_free(vm);
 }
 
+/* The pending choice after ISPR/ICPR writes of several bits (nvic.c keeps its
+ * cache across them instead of rescanning): the architecture's answer, and
+ * the cache's against a full scan. */
+static unsigned pending_choice(struct sonde_vm *vm)
+{
+  int p_cache = 0, p_scan = 0;
+  unsigned e = vm_nvic_highest_pending(vm, &p_cache);
+  CHECK_EQ_U(e, vm_nvic_highest_pending_scan(vm, &p_scan));
+  CHECK_EQ_I(p_cache, p_scan);
+  return e;
+}
+
+static void test_pending_writes(void)
+{
+  struct sonde_vm *vm = make_vm("cm4f"); /* 4 priority bits */
+  REQUIRE(vm);
+  const unsigned irq0 = VM_EXC_IRQ0;
+  wr(vm, 0xE000E100, 0x2F); /* IRQ0-3 and IRQ5 enabled, IRQ4 not */
+  wr(vm, 0xE000E400, 0x60404050); /* IRQ0 0x50, IRQ1 0x40, IRQ2 0x40, IRQ3 0x60 */
+  wr(vm, 0xE000E404, 0x00002000); /* IRQ4 0x00, IRQ5 0x20 */
+  CHECK_EQ_U(pending_choice(vm), 0);
+  wr(vm, 0xE000E200, 1u << 3);
+  CHECK_EQ_U(pending_choice(vm), irq0 + 3);
+  wr(vm, 0xE000E200, 1u << 0);
+  CHECK_EQ_U(pending_choice(vm), irq0 + 0);
+  wr(vm, 0xE000E200, (1u << 2) | (1u << 1)); /* a tie at 0x40: the lower number */
+  CHECK_EQ_U(pending_choice(vm), irq0 + 1);
+  wr(vm, 0xE000E200, 1u << 4); /* disabled: pending, not the choice */
+  CHECK_EQ_U(rd(vm, 0xE000E200), 0x1F);
+  CHECK_EQ_U(pending_choice(vm), irq0 + 1);
+  wr(vm, 0xE000E280, 1u << 1);
+  CHECK_EQ_U(pending_choice(vm), irq0 + 2);
+  wr(vm, 0xE000E280, (1u << 2) | (1u << 0));
+  CHECK_EQ_U(pending_choice(vm), irq0 + 3);
+  wr(vm, 0xE000E100, 1u << 4); /* enabling IRQ4 (priority 0) makes it the choice */
+  CHECK_EQ_U(pending_choice(vm), irq0 + 4);
+  wr(vm, 0xE000E280, (1u << 4) | (1u << 3));
+  CHECK_EQ_U(pending_choice(vm), 0);
+  /* a level-sensitive line held high pends again at once when cleared */
+  vm_irq_set_level(vm, 5, true);
+  CHECK_EQ_U(pending_choice(vm), irq0 + 5);
+  wr(vm, 0xE000E280, 1u << 5);
+  CHECK_EQ_U(rd(vm, 0xE000E200), 1u << 5);
+  CHECK_EQ_U(pending_choice(vm), irq0 + 5);
+  vm_irq_set_level(vm, 5, false);
+  wr(vm, 0xE000E280, 1u << 5);
+  CHECK_EQ_U(pending_choice(vm), 0);
+  CHECK_EQ_U(rd(vm, 0xE000E200), 0);
+  sonde_vm_free(vm);
+}
+
 /* ---- exception entry and return through the service call ----------------- */
 
 static void test_entry_return(void)
@@ -977,6 +1028,7 @@ int main(void)
   RUN(test_nvic_regs);
   RUN(test_scb_regs);
   RUN(test_priorities);
+  RUN(test_pending_writes);
   RUN(test_entry_return);
   RUN(test_entry_wait_states);
   RUN(test_psp_and_tailchain);
