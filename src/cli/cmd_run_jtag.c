@@ -56,9 +56,6 @@ int run_jtag(struct sonde_vm *vm, const char *spec, uint64_t max_cycles, uint64_
                      rc == SONDE_E_IO ? strerror(errno) : sonde_strerror(rc));
   sonde_jtag_set_cycles_per_tck(j, (uint32_t)cycles_per_tck);
   sonde_jtag_set_ap_busy(j, (unsigned)ap_busy_tck);
-  fprintf(stderr, "sonde: jtag server (OpenOCD remote_bitbang) listening on %s:%u\n", addr,
-          sonde_jtag_port(j));
-  fflush(stderr);
   signalled = j;
   signal_seen = 0;
   struct sigaction sa, old_int, old_term;
@@ -66,6 +63,11 @@ int run_jtag(struct sonde_vm *vm, const char *spec, uint64_t max_cycles, uint64_
   sa.sa_handler = on_signal; /* no SA_RESTART: poll() returns at once */
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
+  /* announced only once a signal stops the server cleanly: a script may
+   * signal it as soon as it reads this line */
+  fprintf(stderr, "sonde: jtag server (OpenOCD remote_bitbang) listening on %s:%u\n", addr,
+          sonde_jtag_port(j));
+  fflush(stderr);
   rc = sonde_jtag_serve(j, max_cycles, 5000, stop); /* drop a client stalled 5 s mid-scan */
   signalled = NULL;
   sigaction(SIGINT, &old_int, NULL);
