@@ -1522,7 +1522,7 @@ static bool emit_tm_group(struct emit *e, const struct vm_block_op *op, unsigned
   uint8_t *const at = e->a.p;
   const unsigned nstub = e->nstub;
   const int32_t step = (int32_t)sizeof(struct vm_tm_memo_step);
-  uint8_t *slow[24 + 4 * VM_BLOCK_LEN];
+  uint8_t *slow[24 + 2 * VM_TM_MEMO_LEN];
   unsigned ns = 0;
   const uint32_t last_next = op[k - 1].d.tag + op[k - 1].d.insn.len;
   emit_tm_find(e, op->d.tag, op->d.tag + op->d.insn.len, false, 1, slow, &ns);
@@ -1861,8 +1861,8 @@ static const void *compile_block(struct sonde_vm *vm, struct vm_jit *j,
       continue;
     }
     if (e.tm) { /* straight-line instructions the memo may replay at once */
-      unsigned k = 0;
-      while (k < VM_BLOCK_LEN && tm_simple(op[k].d.fast))
+      unsigned k = 0; /* (a memoized run has VM_TM_MEMO_LEN steps at most) */
+      while (k < VM_TM_MEMO_LEN && tm_simple(op[k].d.fast))
         k++;
       e.live = FL_ALL;
       if (k >= 2 && emit_tm_group(&e, op, k, t, &pend)) {
