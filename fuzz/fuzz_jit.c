@@ -12,9 +12,9 @@
  * The same code also runs on a Cortex-M3 with a memory system (flash wait
  * states behind a line buffer, a VIMS-style cache, a slow region: the
  * timing model's cycles, docs/vm.md): its block executor (the model's
- * variant, nothing compiled, the model's answers memoized, tm_memo.c)
- * against its one-at-a-time hooked executor stepping the model for every
- * instruction (no memo), compared the same way. */
+ * variant, with its compiled code charging the model, the model's answers
+ * memoized, tm_memo.c) against its one-at-a-time hooked executor stepping
+ * the model for every instruction (no memo), compared the same way. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +28,7 @@
 #define SRAM_CHECK 0x10000u
 #define MAX_CYCLES 20000u
 
-#define NVM 4 /* 0, 1: cm4f compiled, interpreted; 2, 3: memsys block, hooked */
+#define NVM 4 /* 0, 1: cm4f compiled, interpreted; 2, 3: memsys compiled, hooked */
 static struct sonde_machine *machine, *memsys, *memsys_nomemo;
 static struct sonde_vm *vm[NVM];
 

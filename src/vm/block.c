@@ -121,7 +121,9 @@ static bool it_block_fits(struct sonde_vm *vm, const struct vm_icache_entry *d, 
   a += d->insn.len;
   for (unsigned i = 0; i < len; i++) {
     const struct vm_icache_entry *x = vm_cpu_decoded(vm, a);
-    if (!x || !vm_fast_in_it_block(x->fast))
+    /* on a machine with a memory system, compiled code runs loads and
+     * stores in IT blocks too (jit_x64.c, emit_it) */
+    if (!x || !(vm_fast_in_it_block(x->fast) || (vm->tm && vm_fast_is_load_store(x->fast))))
       return false;
     a += x->insn.len;
   }
@@ -199,13 +201,20 @@ const struct vm_block *vm_block_build(struct sonde_vm *vm, uint32_t pc,
    * entered straight when an event may be near: every way there then
    * stores the branch's address, the instruction before it (cpu.h). */
   bk->op[first].bound = n ? last_start : UINT32_MAX >> 1;
+  /* A machine with a memory system: no table bound (the model's stalls
+   * make it none); run_block_tm and its compiled code check the event
+   * after every instruction instead (exec_threaded.h FAST_TM, jit.h), and
+   * compiled code's branches check cy + 0 < ev before the next block. */
+  if (vm->tm)
+    bk->op[first].bound = 0;
   /* compiled, the block's first entry enters its code (exec_threaded.h) */
-  /* (not for a machine with a memory system: its compiled code would not
-   * charge the timing model, exec_tm.c) */
-  const void *code = vm->tm ? NULL : vm_jit_compile(vm, bk->jit, &bk->op[first], false);
+  const void *code = vm_jit_compile(vm, bk->jit, &bk->op[first], false);
   if (code) {
     bk->op[first].jit = code;
-    bk->op[first].jit_checked = vm_jit_compile(vm, bk->jit, &bk->op[first], true);
+    /* (no checked variant for a machine with a memory system: every
+     * instruction of its code checks the event) */
+    bk->op[first].jit_checked =
+        vm->tm ? NULL : vm_jit_compile(vm, bk->jit, &bk->op[first], true);
     bk->op[first].handler = handler[VM_FAST_JIT];
     vm->jit_blocks++;
   }

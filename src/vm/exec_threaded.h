@@ -406,8 +406,15 @@ jit_run: {
     lsp = js.lsp;
     lsrt = js.lsrt;
     e = &js.op->d;
-    if (how == VM_JIT_RESUME) /* on with that entry's handler */
+    if (how == VM_JIT_RESUME) { /* on with that entry's handler */
+#if FAST_TM
+      /* a load or store of an IT block it stopped before (its condition
+       * passed): exec_insn's, as every instruction in an IT block */
+      if (VM_UNLIKELY(c->itstate))
+        goto slow;
+#endif
       goto *handler[e->fast];
+    }
     /* VM_JIT_PLAIN: on one instruction at a time up to the event. What
      * exec_insn runs anyway (an IT block, a slow instruction) and the end
      * of a block go the way they go in a block, which checks the event
@@ -416,6 +423,15 @@ jit_run: {
       goto slow;
     if (e->fast == VM_FAST_BLKEND)
       goto blkend;
+#if FAST_TM
+    /* (not reached: code that charges the model leaves so only when the
+     * event is due, jit.h; never on to run_plain's table timing) */
+    if (VM_UNLIKELY(cy < ev)) {
+      if (c->itstate)
+        goto slow;
+      goto *handler[e->fast];
+    }
+#endif
     pc = e->tag;
     ir += e->nth;
     LS_FROM_PREV();

@@ -7,10 +7,15 @@
  * observers, on the hooked one-at-a-time executor; exec_insn charges the
  * model for both. The model's memo (tm_memo.c) answers most steps: its
  * replay is inline in vm_exec_tm_charge_fast and vm_exec_tm_charge. The
- * block compiler is not used for these machines yet. */
+ * block compiler compiles these machines' blocks too (jit_x64.c, emit_tm_*):
+ * its code charges the model after each instruction, as run_block_tm's
+ * handlers do, with the memo's replay inline in the host code and
+ * vm_exec_tm_charge_jit below for the rest, and checks the event after each
+ * instruction (docs/vm.md, "Compiled code on these machines"). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "fast.h"
 #include "machine.h"
 #include "vm_internal.h"
 
@@ -144,4 +149,28 @@ uint32_t vm_exec_tm_charge_step(struct sonde_vm *vm, const struct vm_insn *in, u
   const struct vm_tm_insn ti = {.d = in, .pc = pc, .next_pc = next, .executed = true,
                                 .naccess = (uint8_t)naccess, .addr = addr, .wdata = wdata};
   return vm_tm_step(tm, &ti);
+}
+
+uint32_t vm_exec_tm_charge_jit(struct sonde_vm *vm, const struct vm_icache_entry *d,
+                               uint32_t next, uint32_t addr, uint32_t wdata, uint32_t executed)
+{
+  const struct vm_insn *in = &d->insn;
+  if (!executed) /* exec_insn's charge of an IT block's skipped instruction */
+    return vm_exec_tm_charge(vm, in, d->tag, d->tag + in->len, false, 1, 0, 0, 0);
+  /* what the block executor's handler logs (exec_threaded.h TX_LOG): how
+   * many accesses, the first's value as stored (the model reads it only
+   * for a store) */
+  const unsigned f = d->fast;
+  unsigned n = 0;
+  if (f == VM_FAST_LDM || f == VM_FAST_STM) {
+    n = (unsigned)__builtin_popcount(in->imm);
+  } else if (vm_fast_is_load_store(f)) {
+    static const uint8_t form_size[8] = {4, 2, 2, 1, 1, 4, 2, 1}; /* enum VM_LDST_LDR_W.. */
+    const unsigned size =
+        f == VM_FAST_LD || f == VM_FAST_ST ? in->sub & 7u : form_size[(f - VM_FAST_LDST) % 8];
+    n = 1;
+    if (size < 4)
+      wdata &= (1u << (8 * size)) - 1;
+  }
+  return vm_exec_tm_charge_fast(vm, in, d->tag, next, n, addr, wdata);
 }

@@ -48,6 +48,9 @@ struct vm_jit_state {
   /* The checked variant's exits store here the address of the last
    * instruction it ran (cpu.exec_pc); other code leaves it as it came. */
   uint32_t exec_pc;
+  /* A machine with a memory system (exec_tm.c): the first data access of
+   * the instruction being retired, for the timing model (address, value) */
+  uint32_t tm_addr, tm_val;
 };
 
 enum vm_jit_exit {
@@ -67,7 +70,12 @@ void vm_jit_flush(struct vm_jit *j);
 bool vm_jit_full(const struct vm_jit *j);
 /* Compile the block whose first entry is `first` (entries up to its closing
  * one, as block.c leaves them); NULL when its first instruction is not
- * covered or the buffer is full. `checked`: the variant for a block the
+ * covered or the buffer is full. For a machine with a memory system
+ * (vm->tm) the code charges each instruction the timing model's cycles as
+ * run_block_tm's handlers do (vm_exec_tm_charge_jit, exec_tm.c) and checks
+ * the event after each one, leaving towards it (VM_JIT_PLAIN, or
+ * VM_JIT_ENTER after a branch) as run_block_tm leaves: such a block has
+ * bound 0 and no checked variant. `checked`: the variant for a block the
  * next event may fall inside (its bound fails), which stops before the
  * first instruction that would start at or after the event, as the
  * one-at-a-time executor does, and leaves every case it does not cover to

@@ -39,8 +39,11 @@
 #include "vm_internal.h"
 
 #define JIT_BUF_SIZE (16u << 20) /* enough for every entry of a full block cache */
-#define JIT_BLOCK_MAX (24u << 10) /* the most one block can take (32 LDMs and stubs) */
-#define JIT_STUBS_MAX 160u         /* exits out of line per block */
+/* the most one block can take (32 LDMs and stubs; on a memory-system machine
+ * the model's inline replay after each instruction: up to ~22 KiB seen) */
+#define JIT_BLOCK_MAX (48u << 10)
+#define JIT_STUBS_MAX 256u         /* exits out of line per block (a memory-system machine's, */
+#define JIT_STUBS_TABLE 160u       /* with an event exit per instruction; else at most these) */
 
 /* the flags, as a liveness set: N and Z (written together), C, V */
 enum { FL_NZ = 1, FL_C = 2, FL_V = 4, FL_ALL = 7 };
@@ -69,6 +72,53 @@ _Static_assert(sizeof(struct vm_page) == 32, "page entry size");
 #define ST_LSP ((int32_t)offsetof(struct vm_jit_state, lsp))
 #define ST_LSRT ((int32_t)offsetof(struct vm_jit_state, lsrt))
 #define ST_XPC ((int32_t)offsetof(struct vm_jit_state, exec_pc))
+#define ST_TMA ((int32_t)offsetof(struct vm_jit_state, tm_addr))
+/* the timing model's memo (tm_memo.h), for its replay inline */
+#define VM_TM ((int32_t)offsetof(struct sonde_vm, tm))
+#define TM_DPC ((int32_t)offsetof(struct vm_tm, dpc))
+#define TM_NOW ((int32_t)offsetof(struct vm_tm, now))
+#define TM_MEMO ((int32_t)offsetof(struct vm_tm, memo))
+#define M_CUR ((int32_t)offsetof(struct vm_tm_memo, cur))
+#define M_S ((int32_t)offsetof(struct vm_tm_memo, s))
+#define M_END ((int32_t)offsetof(struct vm_tm_memo, end))
+#define S_PC ((int32_t)offsetof(struct vm_tm_memo_step, pc))
+#define S_NEXT ((int32_t)offsetof(struct vm_tm_memo_step, next))
+#define S_ADDR ((int32_t)offsetof(struct vm_tm_memo_step, addr))
+#define S_CYC ((int32_t)offsetof(struct vm_tm_memo_step, cycles))
+#define S_EX ((int32_t)offsetof(struct vm_tm_memo_step, ex))
+#define S_ACC ((int32_t)offsetof(struct vm_tm_memo_step, acc))
+#define TM_EPOCH ((int32_t)offsetof(struct vm_tm, tag_epoch))
+#define TM_LATG ((int32_t)offsetof(struct vm_tm, lat_g))
+#define TM_CACHE ((int32_t)offsetof(struct vm_tm, cfg.cache))
+#define TM_CTL ((int32_t)offsetof(struct vm_tm, cfg.cache_ctl))
+#define S_NW ((int32_t)offsetof(struct vm_tm_memo_step, nw))
+#define S_WR ((int32_t)offsetof(struct vm_tm_memo_step, wr))
+_Static_assert(sizeof(((struct vm_tm *)0)->lat_g) == 32, "the model's lat_g: 256 bits");
+_Static_assert(sizeof(((struct vm_tm *)0)->cfg.cache) == 1, "cfg.cache: a byte");
+#define M_GEN ((int32_t)offsetof(struct vm_tm_memo, gen))
+#define R_LINK ((int32_t)offsetof(struct vm_tm_memo_run, link))
+#define R_LINKV ((int32_t)offsetof(struct vm_tm_memo_run, link_ver))
+#define R_VER ((int32_t)offsetof(struct vm_tm_memo_run, ver))
+#define R_GEN ((int32_t)offsetof(struct vm_tm_memo_run, gen))
+#define R_EPOCH ((int32_t)offsetof(struct vm_tm_memo_run, epoch))
+#define R_N ((int32_t)offsetof(struct vm_tm_memo_run, n))
+#define R_STEP ((int32_t)offsetof(struct vm_tm_memo_run, step))
+_Static_assert(sizeof(((struct vm_tm_memo_run *)0)->n) == 1, "a run's n: 8 bits");
+_Static_assert(sizeof(((struct vm_tm_memo_run *)0)->ver) == 4, "a run's ver: 32 bits");
+_Static_assert(sizeof(((struct vm_tm_memo_run *)0)->gen) == 4, "a run's gen: 32 bits");
+_Static_assert(sizeof(((struct vm_tm_memo_run *)0)->epoch) == 8, "a run's epoch: 64 bits");
+_Static_assert(sizeof(((struct vm_tm *)0)->tag_epoch) == 8, "the model's tag epoch: 64 bits");
+_Static_assert(sizeof(((struct vm_tm_memo_step *)0)->cycles) == 2, "a step's cycles: 16 bits");
+_Static_assert(sizeof(((struct vm_tm_memo_step *)0)->ex) == 2, "a step's ex: 16 bits");
+_Static_assert(sizeof(((struct vm_tm_memo_step *)0)->acc) == 1, "a step's acc: 8 bits");
+_Static_assert(offsetof(struct vm_tm_memo_step, next) == offsetof(struct vm_tm_memo_step, pc) + 4,
+               "a step's pc and next: one 64-bit compare");
+_Static_assert(offsetof(struct vm_tm_memo_step, acc) == offsetof(struct vm_tm_memo_step, ex) + 2 &&
+                   offsetof(struct vm_tm_memo_step, nw) == offsetof(struct vm_tm_memo_step, ex) + 3,
+               "a step's ex, acc and nw: one 32-bit compare");
+_Static_assert(sizeof(((struct vm_tm *)0)->now) == 8, "the model's now: 64 bits");
+_Static_assert(sizeof(((struct vm_tm *)0)->dpc) == 4, "the model's dpc: 32 bits");
+#define ST_TMV ((int32_t)offsetof(struct vm_jit_state, tm_val))
 #define CPU_IT ((int32_t)offsetof(struct vm_cpu, itstate))
 #define CPU_PC ((int32_t)offsetof(struct vm_cpu, r[15]))
 /* rbx is the cpu and, the cpu being the VM's first member, the VM */
@@ -100,6 +150,7 @@ struct stub {
   uint32_t pend; /* cycles owed at the jump */
   bool taken; /* a direct branch taken, else a resume */
   uint8_t it; /* a resume inside an IT block: its ITSTATE there (cpu.itstate), else 0 */
+  bool plain; /* towards the event: one instruction at a time from op (VM_JIT_PLAIN) */
 };
 
 struct emit {
@@ -108,6 +159,9 @@ struct emit {
   const struct vm_block_op *first; /* the block being compiled, at code `start` */
   const uint8_t *start;
   bool checked; /* the variant with an event check before each entry */
+  /* a machine with a memory system (vm->tm): each instruction charges the
+   * timing model's cycles (emit_tm_retire), never the table's */
+  bool tm;
   uint8_t wr, ww; /* the most read/write wait states of any memory: 0, none to add */
   unsigned live; /* FL_*: the flags live after the entry being compiled */
   struct stub stub[JIT_STUBS_MAX];
@@ -292,25 +346,266 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
 static bool add_stub(struct emit *e, uint8_t *patch_at, const struct vm_block_op *op,
                      uint32_t pend, bool taken)
 {
-  if (e->nstub == JIT_STUBS_MAX) {
+  if (e->nstub == (e->tm ? JIT_STUBS_MAX : JIT_STUBS_TABLE)) {
     e->a.full = true;
     return false;
   }
-  e->stub[e->nstub++] = (struct stub){patch_at, op, pend, taken, 0};
+  e->stub[e->nstub++] = (struct stub){patch_at, op, pend, taken, 0, false};
   return true;
 }
 
-/* Resume at op with the block executor (nothing of op done); in the
- * checked variant, one instruction at a time. */
-static void emit_resume(struct emit *e, const struct vm_block_op *op, uint32_t pend)
+/* r12 += table cycles owed (none on a machine with a memory system: the
+ * timing model's come from emit_tm_charge) */
+static void add_cy(struct emit *e, uint32_t v)
 {
-  if (e->checked && op->d.nth) /* the last it ran, for a PC sample at the event */
+  if (!e->tm)
+    add64_i(&e->a, R12, v);
+}
+
+/* Resume at op with the block executor (nothing of op done); in the
+ * checked variant, or `plain` (the event is due, e->tm), one instruction
+ * at a time. */
+static void emit_resume(struct emit *e, const struct vm_block_op *op, uint32_t pend, bool plain)
+{
+  plain |= e->checked;
+  if (plain && op->d.nth) /* the last it ran, for a PC sample at the event */
     store32_i(&e->a, R15, ST_XPC, op[-1].d.tag);
-  add64_i(&e->a, R12, pend);
+  add_cy(e, pend);
   mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)op);
   store64(&e->a, R15, ST_OP, RAX);
-  mov_ri(&e->a, RAX, e->checked ? VM_JIT_PLAIN : VM_JIT_RESUME);
+  mov_ri(&e->a, RAX, plain ? VM_JIT_PLAIN : VM_JIT_RESUME);
   jmp_to(&e->a, e->j->exit);
+}
+
+/* ---- the timing model (a machine with a memory system, e->tm) ----------------
+ *
+ * Each instruction, once its semantics are done, calls
+ * vm_exec_tm_charge_jit (exec_tm.c) with what run_block_tm's handler gives
+ * vm_exec_tm_charge_fast: its entry, the next PC, and its first data
+ * access (logged in state.tm_addr/tm_val by the load/store emitters), and
+ * adds the model's cycles to r12; then it checks the event, as
+ * run_block_tm's RETIRE does (emit_tm_after). A branch's check is the
+ * bound check of its target's block (bound 0 on such machines, block.c). */
+/* The memo's step for the instruction at pc going to next (in r10d when
+ * next_in_eax; executed, or r9d when -1): rdi = the model, rsi = its memo,
+ * rdx = the step, r11 = the run hopped to when the replayed run had ended
+ * (its link), else 0. Jumps to be patched to the C path are added to
+ * slow[]; nothing is stored. */
+static void emit_tm_find(struct emit *e, uint32_t pc, uint32_t next, bool next_in_eax,
+                         int executed, uint8_t **slow, unsigned *nsp)
+{
+  unsigned ns = *nsp;
+  load64(&e->a, RDI, RBX, VM_TM);
+  op_m(&e->a, false, 0x81, ALU_CMP, RDI, TM_DPC); /* cmp dword [tm + dpc], pc */
+  b4(&e->a, pc);
+  slow[ns++] = jcc_fwd(&e->a, CC_NE);
+  load64(&e->a, RSI, RDI, TM_MEMO);
+  test64_rr(&e->a, RSI, RSI);
+  slow[ns++] = jcc_fwd(&e->a, CC_E);
+  op_m(&e->a, true, 0x83, ALU_CMP, RSI, M_CUR); /* cmp qword [m + cur], 0 */
+  b1(&e->a, 0);
+  slow[ns++] = jcc_fwd(&e->a, CC_E);
+  load64(&e->a, RDX, RSI, M_S);
+  alu_rr(&e->a, true, ALU_XOR, R11, R11); /* r11: the run hopped to, or 0 */
+  op_m(&e->a, true, 0x3b, RDX, RSI, M_END); /* cmp rdx, [m + end] */
+  uint8_t *in_run = jcc_fwd(&e->a, CC_NE);
+  { /* the end of the run: on to the one linked to it (rcx), whose first
+     * step (rdx) is checked below as any other; nothing is stored
+     * before every check passed */
+    const int32_t step0 = R_STEP;
+    load64(&e->a, RCX, RSI, M_CUR);
+    load64(&e->a, R11, RCX, R_LINK);
+    test64_rr(&e->a, R11, R11);
+    uint8_t *try1a = jcc_fwd(&e->a, CC_E);
+    if (next_in_eax) {
+      alu_rm(&e->a, ALU_CMP, R10, R11, step0 + S_NEXT);
+    } else {
+      op_m(&e->a, false, 0x81, ALU_CMP, R11, step0 + S_NEXT);
+      b4(&e->a, next);
+    }
+    uint8_t *try1b = jcc_fwd(&e->a, CC_NE);
+    op_m(&e->a, false, 0x0fb7, RAX, R11, step0 + S_EX);
+    if (executed >= 0)
+      alu_ri(&e->a, false, ALU_CMP, RAX, (uint32_t)executed);
+    else
+      alu_rr(&e->a, false, ALU_CMP, RAX, R9);
+    uint8_t *try1c = jcc_fwd(&e->a, CC_NE);
+    load32(&e->a, RAX, RCX, R_LINKV);
+    uint8_t *check = jmp_fwd(&e->a);
+    patch(&e->a, try1a, e->a.p);
+    patch(&e->a, try1b, e->a.p);
+    patch(&e->a, try1c, e->a.p);
+    load64(&e->a, R11, RCX, R_LINK + 8);
+    test64_rr(&e->a, R11, R11);
+    slow[ns++] = jcc_fwd(&e->a, CC_E);
+    load32(&e->a, RAX, RCX, R_LINKV + 4);
+    patch(&e->a, check, e->a.p);
+    alu_rm(&e->a, ALU_CMP, RAX, R11, R_VER);
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    load32(&e->a, RAX, RSI, M_GEN);
+    alu_rm(&e->a, ALU_CMP, RAX, R11, R_GEN);
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    load64(&e->a, RAX, RDI, TM_EPOCH);
+    op_m(&e->a, true, 0x3b, RAX, R11, R_EPOCH); /* cmp rax, [l + epoch] */
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    op_m(&e->a, true, 0x8d, RDX, R11, step0); /* lea rdx, [l + step] */
+  }
+  patch(&e->a, in_run, e->a.p);
+  *nsp = ns;
+}
+
+static void emit_tm_charge(struct emit *e, const struct vm_block_op *op, uint32_t next,
+                           bool next_in_eax, bool mem, int executed)
+{
+  const uint32_t pc = op->d.tag;
+  uint8_t *slow[24];
+  unsigned ns = 0;
+  if (next_in_eax)
+    mov_rr(&e->a, R10, RAX);
+  /* vm_tm_memo_replay's commonest case inline: the next step of the run
+   * being replayed (rdi: the model, rsi: its memo, rdx: the step); any
+   * other case goes to the C helper below, with nothing changed */
+  if (next_in_eax || next < 0xF0000000u) {
+    emit_tm_find(e, pc, next, next_in_eax, executed, slow, &ns);
+    if (next_in_eax) {
+      op_m(&e->a, false, 0x81, ALU_CMP, RDX, S_PC);
+      b4(&e->a, pc);
+      slow[ns++] = jcc_fwd(&e->a, CC_NE);
+      alu_rm(&e->a, ALU_CMP, R10, RDX, S_NEXT);
+    } else { /* pc and next in one compare */
+      mov64_ri(&e->a, RAX, pc | (uint64_t)next << 32);
+      op_m(&e->a, true, 0x3b, RAX, RDX, S_PC); /* cmp rax, [s + pc] */
+    }
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    if (!mem) {
+      /* no data access: a step with the same ex, acc NONE and nw 0 (what
+       * the memo records for it, tm_memo.c record), in one compare */
+      if (executed >= 0) {
+        op_m(&e->a, false, 0x81, ALU_CMP, RDX, S_EX);
+        b4(&e->a, vm_tm_memo_ex(executed != 0, 0) | (uint32_t)VM_TM_ACC_NONE << 16);
+      } else {
+        alu_rm(&e->a, ALU_CMP, R9, RDX, S_EX);
+      }
+      slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    } else {
+      op_m(&e->a, false, 0x0fb7, RAX, RDX, S_EX); /* executed | extra << 8 (extra 0) */
+      if (executed >= 0)
+        alu_ri(&e->a, false, ALU_CMP, RAX, (uint32_t)executed);
+      else
+        alu_rr(&e->a, false, ALU_CMP, RAX, R9);
+      slow[ns++] = jcc_fwd(&e->a, CC_NE);
+      op_m(&e->a, false, 0x0fb6, RAX, RDX, S_ACC);
+      alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_PLAIN);
+      uint8_t *not_plain = jcc_fwd(&e->a, CC_NE);
+      { /* vm_tm_memo_plain: eax = addr, ecx = last, r8d scratch */
+        load32(&e->a, RAX, R15, ST_TMA);
+        alu_ri(&e->a, false, ALU_CMP, RAX, 0x20000000u);
+        slow[ns++] = jcc_fwd(&e->a, CC_B);
+        op_m(&e->a, false, 0x0fb6, RCX, RDX, S_NW);
+        shift_ri(&e->a, false, SH_SHL, RCX, 2);
+        alu_rr(&e->a, false, ALU_ADD, RCX, RAX);
+        alu_ri(&e->a, false, ALU_SUB, RCX, 4);
+        alu_rr(&e->a, false, ALU_CMP, RCX, RAX); /* last < addr: it wrapped */
+        slow[ns++] = jcc_fwd(&e->a, CC_B);
+        for (unsigned k = 0; k < 2; k++) { /* bt [tm + lat_g], granule: in a slow region */
+          mov_rr(&e->a, R8, k ? RCX : RAX);
+          shift_ri(&e->a, false, SH_SHR, R8, 24);
+          op_m(&e->a, false, 0x0fa3, R8, RDI, TM_LATG);
+          slow[ns++] = jcc_fwd(&e->a, CC_B);
+        }
+        op_m(&e->a, false, 0x80, 7, RDX, S_WR); /* cmp byte [s + wr], 0 */
+        b1(&e->a, 0);
+        uint8_t *no_store = jcc_fwd(&e->a, CC_E);
+        op_m(&e->a, false, 0x80, 7, RDI, TM_CACHE); /* cmp byte [tm + cfg.cache], 0 */
+        b1(&e->a, 0);
+        uint8_t *no_cache = jcc_fwd(&e->a, CC_E);
+        load32(&e->a, R8, RDI, TM_CTL); /* cache_ctl - addr < 4 nw: the control register */
+        alu_rr(&e->a, false, ALU_SUB, R8, RAX);
+        op_m(&e->a, false, 0x0fb6, RCX, RDX, S_NW);
+        shift_ri(&e->a, false, SH_SHL, RCX, 2);
+        alu_rr(&e->a, false, ALU_CMP, R8, RCX);
+        slow[ns++] = jcc_fwd(&e->a, CC_B);
+        patch(&e->a, no_store, e->a.p);
+        patch(&e->a, no_cache, e->a.p);
+      }
+      uint8_t *plain_ok = jmp_fwd(&e->a);
+      patch(&e->a, not_plain, e->a.p);
+      alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_EXACT);
+      uint8_t *ok = jcc_fwd(&e->a, CC_NE);
+      load32(&e->a, RAX, R15, ST_TMA);
+      alu_rm(&e->a, ALU_CMP, RAX, RDX, S_ADDR);
+      slow[ns++] = jcc_fwd(&e->a, CC_NE);
+      patch(&e->a, ok, e->a.p);
+      patch(&e->a, plain_ok, e->a.p);
+    }
+    test64_rr(&e->a, R11, R11);
+    uint8_t *same = jcc_fwd(&e->a, CC_E);
+    store64(&e->a, RSI, M_CUR, R11); /* the hop: m->cur = l, m->end = its last step's end */
+    op_m(&e->a, false, 0x0fb6, RAX, R11, R_N);
+    op_r(&e->a, false, 0x69, RAX, RAX); /* imul eax, eax, sizeof step */
+    b4(&e->a, (uint32_t)sizeof(struct vm_tm_memo_step));
+    alu_rr(&e->a, true, ALU_ADD, RAX, R11);
+    add64_i(&e->a, RAX, (uint32_t)R_STEP);
+    store64(&e->a, RSI, M_END, RAX);
+    patch(&e->a, same, e->a.p);
+    op_m(&e->a, true, 0x8d, RCX, RDX, (int32_t)sizeof(struct vm_tm_memo_step));
+    store64(&e->a, RSI, M_S, RCX);
+    op_m(&e->a, false, 0x0fb7, RAX, RDX, S_CYC);
+    op_m(&e->a, true, 0x01, RAX, RDI, TM_NOW); /* add [tm + now], rax */
+    if (next_in_eax)
+      store32(&e->a, RDI, TM_DPC, R10);
+    else
+      store32_i(&e->a, RDI, TM_DPC, next);
+    alu_rr(&e->a, true, ALU_ADD, R12, RAX);
+  }
+  uint8_t *done = ns ? jmp_fwd(&e->a) : NULL;
+  for (unsigned i = 0; i < ns; i++)
+    patch(&e->a, slow[i], e->a.p);
+  if (next_in_eax)
+    mov_rr(&e->a, RDX, R10);
+  else
+    mov_ri(&e->a, RDX, next);
+  if (mem) {
+    load32(&e->a, RCX, R15, ST_TMA);
+    load32(&e->a, R8, R15, ST_TMV);
+  } else {
+    alu_rr(&e->a, false, ALU_XOR, RCX, RCX);
+    alu_rr(&e->a, false, ALU_XOR, R8, R8);
+  }
+  if (executed >= 0) /* else r9d holds it (IT blocks) */
+    mov_ri(&e->a, R9, (uint32_t)executed);
+  mov64_rr(&e->a, RDI, RBX);
+  mov64_ri(&e->a, RSI, (uint64_t)(uintptr_t)&op->d);
+  mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)vm_exec_tm_charge_jit);
+  op_r(&e->a, false, 0xff, 2, RAX); /* call rax */
+  mov_rr(&e->a, RAX, RAX);          /* the uint32_t returned, zero-extended */
+  alu_rr(&e->a, true, ALU_ADD, R12, RAX);
+  if (done)
+    patch(&e->a, done, e->a.p);
+}
+
+/* After an instruction (the one before `op`) retired: when the event is
+ * due (cy >= ev), leave before op, one instruction at a time from there;
+ * `it`: the ITSTATE there (0 outside an IT block). */
+static void emit_tm_after(struct emit *e, const struct vm_block_op *op, uint8_t it)
+{
+  alu_rr(&e->a, true, ALU_CMP, R12, R13);
+  if (add_stub(e, jcc_fwd(&e->a, CC_AE), op, 0, false)) {
+    e->stub[e->nstub - 1].it = it;
+    e->stub[e->nstub - 1].plain = true;
+  }
+}
+
+static bool is_mem_op(unsigned f)
+{
+  return vm_fast_is_load_store(f) || f == VM_FAST_LDM || f == VM_FAST_STM;
+}
+
+/* An instruction that goes on to the next entry retired. */
+static void emit_tm_retire(struct emit *e, const struct vm_block_op *op)
+{
+  emit_tm_charge(e, op, op->d.tag + op->d.insn.len, false, is_mem_op(op->d.fast), 1);
+  emit_tm_after(e, op + 1, 0);
 }
 
 /* Back to the block executor after the direct branch op was taken, to go on
@@ -351,7 +646,10 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
     to = tb->op, code = tb->op->jit;
   }
   emit_mtb_direct(e, op, target);
-  add64_i(&e->a, R12, pend + op->d.taken_cycles);
+  if (e->tm)
+    emit_tm_charge(e, op, target, false, false, 1);
+  else
+    add64_i(&e->a, R12, pend + op->d.taken_cycles);
   add64_i(&e->a, R14, op->d.nth + 1u);
   if (to) {
     op_m(&e->a, true, 0x8d, RSI, R12, (int32_t)to->bound); /* lea rsi, [r12 + bound] */
@@ -390,7 +688,7 @@ static void emit_stubs(struct emit *e)
     if (s->taken)
       emit_taken(e, s->op, s->pend);
     else
-      emit_resume(e, s->op, s->pend);
+      emit_resume(e, s->op, s->pend, s->plain);
   }
 }
 
@@ -463,6 +761,8 @@ static void emit_align(struct emit *e, const struct vm_block_op *op, uint32_t pe
 static void emit_ls_cycles(struct emit *e, const struct vm_block_op *op, uint32_t pend)
 {
   const struct vm_insn *in = &op->d.insn;
+  if (e->tm)
+    return;
   if (in->ls_cycles) {
     add64_i(&e->a, R12, pend + in->ls_cycles);
     return;
@@ -492,7 +792,7 @@ static void emit_ls_cycles(struct emit *e, const struct vm_block_op *op, uint32_
  * memory of the machine has any) */
 static void emit_wait(struct emit *e, bool write)
 {
-  if (!(write ? e->ww : e->wr))
+  if (e->tm || !(write ? e->ww : e->wr))
     return;
   op_m(&e->a, false, 0x0fb6, RCX, RDX, write ? PG_WW : PG_WR);
   alu_rr(&e->a, true, ALU_ADD, R12, RCX);
@@ -535,10 +835,14 @@ static bool emit_ldst_imm(struct emit *e, const struct vm_block_op *op, uint32_t
     alu_ri(&e->a, false, ALU_ADD, RAX, soff);
   emit_align(e, op, *pend, size);
   emit_page(e, op, *pend, size, !load);
+  if (e->tm)
+    store32(&e->a, R15, ST_TMA, RAX);
   if (load) {
     emit_host_load(e, size, sign);
   } else {
     load32(&e->a, R8, RBX, GR(in->rd));
+    if (e->tm)
+      store32(&e->a, R15, ST_TMV, R8);
     emit_host_store(e, size);
   }
   if (mode == VM_LDST_PRE) {
@@ -573,6 +877,8 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
     if (addr & (size - 1))
       return false;
     emit_page_at(e, op, *pend, size, false, true, addr);
+    if (e->tm)
+      store32_i(&e->a, R15, ST_TMA, addr);
     emit_host_load(e, size, sign);
     store32(&e->a, RBX, GR(in->rd), R8);
     emit_ls_cycles(e, op, *pend);
@@ -599,6 +905,8 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
     mov_rr(&e->a, RAX, RDI);
   emit_align(e, op, *pend, size);
   emit_page(e, op, *pend, size, !load);
+  if (e->tm)
+    store32(&e->a, R15, ST_TMA, RAX);
   if (load) {
     emit_host_load(e, size, sign);
     if (in->flags & VM_F_W)
@@ -609,6 +917,8 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
       mov_ri(&e->a, R8, pc);
     else
       load32(&e->a, R8, RBX, GR(in->rd));
+    if (e->tm)
+      store32(&e->a, R15, ST_TMV, R8);
     emit_host_store(e, size);
     if (in->flags & VM_F_W)
       store32(&e->a, RBX, GR(in->rn), RDI);
@@ -624,6 +934,15 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
 static void emit_indirect(struct emit *e, const struct vm_block_op *op, const struct vm_timing *t,
                           uint32_t cycles)
 {
+  if (e->tm) { /* the model's cycles; the target kept in state.pc across the call */
+    store32(&e->a, R15, ST_PC, RAX);
+    emit_tm_charge(e, op, 0, true, op->d.fast == VM_FAST_LDM, 1);
+    load32(&e->a, RAX, R15, ST_PC);
+    mov_ri(&e->a, R8, op->d.tag);
+    add64_i(&e->a, R14, op->d.nth + 1u);
+    jmp_to(&e->a, e->j->dispatch);
+    return;
+  }
   mov_ri(&e->a, R8, op->d.tag); /* for the dispatch's exits towards an event */
   if (e->wr) {
     mov_rr(&e->a, RDX, RAX);
@@ -651,6 +970,8 @@ static void emit_multi_base(struct emit *e, const struct vm_block_op *op, uint32
   rex(&e->a, true, RSI, R10, RSI); /* lea rsi, [rsi + r10] */
   b1(&e->a, 0x8d);
   mem_bi(&e->a, RSI, RSI, R10);
+  if (e->tm)
+    store32(&e->a, R15, ST_TMA, RAX);
 }
 
 /* LDM/STM: Rn moves by 4n when written back; r12 += n times the page's
@@ -666,7 +987,7 @@ static void emit_multi_wb(struct emit *e, const struct vm_insn *in, uint32_t n)
 
 static void emit_multi_wait(struct emit *e, uint32_t n, bool write)
 {
-  if (write ? e->ww : e->wr) {
+  if (!e->tm && (write ? e->ww : e->wr)) {
     op_m(&e->a, false, 0x0fb6, RCX, RDX, write ? PG_WW : PG_WR);
     op_r(&e->a, false, 0x6b, RCX, RCX); /* imul ecx, ecx, n */
     b1(&e->a, n);
@@ -704,7 +1025,7 @@ static bool emit_ldm(struct emit *e, const struct vm_block_op *op, uint32_t pend
     alu_ri(&e->a, false, ALU_AND, RAX, ~1u);
     emit_indirect(e, op, t, pend + 1 + n);
   } else {
-    add64_i(&e->a, R12, pend + 1 + n);
+    add_cy(e, pend + 1 + n);
   }
   return true;
 }
@@ -723,9 +1044,13 @@ static bool emit_stm(struct emit *e, const struct vm_block_op *op, uint32_t pend
       load32(&e->a, R9, RBX, GR(r));
       store32(&e->a, RSI, (int32_t)(4 * i++), R9);
     }
+  if (e->tm) { /* the first word stored */
+    load32(&e->a, R9, RSI, 0);
+    store32(&e->a, R15, ST_TMV, R9);
+  }
   emit_multi_wb(e, in, n); /* after the stores: they store the old Rn */
   emit_multi_wait(e, n, true);
-  add64_i(&e->a, R12, pend + 1 + n);
+  add_cy(e, pend + 1 + n);
   return true;
 }
 
@@ -1156,31 +1481,159 @@ static bool emit_op(struct emit *e, const struct vm_block_op *op, const struct v
   }
 }
 
+/* Instructions that go on to the next, touch no memory and never stop
+ * (emit_op: data processing, multiplies, bit fields, extends, ADR, MOVT). */
+static bool tm_simple(unsigned f)
+{
+  return (f >= VM_FAST_DP && f < VM_FAST_LD) || f == VM_FAST_MUL || f == VM_FAST_MLA ||
+         f == VM_FAST_MLS || f == VM_FAST_SBFX || f == VM_FAST_UBFX || f == VM_FAST_EXT ||
+         f == VM_FAST_ADR || f == VM_FAST_MOVT;
+}
+
+/* rax = the end of the run whose step rdx is (r11's when it hopped, else
+ * the memo's). */
+static void emit_tm_run_end(struct emit *e)
+{
+  test64_rr(&e->a, R11, R11);
+  uint8_t *hopped = jcc_fwd(&e->a, CC_NE);
+  load64(&e->a, RAX, RSI, M_END);
+  uint8_t *have = jmp_fwd(&e->a);
+  patch(&e->a, hopped, e->a.p);
+  op_m(&e->a, false, 0x0fb6, RAX, R11, R_N);
+  op_r(&e->a, false, 0x69, RAX, RAX); /* imul eax, eax, sizeof step */
+  b4(&e->a, (uint32_t)sizeof(struct vm_tm_memo_step));
+  alu_rr(&e->a, true, ALU_ADD, RAX, R11);
+  add64_i(&e->a, RAX, (uint32_t)R_STEP);
+  patch(&e->a, have, e->a.p);
+}
+
+/* k >= 2 tm_simple instructions from op: when the memo replays all k of
+ * them from the run being replayed (or the one it hops to), each step with
+ * no data access, and their cycles together stay below the next event (so
+ * no check after any of them would leave), charge them at once and run
+ * their semantics without a charge or check between them: what k charges
+ * and checks would leave, as no one looks at the model or the cycle count
+ * in between. Otherwise the same instructions one by one
+ * (emit_tm_retire). False, with nothing emitted, when emit_op does not
+ * cover one of them. */
+static bool emit_tm_group(struct emit *e, const struct vm_block_op *op, unsigned k,
+                          const struct vm_timing *t, uint32_t *pend)
+{
+  uint8_t *const at = e->a.p;
+  const unsigned nstub = e->nstub;
+  const int32_t step = (int32_t)sizeof(struct vm_tm_memo_step);
+  uint8_t *slow[24 + 4 * VM_BLOCK_LEN];
+  unsigned ns = 0;
+  const uint32_t last_next = op[k - 1].d.tag + op[k - 1].d.insn.len;
+  emit_tm_find(e, op->d.tag, op->d.tag + op->d.insn.len, false, 1, slow, &ns);
+  emit_tm_run_end(e);
+  op_m(&e->a, true, 0x8d, RCX, RDX, k * step); /* lea rcx, [rdx + k steps] */
+  alu_rr(&e->a, true, ALU_CMP, RCX, RAX);
+  slow[ns++] = jcc_fwd(&e->a, CC_A);
+  alu_rr(&e->a, false, ALU_XOR, R8, R8); /* r8: their cycles */
+  for (unsigned j = 0; j < k; j++) {
+    const struct vm_block_op *g = &op[j];
+    const int32_t d = (int32_t)j * step;
+    mov64_ri(&e->a, RAX, g->d.tag | (uint64_t)(g->d.tag + g->d.insn.len) << 32);
+    op_m(&e->a, true, 0x3b, RAX, RDX, d + S_PC); /* cmp rax, [s + pc]: pc and next */
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    op_m(&e->a, false, 0x81, ALU_CMP, RDX, d + S_EX); /* executed, acc NONE, nw 0 */
+    b4(&e->a, vm_tm_memo_ex(true, 0) | (uint32_t)VM_TM_ACC_NONE << 16);
+    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    op_m(&e->a, false, 0x0fb7, RAX, RDX, d + S_CYC);
+    alu_rr(&e->a, true, ALU_ADD, R8, RAX);
+  }
+  op_m(&e->a, true, 0x8d, RAX, R12, 0); /* rax = r12 + r8: below the event? */
+  alu_rr(&e->a, true, ALU_ADD, RAX, R8);
+  alu_rr(&e->a, true, ALU_CMP, RAX, R13);
+  slow[ns++] = jcc_fwd(&e->a, CC_AE);
+  test64_rr(&e->a, R11, R11); /* the hop: m->cur, m->end */
+  uint8_t *same = jcc_fwd(&e->a, CC_E);
+  store64(&e->a, RSI, M_CUR, R11);
+  emit_tm_run_end(e);
+  store64(&e->a, RSI, M_END, RAX);
+  patch(&e->a, same, e->a.p);
+  store64(&e->a, RSI, M_S, RCX);
+  op_m(&e->a, true, 0x01, R8, RDI, TM_NOW); /* add [tm + now], r8 */
+  store32_i(&e->a, RDI, TM_DPC, last_next);
+  alu_rr(&e->a, true, ALU_ADD, R12, R8);
+  for (unsigned j = 0; j < k; j++) {
+    bool end;
+    if (!emit_op(e, &op[j], t, pend, &end) || e->nstub != nstub) {
+      e->a.p = at;
+      e->nstub = nstub;
+      return false;
+    }
+  }
+  uint8_t *join = jmp_fwd(&e->a);
+  for (unsigned i = 0; i < ns; i++)
+    patch(&e->a, slow[i], e->a.p);
+  for (unsigned j = 0; j < k; j++) {
+    bool end;
+    emit_op(e, &op[j], t, pend, &end);
+    emit_tm_retire(e, &op[j]);
+  }
+  patch(&e->a, join, e->a.p);
+  return true;
+}
+
+/* Whether op, a load or store in an IT block, is one emit_op compiles
+ * (emit_ldst_imm, emit_ldst) on a machine with a memory system, where
+ * block.c keeps such IT blocks (vm_block_build). */
+static bool tm_it_ldst(const struct vm_block_op *op)
+{
+  const unsigned f = op->d.fast;
+  const struct vm_insn *in = &op->d.insn;
+  if (f >= VM_FAST_LDST && f < VM_FAST_LDST + 24)
+    return (f - VM_FAST_LDST) % 8 < VM_LDST_STR_W || in->rd != 15;
+  if (f != VM_FAST_LD && f != VM_FAST_ST)
+    return false;
+  const uint32_t size = in->sub & 7;
+  if (size != 1 && size != 2 && size != 4)
+    return false;
+  if (f == VM_FAST_LD && (in->flags & VM_F_LIT) && in->rm == VM_NOREG && !(in->flags & VM_F_W)) {
+    const uint32_t base = (op->d.tag + 4) & ~3u;
+    const uint32_t off = (in->flags & VM_F_U) ? base + in->imm : base - in->imm;
+    return !(((in->flags & VM_F_P) ? off : base) & (size - 1));
+  }
+  return in->rm == VM_NOREG || in->sh_n < 32;
+}
+
 /* An IT instruction and its block (block.c keeps only instructions of the
  * kinds vm_fast_in_it_block allows, which cost one cycle whether or not
  * their condition passes and never leave compiled code, so no ITSTATE is
- * ever left behind). Each instruction runs when its condition passes on
- * the flags as the ones before it left them; a 16-bit one sets no flags.
- * False, with nothing emitted, for an IT block it does not cover. */
+ * ever left behind; on a machine with a memory system also loads and
+ * stores, tm_it_ldst, which may stop before themselves and then leave
+ * ITSTATE set, and each instruction is charged to the timing model and
+ * followed by the event check, which may leave inside the IT block too).
+ * Each instruction runs when its condition passes on the flags as the ones
+ * before it left them; a 16-bit one sets no flags. False, with nothing
+ * emitted, for an IT block it does not cover. */
 static bool emit_it(struct emit *e, const struct vm_block_op *op, const struct vm_timing *t,
                     uint32_t *pend)
 {
   uint8_t it = (uint8_t)op->d.insn.imm;
   const unsigned len = vm_it_length(it);
   for (unsigned j = 0; j < len; j++)
-    if (!vm_fast_in_it_block(op[1 + j].d.fast))
+    if (!vm_fast_in_it_block(op[1 + j].d.fast) && !(e->tm && tm_it_ldst(&op[1 + j])))
       return false;
   if ((it >> 4) == 15)
     return false; /* UNPREDICTABLE: exec_insn's */
   if (e->checked) /* the IT itself: nothing of the block run yet */
     emit_check(e, op, *pend, 0);
   *pend += 1; /* the IT */
+  if (e->tm) { /* (the model may fold it: its cycles may be 0) */
+    emit_tm_charge(e, op, op->d.tag + op->d.insn.len, false, false, 1);
+    emit_tm_after(e, op + 1, it);
+  }
   e->live = FL_ALL; /* the instructions run or not: nothing they write is sure */
   for (unsigned j = 0; j < len; j++) {
     const struct vm_block_op *g = &op[1 + j];
     const unsigned cond = it >> 4, f = g->d.fast;
     if (e->checked) /* stopped here, the executor goes on with ITSTATE as it is */
       emit_check(e, g, *pend, it);
+    const uint8_t it_at = it;
+    const unsigned nstub = e->nstub;
     it = vm_it_advance(it);
     uint8_t *skip[2];
     unsigned nskip = 0;
@@ -1192,10 +1645,30 @@ static bool emit_it(struct emit *e, const struct vm_block_op *op, const struct v
     } else {
       uint32_t ignore = 0;
       bool end;
-      emit_op(e, g, t, &ignore, &end);
+      if (!emit_op(e, g, t, &ignore, &end))
+        e->a.full = true; /* (tm_it_ldst said it would): not compiled at all */
+      /* a load or store that stops before itself (e->tm): the executor
+       * goes on with ITSTATE as it is, through exec_insn (exec_threaded.h) */
+      for (unsigned i = nstub; i < e->nstub; i++)
+        e->stub[i].it = it_at;
     }
-    for (unsigned i = 0; i < nskip; i++)
-      patch(&e->a, skip[i], e->a.p);
+    if (e->tm && nskip) { /* r9d: whether it executed, for the model */
+      mov_ri(&e->a, R9, 1);
+      uint8_t *join = jmp_fwd(&e->a);
+      for (unsigned i = 0; i < nskip; i++)
+        patch(&e->a, skip[i], e->a.p);
+      mov_ri(&e->a, R9, 0);
+      if (is_mem_op(f)) /* no access: as exec_insn charges a skipped one */
+        store32_i(&e->a, R15, ST_TMA, 0);
+      patch(&e->a, join, e->a.p);
+    } else {
+      for (unsigned i = 0; i < nskip; i++)
+        patch(&e->a, skip[i], e->a.p);
+    }
+    if (e->tm) { /* as exec_insn charges it (executed or not), then the event */
+      emit_tm_charge(e, g, g->d.tag + g->d.insn.len, false, is_mem_op(f), nskip ? -1 : 1);
+      emit_tm_after(e, g + 1, it);
+    }
     *pend += 1;
   }
   return true;
@@ -1360,6 +1833,7 @@ static const void *compile_block(struct sonde_vm *vm, struct vm_jit *j,
   e.first = first;
   e.start = start;
   e.checked = checked;
+  e.tm = vm->tm != NULL;
   for (unsigned i = 0; i < vm->bus.nregions; i++) {
     if (vm->bus.region[i].wait_read > e.wr)
       e.wr = vm->bus.region[i].wait_read;
@@ -1375,32 +1849,46 @@ static const void *compile_block(struct sonde_vm *vm, struct vm_jit *j,
     const unsigned f = op->d.fast;
     bool end = false;
     if (f == VM_FAST_SLOW || f == VM_FAST_BLKEND) { /* the entry after the block */
-      emit_resume(&e, op, pend);
+      emit_resume(&e, op, pend, false);
       break;
     }
     if (f == VM_FAST_IT) { /* with its block (the checked variant may stop inside) */
       if (!emit_it(&e, op, t, &pend)) {
-        emit_resume(&e, op, pend);
+        emit_resume(&e, op, pend, false);
         break;
       }
       op += 1 + vm_it_length(op->d.insn.imm);
       continue;
     }
+    if (e.tm) { /* straight-line instructions the memo may replay at once */
+      unsigned k = 0;
+      while (k < VM_BLOCK_LEN && tm_simple(op[k].d.fast))
+        k++;
+      e.live = FL_ALL;
+      if (k >= 2 && emit_tm_group(&e, op, k, t, &pend)) {
+        op += k;
+        continue;
+      }
+    }
     if (checked) /* the one-at-a-time executor's check: cy < ev to start op */
       emit_check(&e, op, pend, 0);
     uint8_t *const at = e.a.p;
     const unsigned nstub = e.nstub;
-    e.live = checked ? FL_ALL : live[op - first]; /* the checked variant may stop anywhere */
+    /* the checked variant, and every instruction on a machine with a
+     * memory system (emit_tm_after), may stop anywhere */
+    e.live = checked || e.tm ? FL_ALL : live[op - first];
     if (!emit_op(&e, op, t, &pend, &end)) {
       if (op == first)
         return NULL;
       e.a.p = at; /* drop what it emitted: resume there instead */
       e.nstub = nstub;
-      emit_resume(&e, op, pend);
+      emit_resume(&e, op, pend, false);
       break;
     }
     if (end)
       break;
+    if (e.tm)
+      emit_tm_retire(&e, op);
     op++;
   }
   emit_stubs(&e);

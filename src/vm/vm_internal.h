@@ -120,6 +120,14 @@ static inline uint32_t vm_exec_tm_charge_fast(struct sonde_vm *vm, const struct 
   return vm_exec_tm_charge_step(vm, in, pc, next, naccess, addr, wdata);
 }
 
+/* vm_exec_tm_charge_fast() for compiled code (jit_x64.c): the block entry
+ * d (its address, instruction and handler kind) retired to next, with its
+ * first data access (addr, the stored value wdata); executed 0: an
+ * instruction of an IT block that failed its condition, charged as
+ * exec_insn charges it. */
+uint32_t vm_exec_tm_charge_jit(struct sonde_vm *vm, const struct vm_icache_entry *d,
+                               uint32_t next, uint32_t addr, uint32_t wdata, uint32_t executed);
+
 /* The xPSR composed from the core's fields (cpu.c); inline, as exception
  * entry stacks it once per exception (exception.c). */
 static inline uint32_t vm_cpu_get_xpsr(const struct sonde_vm *vm)

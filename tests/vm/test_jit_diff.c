@@ -343,7 +343,9 @@ static void merge_from(struct prog *p, unsigned from)
 
 /* IT, ITT, ITE, ... with 1-4 instructions: mostly data processing (16-bit
  * ones set no flags inside; 32-bit ones with S do), bit fields, MOVW/MOVT,
- * sometimes one the compiler leaves to exec_insn (a load, MUL, UDIV...). */
+ * loads and stores (which compiled code runs in IT blocks on a machine with
+ * a memory system, unaligned ones through exec_insn), sometimes one the
+ * compiler leaves to exec_insn (MUL, UDIV...). */
 static void gen_it(struct prog *p)
 {
   if (p->v6m) {
@@ -359,11 +361,15 @@ static void gen_it(struct prog *p)
   const unsigned from = p->n;
   h16(p, 0xbf00 | fc << 4 | mask);
   for (unsigned j = 0; j < len; j++) {
-    switch (below(8)) {
+    switch (below(10)) {
     case 0: case 1: case 2: gen_dp16(p); break;
     case 3: case 4: gen_dp32(p); break;
     case 5: case 6: gen_misc32(p); break;
-    default: h16(p, 0x6800 | below(32) << 6 | 6u << 3 | lo_dst()); break; /* LDR */
+    case 7: h16(p, 0x6800 | below(32) << 6 | 6u << 3 | lo_dst()); break; /* LDR */
+    case 8: h16(p, 0x6000 | below(32) << 6 | 6u << 3 | lo_dst()); break; /* STR */
+    default: /* LDR/STRH [r6, r7]: unaligned when r7 is odd (exec_insn's) */
+      h16(p, (below(2) ? 0x5800 : 0x5200) | 7u << 6 | 6u << 3 | lo_dst());
+      break;
     }
   }
   merge_from(p, from);
@@ -498,7 +504,8 @@ static void on_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
 
 /* The m3 with a memory system (docs/vm.md, "Memory-system timing"): the
  * timing model charges every instruction; the block executor runs its
- * variant (run_block_tm) and nothing is compiled. */
+ * variant (run_block_tm) and compiled code charges the model too (jit.h);
+ * the one-at-a-time VM steps the model without its memo. */
 static bool memsys;
 
 static const char *machine_text(enum uref_core c)
@@ -761,10 +768,8 @@ static void run_core(const char *name, enum uref_core ucore, bool v6m, bool dsp,
   struct sonde_vm_stats st0, st1;
   sonde_vm_get_stats(x.vm[0], &st0);
   sonde_vm_get_stats(x.vm[1], &st1);
-  if (HAVE_JIT && !memsys)
+  if (HAVE_JIT) /* (with a memory system too: its code charges the timing model) */
     CHECK(st0.compiled_blocks > 0);
-  if (memsys)
-    CHECK_EQ_U(st0.compiled_blocks, 0);
   CHECK_EQ_U(st1.compiled_blocks, 0);
   printf("%s: %u cases (%u skipped: unicorn faulted), %u stops compared, %llu instructions, "
          "%u mismatches\n",
