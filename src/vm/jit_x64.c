@@ -204,39 +204,44 @@ _Static_assert(sizeof(((struct vm_mtb *)0)->position) == 4 && sizeof(((struct vm
                "the MTB's packet state: 32-bit words");
 _Static_assert(MTB_MASTER_EN == 1u << 31, "MASTER.EN: bit 7 of byte 3");
 
-/* The MTB packet of a taken branch from esi to edx (both even), written by
- * the compiled code itself: dbg_mtb.c's emit() when nothing but the store
- * and the advance is due. Anything else (POINTER's circle wraps, the
- * advance reaches the watermark, the S-bit is pending) jumps slow[],
- * with nothing changed, for the C call to do it all; a clear
- * MASTER.EN (no packet) and the store jump done[]. Uses rcx, rdi and r9;
- * esi and edx are kept. */
+/* The MTB packet of a taken branch, written by the compiled code itself:
+ * dbg_mtb.c's emit() when nothing but the store and the advance is due.
+ * Its source and destination (even) are the immediates src and dst, or
+ * (!imm) r8d and eax. Anything else (POINTER's circle wraps, the advance
+ * reaches the watermark, the S-bit is pending) jumps slow[], with nothing
+ * changed, for the C call to do it all; a clear MASTER.EN (no packet) and
+ * the store jump done[]. Uses rcx, rdi and r9. */
 struct mtb_jumps {
   uint8_t *slow[3], *done[2];
 };
 
-static void emit_mtb_packet(struct emit *e, struct mtb_jumps *j)
+static void emit_mtb_packet(struct emit *e, struct mtb_jumps *j, bool imm, uint32_t src,
+                            uint32_t dst)
 {
   load64(&e->a, RCX, RBX, VM_MTBP);
   load32(&e->a, RDI, RCX, M_POS);
+  alu_ri(&e->a, false, ALU_AND, RDI, ~7u); /* POINTER (bits 1:0 are 0, bit 2 is WRAP) */
+  op_m(&e->a, false, 0x8d, R9, RDI, 8); /* lea r9d, [rdi + 8] */
+  alu_rm(&e->a, ALU_CMP, R9, RCX, M_WM);
+  j->slow[0] = jcc_fwd(&e->a, CC_E); /* the watermark */
   mov_rr(&e->a, R9, RDI);
   alu_rm(&e->a, ALU_AND, R9, RCX, M_SPAN);
   alu_rm(&e->a, ALU_CMP, R9, RCX, M_SPAN);
-  j->slow[0] = jcc_fwd(&e->a, CC_E); /* the circle wraps */
-  op_m(&e->a, false, 0x8d, R9, RDI, 8); /* lea r9d, [rdi + 8] */
-  alu_ri(&e->a, false, ALU_AND, R9, ~7u);
-  alu_rm(&e->a, ALU_CMP, R9, RCX, M_WM);
-  j->slow[1] = jcc_fwd(&e->a, CC_E); /* the watermark */
+  j->slow[1] = jcc_fwd(&e->a, CC_E); /* the circle wraps */
   cmp_mi8(&e->a, RCX, M_START, 0);
   j->slow[2] = jcc_fwd(&e->a, CC_NE); /* the S-bit */
   op_m(&e->a, false, 0xf6, 0, RCX, M_MASTER + 3); /* test byte [rcx + master + 3], 0x80 */
   b1(&e->a, 0x80);
   j->done[0] = jcc_fwd(&e->a, CC_E);
   alu_rm(&e->a, ALU_AND, RDI, RCX, M_SMASK);
-  alu_ri(&e->a, false, ALU_AND, RDI, ~7u);
   op_m(&e->a, true, 0x03, RDI, RCX, M_SRAM); /* add rdi, [rcx + sram] */
-  store32(&e->a, RDI, 0, RSI);
-  store32(&e->a, RDI, 4, RDX);
+  if (imm) {
+    store32_i(&e->a, RDI, 0, src);
+    store32_i(&e->a, RDI, 4, dst);
+  } else {
+    store32(&e->a, RDI, 0, R8);
+    store32(&e->a, RDI, 4, RAX);
+  }
   op_m(&e->a, false, 0x83, ALU_ADD, RCX, M_POS); /* add dword [rcx + position], 8 */
   b1(&e->a, 8);
   j->done[1] = jmp_fwd(&e->a);
@@ -270,12 +275,12 @@ static void emit_mtb_direct(struct emit *e, const struct vm_block_op *op, uint32
   op_m(&e->a, false, 0x80, ALU_CMP, RBX, VM_MTB_OBS); /* cmp byte [rbx + mtb_observe], 0 */
   b1(&e->a, 0);
   uint8_t *off = jcc_fwd(&e->a, CC_E);
-  mov_ri(&e->a, RSI, from & ~1u);
-  mov_ri(&e->a, RDX, target & ~1u);
   struct mtb_jumps j;
-  emit_mtb_packet(e, &j);
+  emit_mtb_packet(e, &j, true, from & ~1u, target & ~1u);
   patch_all(&e->a, j.slow, 3, e->a.p);
   store32_i(&e->a, RBX, CPU_PC, target);
+  mov_ri(&e->a, RSI, from);
+  mov_ri(&e->a, RDX, target);
   emit_mtb_call(e, vm_mtb_branch);
   patch(&e->a, off, e->a.p);
   patch_all(&e->a, j.done, 2, e->a.p);
@@ -372,19 +377,19 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
     op_m(&e->a, false, 0x80, ALU_CMP, RBX, VM_MTB_OBS);
     b1(&e->a, 0);
     uint8_t *off = jcc_fwd(&e->a, CC_E);
-    mov_rr(&e->a, RSI, R8);
-    mov_rr(&e->a, RDX, RAX);
     /* next - pc of 2 or 4 may be the next instruction: mtb_indirect decides */
     op_m(&e->a, false, 0x8d, RCX, RAX, -2); /* lea ecx, [rax - 2] */
     alu_rr(&e->a, false, ALU_SUB, RCX, R8);
     alu_ri(&e->a, false, ALU_AND, RCX, ~2u);
     uint8_t *near = jcc_fwd(&e->a, CC_E);
     struct mtb_jumps jm;
-    emit_mtb_packet(e, &jm);
+    emit_mtb_packet(e, &jm, false, 0, 0);
     patch(&e->a, near, e->a.p);
     patch_all(&e->a, jm.slow, 3, e->a.p);
     store32(&e->a, RBX, CPU_PC, RAX);
     store32(&e->a, R15, ST_XPC, R8);
+    mov_rr(&e->a, RSI, R8);
+    mov_rr(&e->a, RDX, RAX);
     emit_mtb_call(e, mtb_indirect);
     load32(&e->a, RAX, RBX, CPU_PC);
     load32(&e->a, R8, R15, ST_XPC);
