@@ -62,6 +62,22 @@ static void mtb_derive(struct vm_mtb *m)
   m->watermark = (m->flow & (MTB_FLOW_AUTOSTOP | MTB_FLOW_AUTOHALT)) ? m->flow & ~7u : 1u;
 }
 
+/* fast_left (struct vm_mtb) from the current state: the packets before the
+ * one at which POINTER's circle bits are all ones (it wraps), and before
+ * the one whose advance reaches an 8-aligned watermark above POINTER (one
+ * below it is met only after a wrap). */
+static void mtb_fast(struct vm_mtb *m)
+{
+  uint32_t ptr = m->position & ~7u;
+  uint32_t left = 0;
+  if ((m->master & MTB_MASTER_EN) && !m->start_bit) {
+    left = (m->span - (ptr & m->span)) / 8;
+    if (!(m->watermark & 7) && m->watermark > ptr && (m->watermark - ptr) / 8 - 1 < left)
+      left = (m->watermark - ptr) / 8 - 1;
+  }
+  m->fast_left = left;
+}
+
 static inline void put32(uint8_t *p, uint32_t v)
 {
   p[0] = (uint8_t)v;
@@ -78,6 +94,7 @@ static __attribute__((noinline, cold)) void watermark_reached(struct sonde_vm *v
     m->master &= ~MTB_MASTER_EN;
     m->autostopped = true;
     vm_mtb_update_observe(vm);
+    mtb_fast(m);
   }
   if (m->flow & MTB_FLOW_AUTOHALT) {
     m->master |= MTB_MASTER_HALTREQ;
@@ -109,6 +126,10 @@ static inline __attribute__((always_inline)) void emit(struct sonde_vm *vm, uint
   m->position = pos;
   if (VM_UNLIKELY((pos & ~7u) == m->watermark))
     watermark_reached(vm);
+  if (VM_LIKELY(m->fast_left)) /* it was not at an edge: one fewer before the next */
+    m->fast_left--;
+  else
+    mtb_fast(m);
 }
 
 void vm_mtb_trigger(struct sonde_vm *vm, unsigned sig)
@@ -124,6 +145,7 @@ void vm_mtb_trigger(struct sonde_vm *vm, unsigned sig)
     m->master &= ~MTB_MASTER_EN;
     vm_mtb_update_observe(vm);
   }
+  mtb_fast(m);
 }
 
 /* Bit mask of the DWT instruction-address comparators matching `pc`: the
@@ -270,6 +292,7 @@ static int mtb_write(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned s
   case 0x018: if (m->m33) m->secure = value; break;
   default: break;
   }
+  mtb_fast(m);
   return VM_BUS_OK;
 }
 
@@ -299,7 +322,9 @@ int vm_mtb_create(struct sonde_vm *vm)
   m->sram_base = mach->mtb_base;
   m->sram_size = mach->mtb_size;
   m->sram_mask = m->sram_size - 1;
+  m->pmask = m->sram_mask & ~7u;
   mtb_derive(m);
+  mtb_fast(m);
   vm->mtb = m;
   /* The buffer is SRAM: inside a memory of the machine, or its own region. */
   const struct vm_region *r = vm_bus_find_region(&vm->bus, m->sram_base);

@@ -191,49 +191,30 @@ static void emit_mtb_call(struct emit *e, void (*fn)(struct sonde_vm *, uint32_t
 
 #define VM_MTBP ((int32_t)offsetof(struct sonde_vm, mtb))
 #define M_POS ((int32_t)offsetof(struct vm_mtb, position))
-#define M_MASTER ((int32_t)offsetof(struct vm_mtb, master))
-#define M_SPAN ((int32_t)offsetof(struct vm_mtb, span))
-#define M_WM ((int32_t)offsetof(struct vm_mtb, watermark))
-#define M_SMASK ((int32_t)offsetof(struct vm_mtb, sram_mask))
-#define M_START ((int32_t)offsetof(struct vm_mtb, start_bit))
+#define M_LEFT ((int32_t)offsetof(struct vm_mtb, fast_left))
+#define M_PMASK ((int32_t)offsetof(struct vm_mtb, pmask))
 #define M_SRAM ((int32_t)offsetof(struct vm_mtb, sram))
-_Static_assert(sizeof(((struct vm_mtb *)0)->position) == 4 && sizeof(((struct vm_mtb *)0)->span) == 4 &&
-                   sizeof(((struct vm_mtb *)0)->watermark) == 4 &&
-                   sizeof(((struct vm_mtb *)0)->sram_mask) == 4 &&
-                   sizeof(((struct vm_mtb *)0)->start_bit) == 4,
+_Static_assert(sizeof(((struct vm_mtb *)0)->position) == 4 &&
+                   sizeof(((struct vm_mtb *)0)->fast_left) == 4 &&
+                   sizeof(((struct vm_mtb *)0)->pmask) == 4,
                "the MTB's packet state: 32-bit words");
-_Static_assert(MTB_MASTER_EN == 1u << 31, "MASTER.EN: bit 7 of byte 3");
 
 /* The MTB packet of a taken branch, written by the compiled code itself:
- * dbg_mtb.c's emit() when nothing but the store and the advance is due.
- * Its source and destination (even) are the immediates src and dst, or
- * (!imm) r8d and eax. Anything else (POINTER's circle wraps, the advance
- * reaches the watermark, the S-bit is pending) jumps slow[], with nothing
- * changed, for the C call to do it all; a clear MASTER.EN (no packet) and
- * the store jump done[]. Uses rcx, rdi and r9. */
-struct mtb_jumps {
-  uint8_t *slow[3], *done[2];
-};
-
-static void emit_mtb_packet(struct emit *e, struct mtb_jumps *j, bool imm, uint32_t src,
-                            uint32_t dst)
+ * dbg_mtb.c's emit() while its fast_left says nothing but the store and the
+ * advance is due. Its source and destination (even) are the immediates src
+ * and dst, or (!imm) r8d and eax. Else (an edge: POINTER's circle wraps,
+ * the advance reaches the watermark, the S-bit, EN clear) it jumps *slow
+ * with nothing changed, for the C call to do it all; the store jumps
+ * *done. Uses rcx and rdi. */
+static void emit_mtb_packet(struct emit *e, uint8_t **slow, uint8_t **done, bool imm,
+                            uint32_t src, uint32_t dst)
 {
   load64(&e->a, RCX, RBX, VM_MTBP);
+  op_m(&e->a, false, 0x83, ALU_SUB, RCX, M_LEFT); /* sub dword [rcx + fast_left], 1 */
+  b1(&e->a, 1);
+  *slow = jcc_fwd(&e->a, CC_B); /* it was 0 (the sub borrowed): undone there */
   load32(&e->a, RDI, RCX, M_POS);
-  alu_ri(&e->a, false, ALU_AND, RDI, ~7u); /* POINTER (bits 1:0 are 0, bit 2 is WRAP) */
-  op_m(&e->a, false, 0x8d, R9, RDI, 8); /* lea r9d, [rdi + 8] */
-  alu_rm(&e->a, ALU_CMP, R9, RCX, M_WM);
-  j->slow[0] = jcc_fwd(&e->a, CC_E); /* the watermark */
-  mov_rr(&e->a, R9, RDI);
-  alu_rm(&e->a, ALU_AND, R9, RCX, M_SPAN);
-  alu_rm(&e->a, ALU_CMP, R9, RCX, M_SPAN);
-  j->slow[1] = jcc_fwd(&e->a, CC_E); /* the circle wraps */
-  cmp_mi8(&e->a, RCX, M_START, 0);
-  j->slow[2] = jcc_fwd(&e->a, CC_NE); /* the S-bit */
-  op_m(&e->a, false, 0xf6, 0, RCX, M_MASTER + 3); /* test byte [rcx + master + 3], 0x80 */
-  b1(&e->a, 0x80);
-  j->done[0] = jcc_fwd(&e->a, CC_E);
-  alu_rm(&e->a, ALU_AND, RDI, RCX, M_SMASK);
+  alu_rm(&e->a, ALU_AND, RDI, RCX, M_PMASK);
   op_m(&e->a, true, 0x03, RDI, RCX, M_SRAM); /* add rdi, [rcx + sram] */
   if (imm) {
     store32_i(&e->a, RDI, 0, src);
@@ -244,13 +225,13 @@ static void emit_mtb_packet(struct emit *e, struct mtb_jumps *j, bool imm, uint3
   }
   op_m(&e->a, false, 0x83, ALU_ADD, RCX, M_POS); /* add dword [rcx + position], 8 */
   b1(&e->a, 8);
-  j->done[1] = jmp_fwd(&e->a);
+  *done = jmp_fwd(&e->a);
 }
 
-static void patch_all(struct jit_asm *a, uint8_t *const *at, unsigned n, const uint8_t *to)
+/* At *slow: fast_left back to 0 (rcx still holds vm->mtb) */
+static void emit_mtb_unborrow(struct emit *e)
 {
-  for (unsigned i = 0; i < n; i++)
-    patch(a, at[i], to);
+  store32_i(&e->a, RCX, M_LEFT, 0);
 }
 
 /* An indirect branch (BX, POP/LDM with PC) from `pc` to `next` with the
@@ -275,15 +256,16 @@ static void emit_mtb_direct(struct emit *e, const struct vm_block_op *op, uint32
   op_m(&e->a, false, 0x80, ALU_CMP, RBX, VM_MTB_OBS); /* cmp byte [rbx + mtb_observe], 0 */
   b1(&e->a, 0);
   uint8_t *off = jcc_fwd(&e->a, CC_E);
-  struct mtb_jumps j;
-  emit_mtb_packet(e, &j, true, from & ~1u, target & ~1u);
-  patch_all(&e->a, j.slow, 3, e->a.p);
+  uint8_t *slow, *done;
+  emit_mtb_packet(e, &slow, &done, true, from & ~1u, target & ~1u);
+  patch(&e->a, slow, e->a.p);
+  emit_mtb_unborrow(e);
   store32_i(&e->a, RBX, CPU_PC, target);
   mov_ri(&e->a, RSI, from);
   mov_ri(&e->a, RDX, target);
   emit_mtb_call(e, vm_mtb_branch);
   patch(&e->a, off, e->a.p);
-  patch_all(&e->a, j.done, 2, e->a.p);
+  patch(&e->a, done, e->a.p);
 }
 
 /* mov word [r15 + lsp], 0xff00: after a branch no load/store is pipelined
@@ -382,10 +364,11 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
     alu_rr(&e->a, false, ALU_SUB, RCX, R8);
     alu_ri(&e->a, false, ALU_AND, RCX, ~2u);
     uint8_t *near = jcc_fwd(&e->a, CC_E);
-    struct mtb_jumps jm;
-    emit_mtb_packet(e, &jm, false, 0, 0);
+    uint8_t *slow, *done;
+    emit_mtb_packet(e, &slow, &done, false, 0, 0);
+    patch(&e->a, slow, e->a.p);
+    emit_mtb_unborrow(e);
     patch(&e->a, near, e->a.p);
-    patch_all(&e->a, jm.slow, 3, e->a.p);
     store32(&e->a, RBX, CPU_PC, RAX);
     store32(&e->a, R15, ST_XPC, R8);
     mov_rr(&e->a, RSI, R8);
@@ -394,7 +377,7 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
     load32(&e->a, RAX, RBX, CPU_PC);
     load32(&e->a, R8, R15, ST_XPC);
     patch(&e->a, off, e->a.p);
-    patch_all(&e->a, jm.done, 2, e->a.p);
+    patch(&e->a, done, e->a.p);
   }
   mov_rr(&e->a, RCX, RAX);
   shift_ri(&e->a, false, SH_SHR, RCX, 1);

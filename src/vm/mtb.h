@@ -60,6 +60,13 @@ struct vm_mtb {
    * AUTOHALT), and the buffer's offset mask. */
   uint32_t span, span_wrap, watermark, sram_mask;
   uint32_t start_bit;         /* 1: the next packet carries the S-bit */
+  /* Packets that may be written with nothing but the store and the advance
+   * (EN set, no S-bit due, POINTER's circle not wrapping, the advance not
+   * reaching the watermark): compiled code writes those itself (jit_x64.c)
+   * and calls vm_mtb_branch() when it is 0. Kept by every change of
+   * POSITION, MASTER, FLOW or the S-bit (mtb_fast). pmask: the buffer's
+   * offset mask without bits 2:0. */
+  uint32_t fast_left, pmask;
   uint32_t exc_return;        /* EXC_RETURN of the pending second return packet (0: none) */
 };
 
