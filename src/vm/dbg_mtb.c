@@ -30,6 +30,7 @@
 #include "vm_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void vm_mtb_update_observe(struct sonde_vm *vm)
 {
@@ -78,8 +79,14 @@ static void mtb_fast(struct vm_mtb *m)
   m->fast_left = left;
 }
 
+/* A little-endian word into the buffer (one store on a little-endian host:
+ * GCC merges the byte stores of two words into a shift-and-or chain). */
 static inline void put32(uint8_t *p, uint32_t v)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(p, &v, 4);
+  return;
+#endif
   p[0] = (uint8_t)v;
   p[1] = (uint8_t)(v >> 8);
   p[2] = (uint8_t)(v >> 16);
@@ -112,9 +119,17 @@ static inline __attribute__((always_inline)) void emit(struct sonde_vm *vm, uint
                                                        uint32_t abit, uint32_t dst)
 {
   struct vm_mtb *m = vm->mtb;
+  uint32_t pos = m->position;
+  if (VM_LIKELY(m->fast_left)) { /* EN, no S-bit, no wrap, no watermark (mtb_fast) */
+    uint8_t *p = m->sram + (pos & m->pmask);
+    put32(p, (src & ~1u) | abit);
+    put32(p + 4, dst & ~1u);
+    m->position = pos + 8;
+    m->fast_left--;
+    return;
+  }
   if (!(m->master & MTB_MASTER_EN))
     return;
-  uint32_t pos = m->position;
   uint8_t *p = m->sram + (pos & ~7u & m->sram_mask);
   put32(p, (src & ~1u) | abit);
   put32(p + 4, (dst & ~1u) | m->start_bit);
@@ -126,10 +141,7 @@ static inline __attribute__((always_inline)) void emit(struct sonde_vm *vm, uint
   m->position = pos;
   if (VM_UNLIKELY((pos & ~7u) == m->watermark))
     watermark_reached(vm);
-  if (VM_LIKELY(m->fast_left)) /* it was not at an edge: one fewer before the next */
-    m->fast_left--;
-  else
-    mtb_fast(m);
+  mtb_fast(m); /* an edge: fast_left was 0 */
 }
 
 void vm_mtb_trigger(struct sonde_vm *vm, unsigned sig)
