@@ -20,7 +20,8 @@
  *
  * MASTER.EN sets vm->mtb_observe. The executors then report every
  * non-sequential PC change: the fast handlers of taken branches call
- * vm_mtb_branch(), every other instruction (exec_insn) vm_mtb_retire(), and
+ * vm_mtb_branch() (compiled code writes the packet itself while fast_left
+ * says it is only the store and the advance, jit_x64.c), every other instruction (exec_insn) vm_mtb_retire(), and
  * the exception model vm_mtb_exception(); the executor keeps cpu.last_pc, the
  * source of an entry packet. Only TSTART/TSTOP need every instruction (a
  * comparator match on its address: the core DWT's on the M33, the MTBDWT's
