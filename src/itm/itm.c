@@ -618,11 +618,21 @@ run5_steps(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *o
     o += one;
     p += 5 * one;
     w = one ? w5 : w;
-    uint64_t c = ~w & 0x8080808000ull;
-    if ((w & 0xcf) != 0xc0 || !c)
-      break; /* not an LTS1, or a malformed one: run_loop decodes it */
-    unsigned ll = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
-    uint64_t dt = _pext_u64(_bzhi_u64(w, 8 * ll), 0x7f7f7f7f00ull);
+    unsigned ll;
+    uint64_t dt;
+    if (LIKELY((w & 0x80cf) == 0xc0)) {
+      /* a 1-byte LTS1 (the usual one: a short gap): its length from this
+       * predicted branch, not from the loaded word, so the next position
+       * (and the loads at it) need not wait for the load of w5 */
+      ll = 2;
+      dt = (w >> 8) & 0x7f;
+    } else {
+      uint64_t c = ~w & 0x8080808000ull;
+      if ((w & 0xcf) != 0xc0 || !c)
+        break; /* not an LTS1, or a malformed one: run_loop decodes it */
+      ll = ((unsigned)__builtin_ctzll(c) >> 3) + 1;
+      dt = _pext_u64(_bzhi_u64(w, 8 * ll), 0x7f7f7f7f00ull);
+    }
     ts += dt * pre;
     uint64_t meta = itm_fast_table[w & 0xff].meta | (uint64_t)(ll - 1) << 24;
     o->offset = off0 + (uint64_t)(uintptr_t)p;
