@@ -670,7 +670,8 @@ run5_x86v3(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *o
  * LTS1 header (its TC) of the first pair are the run's key: while they
  * repeat, both records' fixed fields are constants and the packets are
  * counted after the loop from the number of pairs (no table load, no
- * counter per pair): ~20 instructions a pair instead of ~51. Any other
+ * counter per pair): 27 host instructions a pair instead of ~51 (callgrind
+ * on pc: 3.45 a byte instead of 6.42). Any other
  * word ends the run (run_loop then takes it, perhaps as a new run).
  * p < pend (8 bytes readable) and 2 records of room before each pair:
  * stopping 8 * pairs bytes on bounds both, a sleeping pair moving the limit
