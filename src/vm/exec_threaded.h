@@ -195,6 +195,28 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
   } while (0)
 /* A conditional branch not taken goes on with the block (block.c) */
 #define RETIRE_FALL RETIRE
+/* A handler's BX or POP/LDM {..., pc} with EXC_RETURN value V after CYCLES:
+ * what exec_insn does for it (its cycles and refill, retirement, the MTB's
+ * report, then vm_exc_return, which sets the PC from the unstacked frame),
+ * without the trip through step_one and exec_insn (issue 20). */
+#define EXC_RETURN_RETIRE(V, CYCLES)                                                   \
+  do {                                                                                 \
+    const uint32_t ipc_ = e->tag, v_ = (V);                                            \
+    ir += e->nth + 1u;                                                                 \
+    cy += (CYCLES) + refill_cycles(vm, v_);                                            \
+    lsp = false;                                                                       \
+    lsrt = VM_NOREG;                                                                   \
+    pc = v_;                                                                           \
+    SYNC();                                                                            \
+    c->last_pc = c->exec_pc = ipc_;                                                    \
+    if (VM_UNLIKELY(vm->mtb_observe))                                                  \
+      vm_mtb_retire(vm, ipc_, in->len);                                                \
+    vm_exc_return(vm, v_);                                                             \
+    if (VM_UNLIKELY(vm->attention))                                                    \
+      return;                                                                          \
+    LOAD();                                                                            \
+    goto check_mode;                                                                   \
+  } while (0)
 /* A direct branch taken goes straight to the block linked to it when that
  * runs whole; else through enter, which links the branch to the block. */
 #define RETIRE_TAKEN()                                                                 \
@@ -602,27 +624,9 @@ bl:
 bx: {
   uint32_t v = c->r[in->rm];
 #if FAST_BLOCK && !FAST_TM
-  /* A handler's BX with EXC_RETURN: what exec_insn does for it (its cycles,
-   * retirement, the MTB's report, then vm_exc_return), without the trip
-   * through step_one and exec_insn (issue 20); the event still comes first. */
-  if (VM_UNLIKELY((v & 1) && is_exc_return(vm, v)) && cy < ev) {
-    pc = e->tag;
-    ir += e->nth + 1u;
-    cy += 1 + refill_cycles(vm, v);
-    lsp = false;
-    lsrt = VM_NOREG;
-    const uint32_t ipc_ = pc;
-    pc = v;
-    SYNC();
-    c->last_pc = c->exec_pc = ipc_;
-    if (VM_UNLIKELY(vm->mtb_observe))
-      vm_mtb_retire(vm, ipc_, in->len);
-    vm_exc_return(vm, v); /* sets the PC from the unstacked frame */
-    if (VM_UNLIKELY(vm->attention))
-      return;
-    LOAD();
-    goto check_mode;
-  }
+  /* a handler's BX with EXC_RETURN; the event still comes first */
+  if (VM_UNLIKELY((v & 1) && is_exc_return(vm, v)) && cy < ev)
+    EXC_RETURN_RETIRE(v, 1);
 #endif
   if (VM_UNLIKELY(!(v & 1) || is_exc_return(vm, v)))
     goto slow;
@@ -682,24 +686,8 @@ ldm: {
       c->r[r] = vals[r];
   cyc = 1 + n + n * p->wait_read;
 #if FAST_BLOCK && !FAST_TM
-  if (VM_UNLIKELY(exc_ret)) { /* exec_insn's LoadWritePC of EXC_RETURN, then the return */
-    pc = e->tag;
-    ir += e->nth + 1u;
-    cy += cyc + refill_cycles(vm, pcv);
-    lsp = false;
-    lsrt = VM_NOREG;
-    const uint32_t ipc_ = pc;
-    pc = pcv;
-    SYNC();
-    c->last_pc = c->exec_pc = ipc_;
-    if (VM_UNLIKELY(vm->mtb_observe))
-      vm_mtb_retire(vm, ipc_, in->len);
-    vm_exc_return(vm, pcv); /* sets the PC from the unstacked frame */
-    if (VM_UNLIKELY(vm->attention))
-      return;
-    LOAD();
-    goto check_mode;
-  }
+  if (VM_UNLIKELY(exc_ret)) /* exec_insn's LoadWritePC of EXC_RETURN, then the return */
+    EXC_RETURN_RETIRE(pcv, cyc);
 #endif
   if (list & 0x8000) {
     next = pcv & ~1u;

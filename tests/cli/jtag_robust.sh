@@ -92,7 +92,7 @@ for gap in $(seq 0 10 150); do
   # a file per run: the background job truncates its file only once it runs
   "$SONDE" run -m cm3 --jtag 127.0.0.1:0 "$FW" 2> "$TMP/t$gap.err" &
   SRV=$!
-  for _ in $(seq 200); do grep -q listening "$TMP/t$gap.err" 2>/dev/null && break; sleep 0.02; done
+  for _ in $(seq 1000); do grep -q listening "$TMP/t$gap.err" 2>/dev/null && break; sleep 0.02; done
   kill -TERM "$SRV"; for ((k = 0; k < gap; k++)); do :; done; kill -TERM "$SRV" 2>/dev/null
   wait "$SRV"; rc=$?; SRV=
   [ $rc -eq 1 ] || { twice=$((twice + 1)); echo "two SIGTERMs $gap loops apart: exit $rc"; }

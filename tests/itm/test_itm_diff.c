@@ -247,16 +247,38 @@ static void test_random_streams(void)
  * samples, data trace), PC + LTS1 pairs with 1-4 byte timestamps, sleep
  * samples (alone, and in place of a PC before its LTS1), 32-bit writes with
  * LTS1 of 1-4 bytes (one or two in a row), malformed LTS1 (C set in the
- * last byte), LTS2, page changes,
+ * last byte), LTS2, page changes, long runs of pairs with one source
+ * header and one LTS1 TC (style 4: pairs_run's key, its output bound),
  * syncs, overflow and random bytes; whole and cut at every length near the
  * end, so runs meet the 8-byte edge and the output room. */
 static size_t regular_stream(uint8_t *s, size_t cap, unsigned style)
 {
   static const uint8_t h5[] = {0x03, 0x0b, 0xfb, 0x17, 0x47, 0x4f, 0x87, 0x8f, 0x07, 0x1f};
+  static const uint8_t h4[] = {0x17, 0x03, 0x47, 0x8f, 0xfb};
+  static unsigned n4;
+  uint8_t key_h = h4[n4 % sizeof h4], key_tc = (uint8_t)(n4++ % 4);
   size_t n = 0;
   while (n + 24 < cap) {
     uint32_t v = rnd();
     unsigned pick = v % 1000;
+    if (style == 4) {
+      /* a pair with the run's key (a sleeping one in 16, with the same
+       * TC), now and then another TC or header, rarely anything else */
+      if (pick < 60) {
+        s[n++] = 0x15;
+        s[n++] = (uint8_t)(pick < 30 ? 0 : rnd());
+      } else {
+        s[n++] = pick < 970 ? key_h : h4[(v >> 12) % sizeof h4];
+        for (int k = 0; k < 4; k++)
+          s[n++] = (uint8_t)rnd();
+      }
+      s[n++] = (uint8_t)(0xc0 | (pick < 990 ? key_tc : v >> 24 & 3) << 4);
+      s[n++] = (uint8_t)(0x80 | rnd());
+      s[n++] = (uint8_t)(rnd() & 0x7f);
+      if (pick < 6) /* overflow, LTS2, stimulus page 1, back to page 0 */
+        s[n++] = pick == 0 ? 0x70 : pick == 1 ? 0x30 : pick == 2 ? 0x18 : 0x08;
+      continue;
+    }
     uint8_t h = style == 0                ? 0x17
                 : style == 1 || style == 3 ? (uint8_t)(0x03 | (v >> 12 & 31) << 3)
                                            : h5[(v >> 12) % sizeof h5];
@@ -316,7 +338,7 @@ static void test_regular_streams(void)
 {
   size_t cap = 1 << 18;
   uint8_t *s = malloc(cap);
-  for (unsigned style = 0; style < 4; style++) {
+  for (unsigned style = 0; style < 5; style++) {
     for (int iter = 0; iter < 3; iter++) {
       size_t n = regular_stream(s, cap, style);
       compare("regular stream", s, n);
