@@ -21,8 +21,9 @@
  * MASTER.EN sets vm->mtb_observe. The executors then report every
  * non-sequential PC change: the fast handlers of taken branches call
  * vm_mtb_branch() (compiled code writes the packet itself while fast_left
- * says it is only the store and the advance, jit_x64.c), every other instruction (exec_insn) vm_mtb_retire(), and
- * the exception model vm_mtb_exception(); the executor keeps cpu.last_pc, the
+ * says it is only the store and the advance, jit_x64.c), every other
+ * instruction (exec_insn) vm_mtb_retire(), and the exception model
+ * vm_mtb_exception(); the executor keeps cpu.last_pc, the
  * source of an entry packet. Only TSTART/TSTOP need every instruction (a
  * comparator match on its address: the core DWT's on the M33, the MTBDWT's
  * on an M0+ that has one, dbg_mtbdwt.c): then vm->mtb_hooked selects the
@@ -86,12 +87,12 @@ static inline void put32(uint8_t *p, uint32_t v)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   memcpy(p, &v, 4);
-  return;
-#endif
+#else
   p[0] = (uint8_t)v;
   p[1] = (uint8_t)(v >> 8);
   p[2] = (uint8_t)(v >> 16);
   p[3] = (uint8_t)(v >> 24);
+#endif
 }
 
 /* POINTER reached WATERMARK with AUTOSTOP or AUTOHALT set (MTB-M0+ TRM 3.3.3). */
