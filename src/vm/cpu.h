@@ -93,6 +93,13 @@ struct vm_cpu {
    * instruction of a whole block: a block runs whole only when it ends
    * before the next event (block.c). */
   uint32_t exec_pc;
+  /* vm_cpu_execute's call of run_block (exec.c), which may serve a PC
+   * sample at its event and go on (exec_threaded.h, label `event`) as if
+   * it had returned and been called again: whether the call keeps last_pc
+   * for the MTB on its return (run_mtb) from the instructions retired
+   * before it (run_ir); `served`: it returned having done the service. */
+  uint64_t run_ir;
+  bool run_mtb, served;
   bool sleeping;         /* in WFI/WFE */
   bool locked_up;
   /* --- owned by the CPU files; others use the functions below --- */

@@ -1001,6 +1001,11 @@ static inline bool service_one_sample(struct sonde_vm *vm)
   return true;
 }
 
+bool vm_sys_service_sample(struct sonde_vm *vm)
+{
+  return service_one_sample(vm);
+}
+
 bool vm_sys_service(struct sonde_vm *vm)
 {
   struct vm_sys *s = &vm->sys;

@@ -1270,10 +1270,18 @@ static bool needs_service(const struct sonde_vm *vm)
 int vm_cpu_execute(struct sonde_vm *vm)
 {
   vm_timing_setup(vm);
+  struct vm_cpu *c = &vm->cpu;
+  c->served = false;
   for (;;) {
     /* No pipeline reset here: where the VM stops to service events must not
      * change the timing (exception entry/return and branches reset it). */
-    if (needs_service(vm)) {
+    if (VM_UNLIKELY(c->served)) { /* run_block did the service (a PC sample) */
+      c->served = false;
+      if (vm->attention & VM_ATTN_STOP) { /* what vm_sys_service returned */
+        vm_dbg_settle(vm);
+        return 0;
+      }
+    } else if (needs_service(vm)) {
       if (vm_sys_service(vm)) {
         if (vm->dbg) /* PC samples due before now (dbg_dwt.c) */
           vm_dbg_settle(vm);
@@ -1284,22 +1292,18 @@ int vm_cpu_execute(struct sonde_vm *vm)
     }
     if (vm->hooked) {
       run_hooked(vm);
-    } else if (!vm->mtb_observe) {
-      if (vm->tm) /* a machine with a memory system (exec_tm.c) */
-        run_block_tm(vm);
-      else
-        run_block(vm);
     } else {
       /* The MTB: its branch packets from the blocks and compiled code
        * (NONSEQ); the source of an entry packet is the last instruction
        * that ran (cpu.last_pc), which their exits keep in cpu.exec_pc. */
-      uint64_t ir = vm->cpu.instret;
-      if (vm->tm)
+      c->run_mtb = vm->mtb_observe;
+      c->run_ir = c->instret;
+      if (vm->tm) /* a machine with a memory system (exec_tm.c) */
         run_block_tm(vm);
       else
         run_block(vm);
-      if (vm->cpu.instret != ir)
-        vm->cpu.last_pc = vm->cpu.exec_pc;
+      if (c->run_mtb && c->instret != c->run_ir)
+        c->last_pc = c->exec_pc;
     }
   }
 }

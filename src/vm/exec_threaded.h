@@ -14,6 +14,16 @@
 #ifndef FAST_TM
 #define FAST_TM 0
 #endif
+/* Where an executor goes when the event is due (its state in locals, or
+ * already in memory): the block executor may serve a PC sample and go on
+ * (label `event`); the others return to vm_cpu_execute. */
+#if FAST_BLOCK && !FAST_TM
+#define EVENT event
+#define EVENT_SYNCED event_synced
+#else
+#define EVENT out
+#define EVENT_SYNCED synced_out
+#endif
 static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 {
   struct vm_cpu *c = &vm->cpu;
@@ -348,7 +358,7 @@ slow:
   if (e->nth) /* the instruction before: it crossed the event (block.c), or this one may fault */
     c->exec_pc = BLOCK_OP(e)[-1].d.tag;
   if (VM_UNLIKELY(cy >= ev)) /* after a block's last instruction: the event is due */
-    goto out;
+    goto EVENT;
 #endif
   SYNC();
   step_one(vm, FAST_HOOKED || FAST_TM); /* (exec_insn charges the model when "hooked") */
@@ -359,14 +369,14 @@ check_mode:
   /* inside an IT block or with EPSR.T clear, every instruction is slow */
   while (VM_UNLIKELY(c->itstate || !(c->epsr & EPSR_T))) {
     if (cy >= ev)
-      return;
+      goto EVENT_SYNCED;
     step_one(vm, FAST_HOOKED || FAST_TM);
     if (vm->attention || (FAST_HOOKED && !vm->hooked))
       return;
     LOAD();
   }
   if (VM_UNLIKELY(cy >= ev))
-    return;
+    goto EVENT_SYNCED;
 #if !FAST_BLOCK
   DISPATCH();
 #else
@@ -458,7 +468,7 @@ jit_run: {
     ir += e->nth;
     LS_FROM_PREV();
     if (cy >= ev) /* the event is due: nothing to run before it */
-      goto out;
+      goto EVENT;
     SYNC();
     run_plain(vm);
     return;
@@ -471,9 +481,32 @@ jit_run: {
 }
 #endif
 
-out:
+out: __attribute__((unused)); /* (the block executor's exits go to `event`) */
   SYNC();
+synced_out: __attribute__((unused));
   return;
+#if FAST_BLOCK && !FAST_TM
+  /* At the event: when the service is one periodic PC sample, do it here
+   * and go on, as vm_cpu_execute would after this function returned and
+   * called it again (exec.c): the MTB's last_pc kept for that return, the
+   * executor picked again (another leaves with the service done). */
+event:
+  SYNC();
+event_synced:
+  if (c->run_mtb && c->instret != c->run_ir)
+    c->last_pc = c->exec_pc;
+  if (!vm_sys_service_sample(vm))
+    return;
+  c->run_mtb = vm->mtb_observe;
+  c->run_ir = c->instret;
+  if (VM_UNLIKELY(vm->attention || vm->hooked)) {
+    c->served = true;
+    return;
+  }
+  link_from = NULL;
+  LOAD();
+  goto check_mode;
+#endif
 
 #define DP_RETIRE RETIRE(PC + in->len, 1, false, VM_NOREG)
 #define DP_HANDLERS(A)                                                                 \
@@ -784,6 +817,8 @@ movt:
 #undef LOAD
 #undef TX_LOG
 #undef in
+#undef EVENT
+#undef EVENT_SYNCED
 }
 
 #undef FAST_FN

@@ -187,6 +187,11 @@ void vm_sys_reset_local(struct sonde_vm *vm);
  * (entry, tail-chain), handles stop requests. Returns true if execution must
  * stop now (vm->stop says why). */
 bool vm_sys_service(struct sonde_vm *vm);
+/* vm_sys_service's first step alone, for the block executor at its event
+ * (exec_threaded.h): true when the service was one periodic PC sample and
+ * is done (vm_sys_service would then return (attention & VM_ATTN_STOP) != 0);
+ * false, having changed nothing, in any other case. */
+bool vm_sys_service_sample(struct sonde_vm *vm);
 /* The CPU wrote the PC with an EXC_RETURN value in Handler mode. */
 void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return);
 /* A synchronous fault: the current instruction does not complete. */
