@@ -1261,6 +1261,28 @@ VM_INLINE bool step_one(struct sonde_vm *vm, const bool hooked)
 #define FAST_TM 1
 #include "exec_threaded.h"
 
+uint64_t vm_jit_event(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_block_op *op)
+{
+  /* run_block's label `event` (exec_threaded.h) after the exit's SYNC: the
+   * state the service reads (the PC for a stop's report) */
+  struct vm_cpu *c = &vm->cpu;
+  c->r[15] = op->d.tag;
+  c->cycles = s->cy;
+  c->instret = s->ir + op->d.nth;
+  c->exec_pc = s->exec_pc;
+  if (c->run_mtb && c->instret != c->run_ir)
+    c->last_pc = c->exec_pc;
+  if (!vm_sys_service_sample(vm))
+    return 0;
+  c->run_mtb = vm->mtb_observe;
+  c->run_ir = c->instret;
+  if (VM_UNLIKELY(vm->attention || vm->hooked || !vm->event_cycle)) {
+    c->served = true; /* (0 is the exit) */
+    return 0;
+  }
+  return vm->event_cycle;
+}
+
 static bool needs_service(const struct sonde_vm *vm)
 {
   return vm->attention || vm->cpu.cycles >= vm->event_cycle || vm->cpu.sleeping ||

@@ -451,6 +451,14 @@ jit_run: {
      * exec_insn runs anyway (an IT block, a slow instruction) and the end
      * of a block go the way they go in a block, which checks the event
      * before every instruction from there (step_one, enter). */
+#if !FAST_TM
+    if (VM_UNLIKELY(c->served)) { /* vm_jit_event did the service: as `event` leaves */
+      pc = e->tag;
+      ir += e->nth;
+      LS_FROM_PREV();
+      goto out;
+    }
+#endif
     if (e->fast == VM_FAST_IT || e->fast == VM_FAST_SLOW)
       goto slow;
     if (e->fast == VM_FAST_BLKEND)

@@ -82,6 +82,13 @@ bool vm_jit_full(const struct vm_jit *j);
  * that executor (VM_JIT_PLAIN) instead of the block executor. */
 const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct vm_block_op *first,
                            bool checked);
+/* The checked variant's stop at the event before op (exec.c): with the
+ * state as its exit leaves it (s->cy, s->ir, s->exec_pc), serve the event
+ * there when it is one periodic PC sample, as the block executor does at
+ * its label `event`, and return the next event to go on with op; 0: the
+ * code exits as it would have (the block executor then returns at once
+ * when cpu.served says the service is done). */
+uint64_t vm_jit_event(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_block_op *op);
 /* Run compiled code until it exits; returns enum vm_jit_exit. */
 int vm_jit_run(const struct vm_jit *j, struct vm_jit_state *s, struct vm_cpu *c,
                const struct vm_page *pages, const void *code);

@@ -151,6 +151,9 @@ struct stub {
   bool taken; /* a direct branch taken, else a resume */
   uint8_t it; /* a resume inside an IT block: its ITSTATE there (cpu.itstate), else 0 */
   bool plain; /* towards the event: one instruction at a time from op (VM_JIT_PLAIN) */
+  /* the checked variant's event check that jumped here (emit_check), to go
+   * back to when vm_jit_event served the event in place; else NULL */
+  const uint8_t *again;
 };
 
 struct emit {
@@ -411,7 +414,7 @@ static bool add_stub(struct emit *e, uint8_t *patch_at, const struct vm_block_op
     e->a.full = true;
     return false;
   }
-  e->stub[e->nstub++] = (struct stub){patch_at, op, pend, taken, 0, false};
+  e->stub[e->nstub++] = (struct stub){patch_at, op, pend, taken, 0, false, NULL};
   return true;
 }
 
@@ -737,11 +740,37 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   emit_enter_exit(e, op);
 }
 
+/* The checked variant at the event, before op (nothing of it done, pend
+ * cycles owed): vm_jit_event (exec.c) with the state in memory as the
+ * exit would leave it; when it served the event (a periodic PC sample),
+ * r13 = the next event and back to the check, else on to the exit. */
+static void emit_event_call(struct emit *e, const struct stub *s)
+{
+  const struct vm_block_op *op = s->op;
+  if (op->d.nth) /* the last it ran, for the sample */
+    store32_i(&e->a, R15, ST_XPC, op[-1].d.tag);
+  op_m(&e->a, true, 0x8d, RAX, R12, (int32_t)s->pend); /* lea rax, [r12 + pend] */
+  store64(&e->a, R15, ST_CY, RAX);
+  store64(&e->a, R15, ST_IR, R14);
+  mov64_rr(&e->a, RDI, RBX);
+  mov64_rr(&e->a, RSI, R15);
+  mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)op);
+  mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)vm_jit_event);
+  op_r(&e->a, false, 0xff, 2, RAX); /* call rax */
+  test64_rr(&e->a, RAX, RAX);
+  uint8_t *leave = jcc_fwd(&e->a, CC_E);
+  mov64_rr(&e->a, R13, RAX);
+  jmp_to(&e->a, s->again);
+  patch(&e->a, leave, e->a.p);
+}
+
 static void emit_stubs(struct emit *e)
 {
   for (unsigned i = 0; i < e->nstub; i++) {
     const struct stub *s = &e->stub[i];
     patch(&e->a, s->patch, e->a.p);
+    if (s->again && !s->it) /* (inside an IT block: left to the executor) */
+      emit_event_call(e, s);
     if (s->it) { /* mov byte [rbx + itstate], it: the one-at-a-time executor goes on */
       op_m(&e->a, false, 0xc6, 0, RBX, CPU_IT);
       b1(&e->a, s->it);
@@ -764,11 +793,14 @@ static void bail_if(struct emit *e, unsigned cc, const struct vm_block_op *op, u
  * ITSTATE the stop leaves inside an IT block (0 outside one). */
 static void emit_check(struct emit *e, const struct vm_block_op *op, uint32_t pend, uint8_t it)
 {
+  const uint8_t *again = e->a.p;
   op_m(&e->a, true, 0x8d, RAX, R12, (int32_t)pend); /* lea rax, [r12 + pend] */
   alu_rr(&e->a, true, ALU_CMP, RAX, R13);
   bail_if(e, CC_AE, op, pend);
-  if (!e->a.full && e->nstub)
+  if (!e->a.full && e->nstub) {
     e->stub[e->nstub - 1].it = it;
+    e->stub[e->nstub - 1].again = again;
+  }
 }
 
 /* ---- instructions ------------------------------------------------------------- */
