@@ -161,18 +161,26 @@ void vm_dbg_update_observe(struct sonde_vm *vm);
 extern const struct vm_device_ops vm_dwt_ops;
 uint32_t vm_dwt_cyccnt(const struct sonde_vm *vm);
 void vm_dwt_schedule(struct sonde_vm *vm);
-/* The DWT's timer (vm_dbg.timer) fired from the service (vm->sys.firing):
- * when it is for one periodic PC sample and nothing else (no sample
- * pending, no other DWT/ITM event due), take it and re-arm the timer, and
- * return true; else do nothing and return false (the timer's `fire` then
- * does the general work). A sample changes no NVIC state. */
-bool vm_dwt_fire_one_sample(struct sonde_vm *vm);
+/* The DWT's timer (vm_dbg.timer) due, with no other timer due (the
+ * service, exception.c): when it is for one periodic PC sample and nothing
+ * else (no sample pending, no other DWT/ITM event due) and the packet takes
+ * the ITM's common case (vm_itm_emit_plain), take it and return the cycle
+ * the timer is due next, for the caller to re-arm it; else return 0, having
+ * done nothing (the timer's `fire` then does the general work). A sample
+ * changes no NVIC state. */
+uint64_t vm_dwt_sample_plain(struct sonde_vm *vm);
 
 /* ITM (dbg_itm.c): queue one packet (hardware source or stimulus) generated
  * at `cycle`. Returns false when it was dropped (FIFO full: overflow). */
 extern const struct vm_device_ops vm_itm_ops;
 bool vm_itm_emit(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle,
                  bool hw);
+/* vm_itm_emit's common case alone (no formatter, overflow or GTSFREQ 11,
+ * room in the FIFO): true when the packet is queued, or dropped because
+ * the ITM is off (as vm_itm_emit drops it); false, having queued nothing,
+ * when vm_itm_emit's general path is needed. */
+bool vm_itm_emit_plain(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle,
+                       bool hw);
 void vm_itm_sync(struct sonde_vm *vm, uint64_t cycle);
 /* Global timestamps (ARMv7-M D4.2.5): GTSFREQ (ITM_TCR[11:10]) and the cycle
  * of the next periodic request; emit a GTS1 (+ GTS2) for `cycle`. */

@@ -228,28 +228,47 @@ static void take_sample(struct sonde_vm *vm, uint64_t t, bool cmp)
   *(cmp ? &d->cmp_cycle : &d->sample_cycle) = t;
 }
 
-/* timer_fire's common case: one periodic PC sample due before now (the VM
- * is past it, so vm_pc_at decides it at once), no sample pending, no other
- * event due. What the general loops below do for it, and the re-arm at
- * once (the timer fires from fire_timers: vm_sys_timer_rearm). Returns
- * false, having done nothing, in any other case. */
-static inline bool fire_one_sample(struct sonde_vm *vm, struct vm_dbg *d)
+/* The packet of a PC sample through vm_itm_emit_plain: false, having
+ * queued nothing, when it needs vm_itm_emit's general path. */
+static bool emit_sample_plain(struct sonde_vm *vm, const struct sonde_pcsample *s)
 {
-  if (!vm->sys.firing)
-    return false;
+  if (s->kind == SONDE_PCSAMPLE_SLEEP) {
+    static const uint8_t sl[2] = {PKT_PC_SLEEP, 0};
+    return vm_itm_emit_plain(vm, sl, 2, s->cycle, true);
+  }
+  if (s->kind == SONDE_PCSAMPLE_PC) {
+    uint32_t pc = s->pc;
+    uint8_t p[5] = {PKT_PC, (uint8_t)pc, (uint8_t)(pc >> 8), (uint8_t)(pc >> 16),
+                    (uint8_t)(pc >> 24)};
+    return vm_itm_emit_plain(vm, p, 5, s->cycle, true);
+  }
+  return true;
+}
+
+/* The DWT timer's common case: one periodic PC sample due before now (the
+ * VM is past it, so vm_pc_at decides it at once), no sample pending, no
+ * other event due. What the general loops below do for it: its packet
+ * (through emit_sample, or only when `plain` takes it: emit_sample_plain)
+ * and the timer's next due, returned for the caller to re-arm it. Returns
+ * 0, having done nothing, in any other case. */
+static inline uint64_t one_sample(struct sonde_vm *vm, struct vm_dbg *d, bool plain)
+{
   const uint32_t ctrl = d->dwt_ctrl;
   const uint64_t now = vm->cpu.cycles, t = d->next_ev;
   if (!(ctrl & DWT_CTRL_PCSAMPLENA) || d->sample_pending || d->cmp_pending || t >= now)
-    return false;
+    return 0;
   const uint64_t interval = (uint64_t)(((ctrl >> DWT_CTRL_POSTPRESET_SHIFT) & 0xF) + 1)
                             << tap_shift(d);
   const unsigned lc = lag_cmp(d);
   if (t + interval < now || d->next_sync <= now || d->next_gts <= now ||
       d->next_cmp < now + 1 - lc)
-    return false;
+    return 0;
   struct sonde_pcsample s;
   vm_pc_at(vm, t, &s); /* t < now: decided */
-  emit_sample(vm, &s);
+  if (!plain)
+    emit_sample(vm, &s);
+  else if (!emit_sample_plain(vm, &s))
+    return 0;
   d->next_ev = t + interval;
   uint64_t due = d->next_ev + 1;
   if (d->next_sync < due)
@@ -258,13 +277,25 @@ static inline bool fire_one_sample(struct sonde_vm *vm, struct vm_dbg *d)
     due = d->next_cmp + lc;
   if (d->next_gts < due)
     due = d->next_gts;
+  return due;
+}
+
+/* timer_fire's common case (one_sample), re-armed at once (the timer
+ * fires from fire_timers: vm_sys_timer_rearm). */
+static inline bool fire_one_sample(struct sonde_vm *vm, struct vm_dbg *d)
+{
+  if (!vm->sys.firing)
+    return false;
+  const uint64_t due = one_sample(vm, d, false);
+  if (!due)
+    return false;
   vm_sys_timer_rearm(&vm->sys, (unsigned)d->timer, due);
   return true;
 }
 
-bool vm_dwt_fire_one_sample(struct sonde_vm *vm)
+uint64_t vm_dwt_sample_plain(struct sonde_vm *vm)
 {
-  return fire_one_sample(vm, vm->dbg);
+  return one_sample(vm, vm->dbg, true);
 }
 
 /* The DWT's timer: the events due (timer_fire), in general. */

@@ -984,20 +984,34 @@ static inline bool service_one_sample(struct sonde_vm *vm)
             h->mon_stepping || h->halted))
     return false;
   const unsigned id = s->next_timer;
-  const uint64_t due = s->next_due;
-  set_due(s, id, UINT64_MAX);
-  scan_timers(s);
-  s->firing = true;
-  bool one = s->next_due > c->cycles && vm_dwt_fire_one_sample(vm);
-  s->firing = false;
-  if (!one) { /* another timer due too, or not a single sample: as it was */
-    set_due(s, id, due);
-    scan_timers(s);
-    return false;
+  /* the earliest of the other timers (scan_timers without this one, whose
+   * cache fire_timers would leave during the fire): none may be due */
+  uint64_t e = UINT64_MAX;
+  unsigned next = 0;
+  for (uint32_t m = s->armed & ~(1u << id); m; m &= m - 1) {
+    unsigned i = (unsigned)__builtin_ctz(m);
+    if (s->timers[i].due < e) {
+      e = s->timers[i].due;
+      next = i;
+    }
   }
+  if (e <= c->cycles)
+    return false;
+  const uint64_t due = vm_dwt_sample_plain(vm); /* 0: not a single plain sample */
+  if (!due)
+    return false;
+  /* the re-arm (vm_sys_timer_rearm on that cache), then update_event */
+  vm_sys_timer_due_set(s, id, due);
+  if (due < e || (due == e && id < next)) {
+    e = due;
+    next = id;
+  }
+  s->next_due = e;
+  s->next_timer = next;
+  s->next_valid = true;
   if (vm->dbgh) /* dbgh_service(vm, true) */
     vm->dbgh->taken0 = s->exceptions_taken, vm->dbgh->resetting = 0;
-  update_event(vm);
+  vm->event_cycle = e < vm->max_cycles ? e : vm->max_cycles;
   return true;
 }
 
