@@ -175,12 +175,6 @@ uint64_t vm_dwt_sample_plain(struct sonde_vm *vm);
 extern const struct vm_device_ops vm_itm_ops;
 bool vm_itm_emit(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle,
                  bool hw);
-/* vm_itm_emit's common case alone (no formatter, overflow or GTSFREQ 11,
- * room in the FIFO): true when the packet is queued, or dropped because
- * the ITM is off (as vm_itm_emit drops it); false, having queued nothing,
- * when vm_itm_emit's general path is needed. */
-bool vm_itm_emit_plain(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle,
-                       bool hw);
 void vm_itm_sync(struct sonde_vm *vm, uint64_t cycle);
 /* Global timestamps (ARMv7-M D4.2.5): GTSFREQ (ITM_TCR[11:10]) and the cycle
  * of the next periodic request; emit a GTS1 (+ GTS2) for `cycle`. */
@@ -280,5 +274,87 @@ void vm_swo_timer_fire(struct sonde_vm *vm, void *ctx);
 void vm_swo_rearm(struct sonde_vm *vm);
 #define VM_TPIU_SYNC_FRAMES 8u /* formatter: a full sync before every 8th frame */
 #define TPIU_FFCR_ENFCONT (1u << 1)
+
+
+/* ---- the ITM's common case inline (dbg_itm.c), for the DWT's PC samples ---- */
+
+/* The ITM takes no packet (from this source) now. */
+static inline bool vm_itm_off(const struct vm_dbg *d, uint32_t tcr, bool hw)
+{
+  return !(d->demcr & VM_DEMCR_TRCENA) || !(tcr & ITM_TCR_ITMENA) ||
+         (hw && !(tcr & ITM_TCR_TXENA));
+}
+
+/* dbg_itm.c emit_plain's case: no formatter, no overflow owed, no GTSFREQ 11. */
+static inline bool vm_itm_plain_case(const struct vm_dbg *d, uint32_t tcr)
+{
+  return !(d->ffcr & TPIU_FFCR_ENFCONT) && !d->fmt_pending && !d->overflow &&
+         ((tcr >> ITM_TCR_GTSFREQ_SHIFT) & 3) != 3;
+}
+
+/* The length of the packet lts_encode() writes. */
+static inline unsigned vm_lts_len(uint32_t delta, unsigned tc)
+{
+  if (tc == 0 && delta - 1 < 6)
+    return 1;
+  return 2u + (delta >= 1u << 7) + (delta >= 1u << 14) + (delta >= 1u << 21);
+}
+
+/* emit_plain_quiet (dbg_itm.c) when the pin is idle at `cycle` (pin_free <=
+ * cycle: every queued byte has started, the FIFO empties): the packet's
+ * first byte starts at `cycle` and leaves the FIFO at once, the rest and
+ * the timestamp queue behind it. Its steps with used 0 and first cycle. */
+static inline bool vm_itm_emit_idle(struct vm_dbg *d, unsigned len, uint64_t cycle)
+{
+  vm_fifo_clear(d);
+  if (VM_DBG_FIFO_BYTES < len)
+    return false; /* the general path counts the loss */
+  const uint32_t step = 10u * ((d->acpr & 0x1FFFu) + 1);
+  const uint32_t tcr = d->itm_tcr;
+  unsigned q = len;
+  if (!(tcr & ITM_TCR_TSENA)) {
+    d->pin_free = cycle + (uint64_t)q * step;
+    d->bytes_out += q;
+    vm_fifo_queue(d, cycle, step, q);
+    return true;
+  }
+  unsigned shift = 2 * ((tcr >> 8) & 3); /* TSPrescale 1, 4, 16, 64 */
+  uint64_t ticks = (cycle - d->ts_last) >> shift;
+  uint32_t delta = (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks);
+  unsigned n = vm_lts_len(delta, d->ts_owed ? 1 : 0);
+  if (VM_DBG_FIFO_BYTES - (len - 1) < n) {
+    d->ts_owed = true;
+  } else {
+    q += n;
+    d->ts_last += ticks << shift;
+    d->ts_owed = false;
+  }
+  d->pin_free = cycle + (uint64_t)q * step;
+  d->bytes_out += q;
+  vm_fifo_queue(d, cycle + step, step, q - 1);
+  return true;
+}
+
+/* dbg_itm.c emit_plain (what vm_itm_emit_plain leaves out of line). */
+bool vm_itm_emit_plain_busy(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle);
+
+/* vm_itm_emit's common case alone (no formatter, overflow or GTSFREQ 11,
+ * room in the FIFO), for the ITM `d` of vm: true when the packet is queued,
+ * or dropped because the ITM is off (as vm_itm_emit drops it); false,
+ * having queued nothing, when vm_itm_emit's general path is needed. */
+static inline bool vm_itm_emit_plain(struct sonde_vm *vm, struct vm_dbg *d, const uint8_t *pkt,
+                                     unsigned len, uint64_t cycle, bool hw)
+{
+  const uint32_t tcr = d->itm_tcr;
+  if (vm_itm_off(d, tcr, hw))
+    return true;
+  if (!vm_itm_plain_case(d, tcr))
+    return false;
+  /* emit_plain's first case (emit_plain_quiet) with the pin idle: most PC
+   * samples, which come further apart than their bytes take on the pin */
+  if (d->swo_fn == NULL && d->ts_last <= cycle && d->pin_free <= cycle)
+    return vm_itm_emit_idle(d, len, cycle);
+  return vm_itm_emit_plain_busy(vm, pkt, len, cycle);
+}
 
 #endif

@@ -230,17 +230,17 @@ static void take_sample(struct sonde_vm *vm, uint64_t t, bool cmp)
 
 /* The packet of a PC sample through vm_itm_emit_plain: false, having
  * queued nothing, when it needs vm_itm_emit's general path. */
-static bool emit_sample_plain(struct sonde_vm *vm, const struct sonde_pcsample *s)
+static inline bool emit_sample_plain(struct sonde_vm *vm, const struct sonde_pcsample *s)
 {
   if (s->kind == SONDE_PCSAMPLE_SLEEP) {
     static const uint8_t sl[2] = {PKT_PC_SLEEP, 0};
-    return vm_itm_emit_plain(vm, sl, 2, s->cycle, true);
+    return vm_itm_emit_plain(vm, vm->dbg, sl, 2, s->cycle, true);
   }
   if (s->kind == SONDE_PCSAMPLE_PC) {
     uint32_t pc = s->pc;
     uint8_t p[5] = {PKT_PC, (uint8_t)pc, (uint8_t)(pc >> 8), (uint8_t)(pc >> 16),
                     (uint8_t)(pc >> 24)};
-    return vm_itm_emit_plain(vm, p, 5, s->cycle, true);
+    return vm_itm_emit_plain(vm, vm->dbg, p, 5, s->cycle, true);
   }
   return true;
 }

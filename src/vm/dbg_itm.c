@@ -185,14 +185,6 @@ VM_INLINE unsigned fifo_pop_plain(struct vm_dbg *d, uint64_t cycle)
   return vm_fifo_pop(d, cycle);
 }
 
-/* The length of the packet lts_encode() writes. */
-VM_INLINE unsigned lts_len(uint32_t delta, unsigned tc)
-{
-  if (tc == 0 && delta - 1 < 6)
-    return 1;
-  return 2u + (delta >= 1u << 7) + (delta >= 1u << 14) + (delta >= 1u << 21);
-}
-
 /* n bytes to the pin at `cycle`, into the FIFO as far as they fit (the
  * caller checked the room): to the SWO callback too when there is one. */
 VM_INLINE void send_plain(struct sonde_vm *vm, const uint8_t *b, unsigned n, uint64_t cycle)
@@ -210,45 +202,10 @@ VM_INLINE void send_plain(struct sonde_vm *vm, const uint8_t *b, unsigned n, uin
  * below do: pop the FIFO at `cycle`, queue the packet at the pin's next
  * slot, pop at `cycle` again (the packet's first byte leaves at once when
  * the pin was idle), queue the timestamp after it when it fits. */
-/* emit_plain_quiet when the pin is idle at `cycle` (pin_free <= cycle: every
- * queued byte has started, the FIFO empties): the packet's first byte
- * starts at `cycle` and leaves the FIFO at once, the rest and the
- * timestamp queue behind it. The same steps with used 0 and first cycle. */
-VM_INLINE bool emit_quiet_idle(struct vm_dbg *d, unsigned len, uint64_t cycle)
-{
-  vm_fifo_clear(d);
-  if (VM_DBG_FIFO_BYTES < len)
-    return false; /* the general path counts the loss */
-  const uint32_t step = 10u * ((d->acpr & 0x1FFFu) + 1);
-  const uint32_t tcr = d->itm_tcr;
-  unsigned q = len;
-  if (!(tcr & ITM_TCR_TSENA)) {
-    d->pin_free = cycle + (uint64_t)q * step;
-    d->bytes_out += q;
-    vm_fifo_queue(d, cycle, step, q);
-    return true;
-  }
-  unsigned shift = 2 * ((tcr >> 8) & 3); /* TSPrescale 1, 4, 16, 64 */
-  uint64_t ticks = (cycle - d->ts_last) >> shift;
-  uint32_t delta = (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks);
-  unsigned n = lts_len(delta, d->ts_owed ? 1 : 0);
-  if (VM_DBG_FIFO_BYTES - (len - 1) < n) {
-    d->ts_owed = true;
-  } else {
-    q += n;
-    d->ts_last += ticks << shift;
-    d->ts_owed = false;
-  }
-  d->pin_free = cycle + (uint64_t)q * step;
-  d->bytes_out += q;
-  vm_fifo_queue(d, cycle + step, step, q - 1);
-  return true;
-}
-
 VM_INLINE bool emit_plain_quiet(struct vm_dbg *d, unsigned len, uint64_t cycle)
 {
   if (d->pin_free <= cycle)
-    return emit_quiet_idle(d, len, cycle);
+    return vm_itm_emit_idle(d, len, cycle);
   const unsigned used = vm_fifo_pop(d, cycle);
   const uint64_t first = d->pin_free;
   if (VM_DBG_FIFO_BYTES - used < len)
@@ -261,7 +218,7 @@ VM_INLINE bool emit_plain_quiet(struct vm_dbg *d, unsigned len, uint64_t cycle)
     unsigned shift = 2 * ((tcr >> 8) & 3); /* TSPrescale 1, 4, 16, 64 */
     uint64_t ticks = (cycle - d->ts_last) >> shift;
     uint32_t delta = (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks);
-    unsigned n = lts_len(delta, d->ts_owed ? 1 : 0);
+    unsigned n = vm_lts_len(delta, d->ts_owed ? 1 : 0);
     if (VM_DBG_FIFO_BYTES - (used + len - (first == cycle)) < n) {
       d->ts_owed = true;
     } else {
@@ -301,7 +258,7 @@ VM_INLINE bool emit_plain(struct sonde_vm *vm, const uint8_t *pkt, unsigned len,
   uint64_t ticks = (at - d->ts_last) >> shift;
   uint32_t delta = (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks);
   unsigned tc = d->ts_owed ? 1 : 0;
-  unsigned n = lts_len(delta, tc);
+  unsigned n = vm_lts_len(delta, tc);
   used = fifo_pop_plain(d, at);
   if (VM_DBG_FIFO_BYTES - used < n) {
     d->ts_owed = true;
@@ -318,52 +275,20 @@ VM_INLINE bool emit_plain(struct sonde_vm *vm, const uint8_t *pkt, unsigned len,
   return true;
 }
 
-/* The ITM takes no packet (from this source) now. */
-VM_INLINE bool itm_off(const struct vm_dbg *d, uint32_t tcr, bool hw)
-{
-  return !(d->demcr & VM_DEMCR_TRCENA) || !(tcr & ITM_TCR_ITMENA) ||
-         (hw && !(tcr & ITM_TCR_TXENA));
-}
-
-/* emit_plain's case: no formatter, no overflow owed, no GTSFREQ 11. */
-VM_INLINE bool plain_case(const struct vm_dbg *d, uint32_t tcr)
-{
-  return !(d->ffcr & TPIU_FFCR_ENFCONT) && !d->fmt_pending && !d->overflow &&
-         ((tcr >> ITM_TCR_GTSFREQ_SHIFT) & 3) != 3;
-}
-
 bool vm_itm_emit(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle, bool hw)
 {
   struct vm_dbg *d = vm->dbg;
   const uint32_t tcr = d->itm_tcr;
-  if (itm_off(d, tcr, hw))
+  if (vm_itm_off(d, tcr, hw))
     return false;
-  if (VM_LIKELY(plain_case(d, tcr)) && emit_plain(vm, pkt, len, cycle))
+  if (VM_LIKELY(vm_itm_plain_case(d, tcr)) && emit_plain(vm, pkt, len, cycle))
     return true;
   return emit_general(vm, pkt, len, cycle);
 }
 
-/* emit_plain out of line: vm_itm_emit_plain's own case stays small. */
-static __attribute__((noinline)) bool emit_plain_call(struct sonde_vm *vm, const uint8_t *pkt,
-                                                     unsigned len, uint64_t cycle)
+bool vm_itm_emit_plain_busy(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle)
 {
   return emit_plain(vm, pkt, len, cycle);
-}
-
-bool vm_itm_emit_plain(struct sonde_vm *vm, const uint8_t *pkt, unsigned len, uint64_t cycle,
-                       bool hw)
-{
-  struct vm_dbg *d = vm->dbg;
-  const uint32_t tcr = d->itm_tcr;
-  if (itm_off(d, tcr, hw))
-    return true;
-  if (!plain_case(d, tcr))
-    return false;
-  /* emit_plain's first case (emit_plain_quiet) with the pin idle: most PC
-   * samples, which come further apart than their bytes take on the pin */
-  if (VM_LIKELY(d->swo_fn == NULL && d->ts_last <= cycle && d->pin_free <= cycle))
-    return emit_quiet_idle(d, len, cycle);
-  return emit_plain_call(vm, pkt, len, cycle);
 }
 
 void vm_itm_sync(struct sonde_vm *vm, uint64_t cycle)

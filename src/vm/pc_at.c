@@ -14,40 +14,6 @@
 
 #include "vm_internal.h"
 
-static bool in_sleep(const struct sonde_vm *vm, uint64_t t)
-{
-  const struct vm_sys *s = &vm->sys;
-  return s->sleep_from != UINT64_MAX && t >= s->sleep_from &&
-         t - s->sleep_from < s->sleep_cycles - s->sleep_base;
-}
-
-static void set(struct sonde_pcsample *out, uint64_t t, enum sonde_pcsample_kind kind, uint32_t pc)
-{
-  out->cycle = t;
-  out->kind = kind;
-  out->pc = kind == SONDE_PCSAMPLE_PC ? pc : 0;
-}
-
-void vm_pc_in_gap(const struct sonde_vm *vm, uint64_t t, bool have_prev, uint32_t prev_pc,
-                  struct sonde_pcsample *out)
-{
-  if (in_sleep(vm, t))
-    set(out, t, SONDE_PCSAMPLE_SLEEP, 0);
-  else
-    set(out, t, have_prev ? SONDE_PCSAMPLE_PC : SONDE_PCSAMPLE_NONE, prev_pc);
-}
-
-bool vm_pc_at(const struct sonde_vm *vm, uint64_t t, struct sonde_pcsample *out)
-{
-  const struct vm_cpu *c = &vm->cpu;
-  if (t >= c->cycles)
-    return false;
-  /* t lies in the last instruction's cycles or in the gap after it (the
-   * gap's sleep first, then exception entry, return, tail-chain) */
-  vm_pc_in_gap(vm, t, c->exec_pc != VM_EXEC_NONE, c->exec_pc, out);
-  return true;
-}
-
 int sonde_vm_pc_at_cycle(struct sonde_vm *vm, uint64_t cycle, struct sonde_pcsample *out,
                          struct sonde_vm_stop *stop)
 {
