@@ -96,8 +96,9 @@ struct vm_cpu {
   /* vm_cpu_execute's call of run_block (exec.c), which may serve a PC
    * sample at its event and go on (exec_threaded.h, label `event`) as if
    * it had returned and been called again: whether the call keeps last_pc
-   * for the MTB on its return (run_mtb) from the instructions retired
-   * before it (run_ir); `served`: it returned having done the service. */
+   * for the MTB on its return (run_mtb: it was made with the MTB on) from
+   * the instructions retired since run_ir; `served`: it returned having
+   * done the service. */
   uint64_t run_ir;
   bool run_mtb, served;
   bool sleeping;         /* in WFI/WFE */

@@ -304,7 +304,8 @@ static inline unsigned vm_lts_len(uint32_t delta, unsigned tc)
  * cycle: every queued byte has started, the FIFO empties): the packet's
  * first byte starts at `cycle` and leaves the FIFO at once, the rest and
  * the timestamp queue behind it. Its steps with used 0 and first cycle. */
-static inline bool vm_itm_emit_idle(struct vm_dbg *d, unsigned len, uint64_t cycle)
+static inline __attribute__((always_inline)) bool
+vm_itm_emit_idle(struct vm_dbg *d, unsigned len, uint64_t cycle)
 {
   vm_fifo_clear(d);
   if (VM_DBG_FIFO_BYTES < len)

@@ -1223,6 +1223,14 @@ VM_INLINE bool step_one(struct sonde_vm *vm, const bool hooked)
   return exec_insn(vm, &e->insn, hooked);
 }
 
+/* Whether the service due may be one periodic PC sample (the first test
+ * of vm_sys_service_sample, inline: the executors ask at every event). */
+static inline bool sample_may_be_due(const struct sonde_vm *vm)
+{
+  return vm->dbg && vm->sys.next_valid && vm->sys.next_timer == (unsigned)vm->dbg->timer &&
+         !vm->attention;
+}
+
 /* Keep one dispatch per handler: without these GCC merges the handlers'
  * identical dispatch tails into one shared indirect jump. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -1266,6 +1274,8 @@ uint64_t vm_jit_event(struct sonde_vm *vm, struct vm_jit_state *s, const struct 
   /* run_block's label `event` (exec_threaded.h) after the exit's SYNC: the
    * state the service reads (the PC for a stop's report) */
   struct vm_cpu *c = &vm->cpu;
+  if (!sample_may_be_due(vm))
+    return 0;
   c->r[15] = op->d.tag;
   c->cycles = s->cy;
   c->instret = s->ir + op->d.nth;
@@ -1274,9 +1284,9 @@ uint64_t vm_jit_event(struct sonde_vm *vm, struct vm_jit_state *s, const struct 
     c->last_pc = c->exec_pc;
   if (!vm_sys_service_sample(vm))
     return 0;
-  c->run_mtb = vm->mtb_observe;
   c->run_ir = c->instret;
-  if (VM_UNLIKELY(vm->attention || vm->hooked || !vm->event_cycle)) {
+  if (VM_UNLIKELY(vm->attention || vm->hooked || vm->mtb_observe != c->run_mtb ||
+                  !vm->event_cycle)) {
     c->served = true; /* (0 is the exit) */
     return 0;
   }
@@ -1314,17 +1324,23 @@ int vm_cpu_execute(struct sonde_vm *vm)
     }
     if (vm->hooked) {
       run_hooked(vm);
-    } else {
-      /* The MTB: its branch packets from the blocks and compiled code
-       * (NONSEQ); the source of an entry packet is the last instruction
-       * that ran (cpu.last_pc), which their exits keep in cpu.exec_pc. */
-      c->run_mtb = vm->mtb_observe;
-      c->run_ir = c->instret;
+    } else if (!vm->mtb_observe) {
+      c->run_mtb = false;
       if (vm->tm) /* a machine with a memory system (exec_tm.c) */
         run_block_tm(vm);
       else
         run_block(vm);
-      if (c->run_mtb && c->instret != c->run_ir)
+    } else {
+      /* The MTB: its branch packets from the blocks and compiled code
+       * (NONSEQ); the source of an entry packet is the last instruction
+       * that ran (cpu.last_pc), which their exits keep in cpu.exec_pc. */
+      c->run_mtb = true;
+      c->run_ir = c->instret;
+      if (vm->tm)
+        run_block_tm(vm);
+      else
+        run_block(vm);
+      if (c->instret != c->run_ir)
         c->last_pc = c->exec_pc;
     }
   }

@@ -496,18 +496,20 @@ synced_out: __attribute__((unused));
 #if FAST_BLOCK && !FAST_TM
   /* At the event: when the service is one periodic PC sample, do it here
    * and go on, as vm_cpu_execute would after this function returned and
-   * called it again (exec.c): the MTB's last_pc kept for that return, the
-   * executor picked again (another leaves with the service done). */
+   * called it again (exec.c): the MTB's last_pc kept for that return; when
+   * it would pick another executor (or the MTB's way to call this one),
+   * return with the service done (cpu.served). */
 event:
   SYNC();
 event_synced:
+  if (!sample_may_be_due(vm))
+    return;
   if (c->run_mtb && c->instret != c->run_ir)
     c->last_pc = c->exec_pc;
   if (!vm_sys_service_sample(vm))
     return;
-  c->run_mtb = vm->mtb_observe;
   c->run_ir = c->instret;
-  if (VM_UNLIKELY(vm->attention || vm->hooked)) {
+  if (VM_UNLIKELY(vm->attention || vm->hooked || vm->mtb_observe != c->run_mtb)) {
     c->served = true;
     return;
   }

@@ -126,6 +126,12 @@ _Static_assert(offsetof(struct sonde_vm, cpu) == 0, "the cpu at the start of the
 #define VM_MTB_OBS ((int32_t)offsetof(struct sonde_vm, mtb_observe))
 #define VM_ATTN ((int32_t)offsetof(struct sonde_vm, attention))
 #define VM_EV ((int32_t)offsetof(struct sonde_vm, event_cycle))
+#define VM_DBGP ((int32_t)offsetof(struct sonde_vm, dbg))
+#define DBG_TIMER ((int32_t)offsetof(struct vm_dbg, timer))
+#define SYS_NEXT_TIMER ((int32_t)offsetof(struct sonde_vm, sys.next_timer))
+_Static_assert(sizeof(((struct vm_dbg *)0)->timer) == 4 &&
+                   sizeof(((struct sonde_vm *)0)->sys.next_timer) == 4,
+               "the DWT's timer id and the next timer's: 32-bit");
 _Static_assert(offsetof(struct vm_jit_state, lsrt) == offsetof(struct vm_jit_state, lsp) + 1,
                "lsp and lsrt are written as one halfword");
 #define OP_LINK ((int32_t)offsetof(struct vm_block_op, link))
@@ -747,6 +753,14 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
 static void emit_event_call(struct emit *e, const struct stub *s)
 {
   const struct vm_block_op *op = s->op;
+  /* no call unless the DWT's timer is the one due (vm_jit_event's first
+   * test, exec.c; every other event leaves at once) */
+  load64(&e->a, RAX, RBX, VM_DBGP);
+  test64_rr(&e->a, RAX, RAX);
+  uint8_t *no_dwt = jcc_fwd(&e->a, CC_E);
+  load32(&e->a, RCX, RAX, DBG_TIMER);
+  alu_rm(&e->a, ALU_CMP, RCX, RBX, SYS_NEXT_TIMER);
+  uint8_t *other = jcc_fwd(&e->a, CC_NE);
   if (op->d.nth) /* the last it ran, for the sample */
     store32_i(&e->a, R15, ST_XPC, op[-1].d.tag);
   op_m(&e->a, true, 0x8d, RAX, R12, (int32_t)s->pend); /* lea rax, [r12 + pend] */
@@ -762,6 +776,8 @@ static void emit_event_call(struct emit *e, const struct stub *s)
   mov64_rr(&e->a, R13, RAX);
   jmp_to(&e->a, s->again);
   patch(&e->a, leave, e->a.p);
+  patch(&e->a, no_dwt, e->a.p);
+  patch(&e->a, other, e->a.p);
 }
 
 static void emit_stubs(struct emit *e)
