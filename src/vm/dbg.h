@@ -300,6 +300,25 @@ static inline unsigned vm_lts_len(uint32_t delta, unsigned tc)
   return 2u + (delta >= 1u << 7) + (delta >= 1u << 14) + (delta >= 1u << 21);
 }
 
+/* The local timestamp after a packet at `cycle` (ITM_TCR.TSENA), with
+ * `room` bytes left for it in the FIFO: its length, ts_last moved on; 0
+ * when it does not fit (owed: TC = 1 after the next packet). */
+static inline unsigned vm_itm_ts_take(struct vm_dbg *d, uint32_t tcr, uint64_t cycle,
+                                      unsigned room)
+{
+  unsigned shift = 2 * ((tcr >> 8) & 3); /* TSPrescale 1, 4, 16, 64 */
+  uint64_t ticks = (cycle - d->ts_last) >> shift;
+  uint32_t delta = (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks);
+  unsigned n = vm_lts_len(delta, d->ts_owed ? 1 : 0);
+  if (room < n) {
+    d->ts_owed = true;
+    return 0;
+  }
+  d->ts_last += ticks << shift;
+  d->ts_owed = false;
+  return n;
+}
+
 /* emit_plain_quiet (dbg_itm.c) when the pin is idle at `cycle` (pin_free <=
  * cycle: every queued byte has started, the FIFO empties): the packet's
  * first byte starts at `cycle` and leaves the FIFO at once, the rest and
@@ -319,17 +338,7 @@ vm_itm_emit_idle(struct vm_dbg *d, unsigned len, uint64_t cycle)
     vm_fifo_queue(d, cycle, step, q);
     return true;
   }
-  unsigned shift = 2 * ((tcr >> 8) & 3); /* TSPrescale 1, 4, 16, 64 */
-  uint64_t ticks = (cycle - d->ts_last) >> shift;
-  uint32_t delta = (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks);
-  unsigned n = vm_lts_len(delta, d->ts_owed ? 1 : 0);
-  if (VM_DBG_FIFO_BYTES - (len - 1) < n) {
-    d->ts_owed = true;
-  } else {
-    q += n;
-    d->ts_last += ticks << shift;
-    d->ts_owed = false;
-  }
+  q += vm_itm_ts_take(d, tcr, cycle, VM_DBG_FIFO_BYTES - (len - 1));
   d->pin_free = cycle + (uint64_t)q * step;
   d->bytes_out += q;
   vm_fifo_queue(d, cycle + step, step, q - 1);

@@ -214,19 +214,8 @@ VM_INLINE bool emit_plain_quiet(struct vm_dbg *d, unsigned len, uint64_t cycle)
   const uint32_t tcr = d->itm_tcr;
   unsigned q = len; /* bytes to the pin from `first` on */
   bool ts = (tcr & ITM_TCR_TSENA) != 0;
-  if (ts) {
-    unsigned shift = 2 * ((tcr >> 8) & 3); /* TSPrescale 1, 4, 16, 64 */
-    uint64_t ticks = (cycle - d->ts_last) >> shift;
-    uint32_t delta = (uint32_t)(ticks > 0x0FFFFFFFu ? 0x0FFFFFFFu : ticks);
-    unsigned n = vm_lts_len(delta, d->ts_owed ? 1 : 0);
-    if (VM_DBG_FIFO_BYTES - (used + len - (first == cycle)) < n) {
-      d->ts_owed = true;
-    } else {
-      q += n;
-      d->ts_last += ticks << shift;
-      d->ts_owed = false;
-    }
-  }
+  if (ts)
+    q += vm_itm_ts_take(d, tcr, cycle, VM_DBG_FIFO_BYTES - (used + len - (first == cycle)));
   d->pin_free = first + (uint64_t)q * step;
   d->bytes_out += q;
   if (ts && first == cycle) /* the second pop: the first byte started */
