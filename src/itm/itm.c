@@ -362,6 +362,15 @@ static size_t sync_found(struct sonde_itm *d, struct sonde_itm_packet *o)
   return n;
 }
 
+#if ITM_X86_V3
+/* not always_inline: inlined into the x86-64 v3 copy only (in the
+ * baseline copy its call is dead code) */
+static inline __attribute__((target("bmi2"))) uint64_t pext_v3(uint64_t w, uint64_t m)
+{
+  return _pext_u64(w, m);
+}
+#endif
+
 /* A GTS1, GTS2 or extension packet (itm_fast kind 3, 4, 5) at the start of
  * the 8 bytes in w, decoded exactly as decode_packet does (D4.2.3, D4.2.5).
  * Sets *value, *meta (port, type, size, flags) and *type, updates the global
@@ -369,7 +378,7 @@ static size_t sync_found(struct sonde_itm *d, struct sonde_itm_packet *o)
  * is malformed (the general path reports it). */
 static inline __attribute__((always_inline)) unsigned
 decode_rare(struct sonde_itm *d, uint64_t w, unsigned kind, uint64_t *page_base, uint64_t *value,
-            uint64_t *meta, unsigned *type)
+            uint64_t *meta, unsigned *type, const bool v3)
 {
   unsigned h = (unsigned)w & 0xff, len = 1, flags = 0, size;
   if (kind != 5 || (h & 0x80)) {
@@ -380,6 +389,40 @@ decode_rare(struct sonde_itm *d, uint64_t w, unsigned kind, uint64_t *page_base,
   }
   size = len - 1;
   uint64_t v = 0;
+#if ITM_X86_V3
+  if (v3) {
+    /* the same fields by one pext over the packet's bytes (len <= 7) */
+    uint64_t cut = w & ((1ull << (8 * len)) - 1);
+    if (kind == 3) {
+      v = pext_v3(cut, 0x1f7f7f7f00ull);
+      uint64_t mask = len == 5 ? (1ull << 26) - 1 : (1ull << (7 * size)) - 1;
+      unsigned b4 = (unsigned)(cut >> 32);
+      flags = (b4 & 0x40 ? SONDE_ITM_GTS_WRAP : 0) | (b4 & 0x20 ? SONDE_ITM_GTS_CLKCH : 0);
+      d->gts = (d->gts & ~mask) | v;
+      *value = d->gts;
+      *type = SONDE_ITM_GTS;
+    } else if (kind == 4) {
+      v = pext_v3(cut, 0x7f7f7f7f7f7f00ull);
+      d->gts = (d->gts & ((1ull << 26) - 1)) | (v << 26);
+      *value = d->gts;
+      flags = SONDE_ITM_GTS2;
+      *type = SONDE_ITM_GTS;
+    } else {
+      v = ((h >> 4) & 7) | pext_v3(cut, 0xff7f7f7f00ull) << 3;
+      if (!(h & 0x04)) {
+        *page_base = v < 2047 ? v * 32 : 2047u * 32;
+        *type = SONDE_ITM_PAGE;
+      } else {
+        flags = 1;
+        *type = SONDE_ITM_EXT;
+      }
+      *value = v;
+    }
+    *meta = (uint64_t)*type << 16 | (uint64_t)size << 24 | (uint64_t)flags << 32;
+    return len;
+  }
+#endif
+  (void)v3;
   if (kind == 3) { /* GTS1: TS[6:0], TS[13:7], TS[20:14], {0 Wrap ClkCh TS[25:21]} */
     unsigned bits = 0;
     for (unsigned i = 1; i < len; i++) {
@@ -435,7 +478,8 @@ decode_rare(struct sonde_itm *d, uint64_t w, unsigned kind, uint64_t *page_base,
  * word at the next packet is loaded only for its payload. */
 static inline __attribute__((always_inline)) void
 fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
-          const struct sonde_itm_packet *oend, uint64_t off0, const uint64_t pre, const bool known)
+          const struct sonde_itm_packet *oend, uint64_t off0, const uint64_t pre, const bool known,
+          const bool v3)
 {
   const uint8_t *p = *pp;
   struct sonde_itm_packet *o = *op;
@@ -477,7 +521,7 @@ fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct s
            * path, which decodes one packet and comes back. */
           if (e->kind == 0 || e->kind == 1)
             goto out;
-          plen = decode_rare(d, w, e->kind, &page_base, &value, &meta, &type);
+          plen = decode_rare(d, w, e->kind, &page_base, &value, &meta, &type, v3);
           if (!plen)
             goto out;
           sh = 8 * plen;
@@ -687,15 +731,6 @@ struct pairs {
 
 #define PAIR_KEY_MASK 0x8080ff00000000ffull
 #define SLEEP_KEY_MASK 0x8080ff00ffull
-
-#if ITM_X86_V3
-/* not always_inline: inlined into the x86-64 v3 copy only (in the
- * baseline copy its call is dead code) */
-static inline __attribute__((target("bmi2"))) uint64_t pext_v3(uint64_t w, uint64_t m)
-{
-  return _pext_u64(w, m);
-}
-#endif
 
 static inline __attribute__((always_inline)) uint64_t pair_dt(uint64_t w, const bool v3)
 {
@@ -1130,7 +1165,7 @@ mixed_blocks(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
       memcpy(&w, base + i, 8);
       unsigned kind = itm_fast_table[w & 0xff].kind, len = b.nxt[i] - i;
       /* (len 0: not ended within 4 bytes; decode_rare gives 0 when malformed) */
-      if (kind < 3 || !len || decode_rare(d, w, kind, &r.page_base, &value, &meta, &type) != len) {
+      if (kind < 3 || !len || decode_rare(d, w, kind, &r.page_base, &value, &meta, &type, true) != len) {
         stopped = true;
         goto out;
       }
@@ -1208,11 +1243,11 @@ fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
     else
 #endif
     if (d->ts_out == SONDE_ITM_TS_UNKNOWN)
-      fast_loop(d, &p, pend, &o, oend, off0, 1, false);
+      fast_loop(d, &p, pend, &o, oend, off0, 1, false, v3);
     else if (d->cfg.ts_prescale == 1)
-      fast_loop(d, &p, pend, &o, oend, off0, 1, true);
+      fast_loop(d, &p, pend, &o, oend, off0, 1, true, v3);
     else
-      fast_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale, true);
+      fast_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale, true, v3);
     if ((uint64_t)(o - o0) >= 64 && (uint64_t)(p - p0) * 4 >= (uint64_t)(o - o0) * 15)
       d->run_mode = 1;
   }
