@@ -1037,8 +1037,9 @@ mixed_next(const uint8_t *p, unsigned npos, uint8_t *nxt, uint8_t *bz, uint16_t 
    * Variable length: 1 LTS1 (0xc0, 0xd0, 0xe0, 0xf0), 2 GTS1 (0x94), 4 GTS2
    * (0xb4), 8 extension with C = 1 (1xxx1s00). Cold path: 16 low nibble
    * 4, 8 or 0xc (GTS, extension, reserved), 32 sync (0x00) and reserved
-   * 0x80, 0x90, 0xa0, 0xb0 (tests/itm/test_itm.c checks both against
-   * itm_fast.h's kinds). */
+   * 0x80, 0x90, 0xa0, 0xb0: exactly itm_fast.h's kinds other than 1 and
+   * 2, checked for all 256 headers when written; tests/itm/test_itm_diff.c
+   * checks the packets). */
   const __m256i clo = _mm256_setr_epi8(33, 0, 0, 0, 22, 0, 0, 0, 24, 0, 0, 0, 24, 0, 0, 0,
                                        33, 0, 0, 0, 22, 0, 0, 0, 24, 0, 0, 0, 24, 0, 0, 0);
   const __m256i chi = _mm256_setr_epi8(48, 16, 16, 16, 16, 16, 16, 16, 56, 58, 56, 60, 25, 25,
