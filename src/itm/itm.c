@@ -1022,7 +1022,7 @@ runs_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
  * packet (a packet takes at least a byte). Same records and counts as
  * fast_loop (tests/itm/test_itm_diff.c forces both). Returns true when it
  * stopped at a packet of the general path's, false when the input (a
- * block reads MB_POS + 36 bytes) or the output room ran short. */
+ * block reads up to MB_POS + 7 bytes) or the output room ran short. */
 enum { MB_POS = 224 }; /* positions a block: nxt[i] <= 223 + 5 fits a byte */
 
 static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) void
@@ -1148,7 +1148,8 @@ mixed_blocks(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
   bool stopped = false;
   unsigned i = 0;
   struct mix_block b;
-  /* mixed_next reads up to base + MB_POS + 35 (< pend + 7) */
+  /* mixed_next's last load ends at base + MB_POS + 3, the walk's last word
+   * at base + MB_POS + 6: below pend (8 bytes readable there) */
   while ((size_t)(pend - base) >= MB_POS + 32 && oend - r.o >= 16) {
     /* at most one packet a position: `lim` positions fit the room */
     unsigned lim = oend - r.o < MB_POS ? (unsigned)(oend - r.o) : MB_POS;
@@ -1213,7 +1214,8 @@ blocks_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
  * run_loop while at most 1 packet in 8 takes its "other" branch, fast_loop
  * after that until a call averages >= 3.75 bytes per packet (5-byte packets
  * dominate). Both loops give identical packets (tests/itm/test_itm_diff.c
- * forces each). */
+ * forces each). In the x86-64 copy the mixed loop is mixed_blocks while
+ * whole blocks fit, fast_loop for the rest. */
 static inline __attribute__((always_inline)) void
 fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
               struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base, const bool v3)
@@ -1237,13 +1239,17 @@ fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
     if ((uint64_t)(o - o0) >= 64 && other * 8 > (uint64_t)(o - o0))
       d->run_mode = 0;
   } else {
+    bool stopped = false;
 #if ITM_X86_V3
-    /* stopped at a packet of the general path's: fast_loop would stop too */
-    if (v3 && d->ts_out != SONDE_ITM_TS_UNKNOWN && blocks_x86v3(d, &p, pend, &o, oend, off0))
-      ;
-    else
+    /* the blocks (x86-64 copy, once a timestamp is known); fast_loop takes
+     * the input's and the room's last packets, and nothing when the blocks
+     * stopped at a packet of the general path's */
+    if (v3 && d->ts_out != SONDE_ITM_TS_UNKNOWN)
+      stopped = blocks_x86v3(d, &p, pend, &o, oend, off0);
 #endif
-    if (d->ts_out == SONDE_ITM_TS_UNKNOWN)
+    if (stopped)
+      ;
+    else if (d->ts_out == SONDE_ITM_TS_UNKNOWN)
       fast_loop(d, &p, pend, &o, oend, off0, 1, false, v3);
     else if (d->cfg.ts_prescale == 1)
       fast_loop(d, &p, pend, &o, oend, off0, 1, true, v3);
