@@ -31,6 +31,7 @@
 
 #include "itm_fast.h"
 #include "itm_internal.h"
+#include "itm_mix.h"
 #include "itm_table.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -361,6 +362,15 @@ static size_t sync_found(struct sonde_itm *d, struct sonde_itm_packet *o)
   return n;
 }
 
+#if ITM_X86_V3
+/* not always_inline: inlined into the x86-64 v3 copy only (in the
+ * baseline copy its call is dead code) */
+static inline __attribute__((target("bmi2"))) uint64_t pext_v3(uint64_t w, uint64_t m)
+{
+  return _pext_u64(w, m);
+}
+#endif
+
 /* A GTS1, GTS2 or extension packet (itm_fast kind 3, 4, 5) at the start of
  * the 8 bytes in w, decoded exactly as decode_packet does (D4.2.3, D4.2.5).
  * Sets *value, *meta (port, type, size, flags) and *type, updates the global
@@ -368,7 +378,7 @@ static size_t sync_found(struct sonde_itm *d, struct sonde_itm_packet *o)
  * is malformed (the general path reports it). */
 static inline __attribute__((always_inline)) unsigned
 decode_rare(struct sonde_itm *d, uint64_t w, unsigned kind, uint64_t *page_base, uint64_t *value,
-            uint64_t *meta, unsigned *type)
+            uint64_t *meta, unsigned *type, const bool v3)
 {
   unsigned h = (unsigned)w & 0xff, len = 1, flags = 0, size;
   if (kind != 5 || (h & 0x80)) {
@@ -379,6 +389,40 @@ decode_rare(struct sonde_itm *d, uint64_t w, unsigned kind, uint64_t *page_base,
   }
   size = len - 1;
   uint64_t v = 0;
+#if ITM_X86_V3
+  if (v3) {
+    /* the same fields by one pext over the packet's bytes (len <= 7) */
+    uint64_t cut = w & ((1ull << (8 * len)) - 1);
+    if (kind == 3) {
+      v = pext_v3(cut, 0x1f7f7f7f00ull);
+      uint64_t mask = len == 5 ? (1ull << 26) - 1 : (1ull << (7 * size)) - 1;
+      unsigned b4 = (unsigned)(cut >> 32);
+      flags = (b4 & 0x40 ? SONDE_ITM_GTS_WRAP : 0) | (b4 & 0x20 ? SONDE_ITM_GTS_CLKCH : 0);
+      d->gts = (d->gts & ~mask) | v;
+      *value = d->gts;
+      *type = SONDE_ITM_GTS;
+    } else if (kind == 4) {
+      v = pext_v3(cut, 0x7f7f7f7f7f7f00ull);
+      d->gts = (d->gts & ((1ull << 26) - 1)) | (v << 26);
+      *value = d->gts;
+      flags = SONDE_ITM_GTS2;
+      *type = SONDE_ITM_GTS;
+    } else {
+      v = ((h >> 4) & 7) | pext_v3(cut, 0xff7f7f7f00ull) << 3;
+      if (!(h & 0x04)) {
+        *page_base = v < 2047 ? v * 32 : 2047u * 32;
+        *type = SONDE_ITM_PAGE;
+      } else {
+        flags = 1;
+        *type = SONDE_ITM_EXT;
+      }
+      *value = v;
+    }
+    *meta = (uint64_t)*type << 16 | (uint64_t)size << 24 | (uint64_t)flags << 32;
+    return len;
+  }
+#endif
+  (void)v3;
   if (kind == 3) { /* GTS1: TS[6:0], TS[13:7], TS[20:14], {0 Wrap ClkCh TS[25:21]} */
     unsigned bits = 0;
     for (unsigned i = 1; i < len; i++) {
@@ -434,7 +478,8 @@ decode_rare(struct sonde_itm *d, uint64_t w, unsigned kind, uint64_t *page_base,
  * word at the next packet is loaded only for its payload. */
 static inline __attribute__((always_inline)) void
 fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct sonde_itm_packet **op,
-          const struct sonde_itm_packet *oend, uint64_t off0, const uint64_t pre, const bool known)
+          const struct sonde_itm_packet *oend, uint64_t off0, const uint64_t pre, const bool known,
+          const bool v3)
 {
   const uint8_t *p = *pp;
   struct sonde_itm_packet *o = *op;
@@ -476,7 +521,7 @@ fast_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct s
            * path, which decodes one packet and comes back. */
           if (e->kind == 0 || e->kind == 1)
             goto out;
-          plen = decode_rare(d, w, e->kind, &page_base, &value, &meta, &type);
+          plen = decode_rare(d, w, e->kind, &page_base, &value, &meta, &type, v3);
           if (!plen)
             goto out;
           sh = 8 * plen;
@@ -686,15 +731,6 @@ struct pairs {
 
 #define PAIR_KEY_MASK 0x8080ff00000000ffull
 #define SLEEP_KEY_MASK 0x8080ff00ffull
-
-#if ITM_X86_V3
-/* not always_inline: inlined into the x86-64 v3 copy only (in the
- * baseline copy its call is dead code) */
-static inline __attribute__((target("bmi2"))) uint64_t pext_v3(uint64_t w, uint64_t m)
-{
-  return _pext_u64(w, m);
-}
-#endif
 
 static inline __attribute__((always_inline)) uint64_t pair_dt(uint64_t w, const bool v3)
 {
@@ -965,6 +1001,207 @@ runs_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
 }
 #endif
 
+#if ITM_X86_V3
+/* The mixed loop's x86-64 BMI2/AVX2 form (streams of random packet kinds,
+ * once a timestamp is known): packet boundaries first, then the packets.
+ * fast_loop is bound by the instructions a packet (~46), not by its chain;
+ * here most of a packet's decoding is done for all byte positions of a
+ * block at once, 32 a vector step, as if a header were at each:
+ *  - nxt[i] = i + the length (1 + 0/1/2/4 by the size bits; 1 + the
+ *    continuation bytes for LTS1, GTS and extension headers with C = 1);
+ *  - bz[i] = 8 * length, the bits of the packet in its word, or 0 when the
+ *    packet is one for the cold path: GTS, extension (decoded there by
+ *    decode_rare, as fast_loop does), sync, reserved, an LTS1 not ended
+ *    within 4 bytes (those stop the loop: the general path's);
+ *  - sf[i] = size (length - 1) | flags from the payload (EXC FN, EVCNT
+ *    bits) << 8, i.e. bits 24..39 of the record's meta word.
+ * The loop then follows nxt[] (the loop-carried chain is one byte load)
+ * and per packet needs a table entry (itm_mix.h) and two pext: value and
+ * time delta (an LTS1's without a branch), ~30 instructions. Blocks of at
+ * most `room` positions, so the output room is checked per block, not per
+ * packet (a packet takes at least a byte). Same records and counts as
+ * fast_loop (tests/itm/test_itm_diff.c forces both). Returns true when it
+ * stopped at a packet of the general path's, false when the input (a
+ * block reads up to MB_POS + 7 bytes) or the output room ran short. */
+enum { MB_POS = 224 }; /* positions a block: nxt[i] <= 223 + 5 fits a byte */
+
+static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) void
+mixed_next(const uint8_t *p, unsigned npos, uint8_t *nxt, uint8_t *bz, uint16_t *sf)
+{
+#define V(q) _mm256_loadu_si256((const __m256i *)(const void *)(q))
+#define B(x) _mm256_set1_epi8(x)
+  /* by the header's low nibble: a fixed packet's length (size bits) */
+  const __m256i lfix = _mm256_setr_epi8(1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5,
+                                        1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5);
+  /* header classes: a bit set in both its low and its high nibble's entry.
+   * Variable length: 1 LTS1 (0xc0, 0xd0, 0xe0, 0xf0), 2 GTS1 (0x94), 4 GTS2
+   * (0xb4), 8 extension with C = 1 (1xxx1s00). Cold path: 16 low nibble
+   * 4, 8 or 0xc (GTS, extension, reserved), 32 sync (0x00) and reserved
+   * 0x80, 0x90, 0xa0, 0xb0: exactly itm_fast.h's kinds other than 1 and
+   * 2, checked for all 256 headers when written; tests/itm/test_itm_diff.c
+   * checks the packets). */
+  const __m256i clo = _mm256_setr_epi8(33, 0, 0, 0, 22, 0, 0, 0, 24, 0, 0, 0, 24, 0, 0, 0,
+                                       33, 0, 0, 0, 22, 0, 0, 0, 24, 0, 0, 0, 24, 0, 0, 0);
+  const __m256i chi = _mm256_setr_epi8(48, 16, 16, 16, 16, 16, 16, 16, 56, 58, 56, 60, 25, 25,
+                                       25, 25, 48, 16, 16, 16, 16, 16, 16, 16, 56, 58, 56, 60,
+                                       25, 25, 25, 25);
+  const __m256i nib = B(0x0f), neg = B(-1), zero = _mm256_setzero_si256();
+  __m256i idx = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                                 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+  for (unsigned i = 0; i < npos; i += 32) {
+    const uint8_t *q = p + i;
+    __m256i h = V(q), b1 = V(q + 1), b2 = V(q + 2);
+    __m256i lo = _mm256_and_si256(h, nib);
+    __m256i hi = _mm256_and_si256(_mm256_srli_epi16(h, 4), nib);
+    __m256i cls = _mm256_and_si256(_mm256_shuffle_epi8(clo, lo), _mm256_shuffle_epi8(chi, hi));
+    __m256i var = _mm256_cmpgt_epi8(_mm256_and_si256(cls, B(15)), zero);
+    __m256i cold = _mm256_cmpgt_epi8(_mm256_and_si256(cls, B(48)), zero);
+    /* the first of the next four bytes with C = 0 ends a variable packet */
+    __m256i lv = _mm256_and_si256(_mm256_cmpgt_epi8(V(q + 4), neg), B(5));
+    lv = _mm256_blendv_epi8(lv, B(4), _mm256_cmpgt_epi8(V(q + 3), neg));
+    lv = _mm256_blendv_epi8(lv, B(3), _mm256_cmpgt_epi8(b2, neg));
+    lv = _mm256_blendv_epi8(lv, B(2), _mm256_cmpgt_epi8(b1, neg));
+    cold = _mm256_or_si256(cold, _mm256_and_si256(var, _mm256_cmpeq_epi8(lv, zero)));
+    __m256i len = _mm256_blendv_epi8(_mm256_shuffle_epi8(lfix, lo), lv, var);
+    _mm256_store_si256((__m256i *)(void *)(nxt + i), _mm256_add_epi8(idx, len));
+    _mm256_store_si256((__m256i *)(void *)(bz + i),
+                       _mm256_andnot_si256(cold, _mm256_slli_epi16(len, 3)));
+    /* EXC (0x0e): FN = payload byte 1 bits 5:4; EVCNT (0x05): byte 0 bits 5:0 */
+    __m256i fl = _mm256_or_si256(
+        _mm256_and_si256(_mm256_cmpeq_epi8(h, B(0x0e)),
+                         _mm256_and_si256(_mm256_srli_epi16(b2, 4), B(3))),
+        _mm256_and_si256(_mm256_cmpeq_epi8(h, B(0x05)), _mm256_and_si256(b1, B(0x3f))));
+    /* size | flags << 8, in position order (the unpacks work per 128-bit lane) */
+    __m256i sz = _mm256_permute4x64_epi64(_mm256_sub_epi8(len, B(1)), 0xd8);
+    fl = _mm256_permute4x64_epi64(fl, 0xd8);
+    _mm256_store_si256((__m256i *)(void *)(sf + i), _mm256_unpacklo_epi8(sz, fl));
+    _mm256_store_si256((__m256i *)(void *)(sf + i + 16), _mm256_unpackhi_epi8(sz, fl));
+    idx = _mm256_add_epi8(idx, B(32));
+  }
+#undef V
+#undef B
+}
+
+/* A block's per-position arrays (mixed_next). */
+struct mix_block {
+  _Alignas(32) uint8_t nxt[MB_POS];
+  _Alignas(32) uint8_t bz[MB_POS];
+  _Alignas(32) uint16_t sf[MB_POS];
+};
+
+/* The packets of a block from position *ip while below lim, up to the
+ * first one for the cold path (bz 0). In a function of its own so that its
+ * few variables stay in registers (with the cold path in line, GCC kept
+ * the position and the limit on the stack). */
+struct mix_walk {
+  struct sonde_itm_packet *o;
+  uint64_t ts, page_base, offb; /* offb: stream offset of the block */
+  uint64_t *cnt;
+};
+
+static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) unsigned
+mixed_walk(const struct mix_block *b, const uint8_t *base, unsigned i, unsigned lim,
+           struct mix_walk *r, const uint64_t pre)
+{
+  struct sonde_itm_packet *o = r->o;
+  uint64_t ts = r->ts, offb = r->offb;
+  const uint64_t page_base = r->page_base;
+  uint64_t *cnt = r->cnt;
+  do {
+    unsigned bits = b->bz[i];
+    if (UNLIKELY(!bits))
+      break;
+    uint64_t w;
+    memcpy(&w, base + i, 8);
+    const struct itm_mix *e = &itm_mix_table[w & 0xff];
+    uint64_t wb = _bzhi_u64(w, bits);
+    uint64_t meta = (e->meta | (uint64_t)b->sf[i] << 24) + (page_base & e->pgmask);
+    ts += _pext_u64(wb, e->tsm) * pre;
+    o->offset = offb + i;
+    o->ts = ts;
+    o->value = _pext_u64(wb, e->pm);
+    memcpy(&o->port, &meta, sizeof meta);
+    o++;
+    cnt[e->type]++;
+    i = b->nxt[i];
+  } while (i < lim);
+  r->o = o;
+  r->ts = ts;
+  return i;
+}
+
+ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static unsigned
+mixed_walk_x86v3(const struct mix_block *b, const uint8_t *base, unsigned i, unsigned lim,
+                 struct mix_walk *r, uint64_t pre)
+{
+  if (pre == 1)
+    return mixed_walk(b, base, i, lim, r, 1);
+  return mixed_walk(b, base, i, lim, r, pre);
+}
+
+static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) bool
+mixed_blocks(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
+             struct sonde_itm_packet **op, const struct sonde_itm_packet *oend, uint64_t off0)
+{
+  const uint8_t *base = *pp;
+  struct mix_walk r = {*op, d->ts_abs, d->page_base, 0, d->st.packets};
+  bool stopped = false;
+  unsigned i = 0;
+  struct mix_block b;
+  /* mixed_next's last load ends at base + MB_POS + 3, the walk's last word
+   * at base + MB_POS + 6: below pend (8 bytes readable there) */
+  while ((size_t)(pend - base) >= MB_POS + 32 && oend - r.o >= 16) {
+    /* at most one packet a position: `lim` positions fit the room */
+    unsigned lim = oend - r.o < MB_POS ? (unsigned)(oend - r.o) : MB_POS;
+    mixed_next(base, (lim + 31) & ~31u, b.nxt, b.bz, b.sf);
+    r.offb = off0 + (uint64_t)(uintptr_t)base;
+    i = 0;
+    for (;;) {
+      i = mixed_walk_x86v3(&b, base, i, lim, &r, d->cfg.ts_prescale);
+      if (i >= lim)
+        break;
+      /* the cold path: GTS and extension packets, as fast_loop decodes
+       * them; anything else stops the loop */
+      uint64_t w, value = 0, meta = 0;
+      unsigned type = 0;
+      memcpy(&w, base + i, 8);
+      unsigned kind = itm_fast_table[w & 0xff].kind, len = b.nxt[i] - i;
+      /* (len 0: not ended within 4 bytes; decode_rare gives 0 when malformed) */
+      if (kind < 3 || !len || decode_rare(d, w, kind, &r.page_base, &value, &meta, &type, true) != len) {
+        stopped = true;
+        goto out;
+      }
+      struct sonde_itm_packet *o = r.o++;
+      o->offset = r.offb + i;
+      o->ts = r.ts;
+      o->value = value;
+      memcpy(&o->port, &meta, sizeof meta);
+      r.cnt[type]++;
+      i = b.nxt[i];
+      if (i >= lim)
+        break;
+    }
+    base += i;
+    i = 0;
+  }
+out:
+  d->ts_abs = r.ts;
+  d->ts_out = r.ts;
+  d->page_base = (uint32_t)r.page_base;
+  *pp = base + i;
+  *op = r.o;
+  return stopped;
+}
+
+/* mixed_blocks in a function of its own. */
+ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static bool
+blocks_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
+             struct sonde_itm_packet **op, const struct sonde_itm_packet *oend, uint64_t off0)
+{
+  return mixed_blocks(d, pp, pend, op, oend, off0);
+}
+#endif
+
 /* The hot loop: while at least 8 bytes remain and the header is a
  * fixed-length packet (instrumentation, DWT, LTS2, overflow) or an LTS1,
  * decode it with one of the two loops above. Returns at the first other
@@ -977,7 +1214,8 @@ runs_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
  * run_loop while at most 1 packet in 8 takes its "other" branch, fast_loop
  * after that until a call averages >= 3.75 bytes per packet (5-byte packets
  * dominate). Both loops give identical packets (tests/itm/test_itm_diff.c
- * forces each). */
+ * forces each). In the x86-64 copy the mixed loop is mixed_blocks while
+ * whole blocks fit, fast_loop for the rest. */
 static inline __attribute__((always_inline)) void
 fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
               struct sonde_itm_packet *out, size_t cap, size_t *np, uint64_t base, const bool v3)
@@ -1001,12 +1239,22 @@ fast_run_body(struct sonde_itm *d, const uint8_t *in, size_t len, size_t *ip,
     if ((uint64_t)(o - o0) >= 64 && other * 8 > (uint64_t)(o - o0))
       d->run_mode = 0;
   } else {
-    if (d->ts_out == SONDE_ITM_TS_UNKNOWN)
-      fast_loop(d, &p, pend, &o, oend, off0, 1, false);
+    bool stopped = false;
+#if ITM_X86_V3
+    /* the blocks (x86-64 copy, once a timestamp is known); fast_loop takes
+     * the input's and the room's last packets, and nothing when the blocks
+     * stopped at a packet of the general path's */
+    if (v3 && d->ts_out != SONDE_ITM_TS_UNKNOWN)
+      stopped = blocks_x86v3(d, &p, pend, &o, oend, off0);
+#endif
+    if (stopped)
+      ;
+    else if (d->ts_out == SONDE_ITM_TS_UNKNOWN)
+      fast_loop(d, &p, pend, &o, oend, off0, 1, false, v3);
     else if (d->cfg.ts_prescale == 1)
-      fast_loop(d, &p, pend, &o, oend, off0, 1, true);
+      fast_loop(d, &p, pend, &o, oend, off0, 1, true, v3);
     else
-      fast_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale, true);
+      fast_loop(d, &p, pend, &o, oend, off0, d->cfg.ts_prescale, true, v3);
     if ((uint64_t)(o - o0) >= 64 && (uint64_t)(p - p0) * 4 >= (uint64_t)(o - o0) * 15)
       d->run_mode = 1;
   }

@@ -8,6 +8,7 @@
 #include "check.h"
 
 #include "itm/itm_fast.h"
+#include "itm/itm_mix.h"
 #include "itm/itm_table.h"
 #include "sonde/itm.h"
 
@@ -453,6 +454,34 @@ static void test_run_loop_table(void)
   CHECK_EQ_U(ITM_LANE(SONDE_ITM_PC_SLEEP), 1ull << 56);
 }
 
+/* itm_mix.h (the x86-64 mixed loop's blocks) against itm_fast.h: the same
+ * meta, type and page mask for every header of kinds 1 and 2, the pext mask
+ * taking exactly the payload bits as value (vmask's after the header byte,
+ * an LTS1's 7 bits a byte, an LTS2's TS[2:0] from the header), the time
+ * mask only for timestamps; every other header all zero (the cold path).
+ * And what the blocks OR into meta: the size is length - 1 for kind 1. */
+static void test_mix_table(void)
+{
+  for (unsigned h = 0; h < 256; h++) {
+    const struct itm_fast *f = &itm_fast_table[h];
+    const struct itm_mix *m = &itm_mix_table[h];
+    if (f->kind != 1 && f->kind != 2) {
+      CHECK(!m->meta && !m->pm && !m->tsm && !m->pgmask && !m->type);
+      continue;
+    }
+    CHECK_EQ_U(m->meta, f->meta);
+    CHECK_EQ_U(m->type, f->type);
+    CHECK_EQ_U(m->pgmask, f->pgmask);
+    uint64_t pm = f->kind == 2 ? 0x7f7f7f7f00ull : f->lts2 ? 0x70 : (uint64_t)f->vmask << 8;
+    CHECK_EQ_U(m->pm, pm);
+    CHECK_EQ_U(m->tsm, f->type == SONDE_ITM_LTS ? pm : 0);
+    if (f->lts2)
+      CHECK_EQ_U((h >> 4) & 7, f->lts2);
+    if (f->kind == 1)
+      CHECK_EQ_U((unsigned)(f->meta >> 24 & 0xff), f->len - 1u);
+  }
+}
+
 /* Every header byte, followed by payloads with every continuation pattern:
  * the hot path (whole buffer) and the general path (one byte at a time)
  * give identical packets. */
@@ -548,6 +577,7 @@ int main(void)
   RUN(test_split_anywhere);
   RUN(test_fast_equals_general);
   RUN(test_run_loop_table);
+  RUN(test_mix_table);
   RUN(test_random_bytes);
   return check_summary();
 }

@@ -33,7 +33,9 @@ static uint32_t rnd(void)
   return (uint32_t)(rs >> 11);
 }
 
-/* chunk 0: whole buffer; -1: random chunk sizes; out: `room` packets a call */
+/* chunk 0: whole buffer; -1: random chunk sizes (1-100 bytes), -2: random
+ * chunk sizes of 200-4199 bytes (the x86-64 mixed loop's blocks need 256);
+ * out: `room` packets a call */
 static unsigned loop_mode;   /* ITM_LOOP_* for the next decode */
 static bool portable;        /* the baseline-ISA copy of the hot loops */
 static unsigned ts_prescale = 1;
@@ -51,7 +53,10 @@ static void decode(const uint8_t *s, size_t len, long chunk, size_t room, struct
   r->n = 0;
   size_t pos = 0;
   while (pos < len) {
-    size_t k = chunk == 0 ? len - pos : chunk < 0 ? 1 + rnd() % 100 : (size_t)chunk;
+    size_t k = chunk == 0    ? len - pos
+               : chunk == -1 ? 1 + rnd() % 100
+               : chunk == -2 ? 200 + rnd() % 4000
+                             : (size_t)chunk;
     if (k > len - pos)
       k = len - pos;
     size_t done = 0;
@@ -105,6 +110,11 @@ static void compare_once(const char *what, const uint8_t *s, size_t len)
     decode(s, len, -1, 2 + rnd() % 40, &B);
     if (!same(&A, &B))
       CHECK_FAIL_("%s (%zu bytes, prescale %u, %s, %s): random chunks differ (%zu vs %zu packets)",
+                  what, len, ts_prescale, loop_name[loop_mode], isa, B.n, A.n);
+    /* long chunks, output rooms below and above a mixed-loop block */
+    decode(s, len, -2, 2 + rnd() % 400, &B);
+    if (!same(&A, &B))
+      CHECK_FAIL_("%s (%zu bytes, prescale %u, %s, %s): long chunks differ (%zu vs %zu packets)",
                   what, len, ts_prescale, loop_name[loop_mode], isa, B.n, A.n);
   }
   portable = false;
@@ -242,6 +252,96 @@ static void test_random_streams(void)
   free(s);
 }
 
+/* Streams of random packet kinds like bench_itm's "mixed" (what the x86-64
+ * mixed loop's blocks are for), with every packet it takes and every one it
+ * leaves to its cold path or the general path: instrumentation of 1/2/4
+ * bytes on any port, stimulus page changes (1-byte and 2-5-byte extension
+ * packets, SH = 0 and 1), LTS1 of 1-4 bytes with any TC, LTS2, overflow,
+ * PC samples (sleeping too), exception trace with every FN, event counter
+ * bits, data trace, DT match, other hardware sources, GTS1 of 1-4 payload
+ * bytes (wrap and clock-change bits), GTS2 of 4 and 6, and rarely a
+ * malformed LTS1, GTS1 or GTS2 (no end within its bytes), a reserved
+ * header, a random byte, a sync. Style 1 starts without a timestamp and
+ * has LTS2 before the first LTS1. */
+static size_t mixed_stream(uint8_t *s, size_t cap, unsigned style)
+{
+  static const uint8_t src[] = {0x01, 0x02, 0x03, 0x0b, 0xfa, 0x79, 0x05, 0x0e, 0x15, 0x17, 0x45,
+                                0x47, 0x4e, 0x4f, 0x85, 0x86, 0x87, 0x8d, 0x8e, 0x8f, 0x06, 0x07,
+                                0x0d, 0x0f, 0xff, 0x55, 0x9e, 0xbd};
+  size_t n = 0;
+  if (style == 0) { /* a timestamp first: the loops' "known" state */
+    s[n++] = 0xc0;
+    s[n++] = 0x11;
+  }
+  while (n + 16 < cap) {
+    uint32_t v = rnd(), r = rnd();
+    unsigned c = v % 1000;
+    if (c < 450) { /* a source packet */
+      uint8_t h = src[(v >> 10) % sizeof src];
+      s[n++] = h;
+      unsigned size = (h & 3) == 3 ? 4 : h & 3;
+      for (unsigned k = 0; k < size; k++)
+        s[n++] = (uint8_t)(r >> (8 * k));
+    } else if (c < 600) { /* LTS1 of 1-4 bytes, any TC */
+      unsigned pay = 1 + (r >> 4) % 4;
+      s[n++] = (uint8_t)(0xc0 | (r & 3) << 4);
+      for (unsigned k = 0; k < pay; k++)
+        s[n++] = (uint8_t)((rnd() & 0x7f) | (k + 1 < pay ? 0x80 : 0));
+    } else if (c < 700) { /* LTS2, overflow */
+      s[n++] = r & 8 ? 0x70 : (uint8_t)((1 + r % 6) << 4);
+    } else if (c < 780) { /* extension: stimulus page (SH = 0) or other (SH = 1) */
+      unsigned pay = r & 1 ? 0 : 1 + (r >> 1) % 4;
+      s[n++] = (uint8_t)((pay ? 0x80 : 0) | ((r >> 4) & 7) << 4 | 0x08 | (r & 0x100 ? 0x04 : 0));
+      for (unsigned k = 0; k < pay; k++)
+        s[n++] = (uint8_t)((rnd() & (k == 3 ? 0x07 : 0x7f)) | (k + 1 < pay ? 0x80 : 0));
+    } else if (c < 850) { /* GTS1 of 1-4 payload bytes */
+      unsigned pay = 1 + (r >> 4) % 4;
+      s[n++] = 0x94;
+      for (unsigned k = 0; k < pay; k++)
+        s[n++] = (uint8_t)((rnd() & 0x7f) | (k + 1 < pay ? 0x80 : 0));
+    } else if (c < 900) { /* GTS2 of 4 or 6 payload bytes */
+      unsigned pay = r & 1 ? 4 : 6;
+      s[n++] = 0xb4;
+      for (unsigned k = 0; k < pay; k++)
+        s[n++] = (uint8_t)((rnd() & 0x7f) | (k + 1 < pay ? 0x80 : 0));
+    } else if (c < 990) { /* an exception with every FN, an event counter */
+      s[n++] = r & 1 ? 0x0e : 0x05;
+      s[n++] = (uint8_t)(r >> 8);
+      if (r & 1)
+        s[n++] = (uint8_t)(r >> 16);
+    } else if (c < 993) { /* malformed: LTS1, GTS1, GTS2 with C set throughout */
+      s[n++] = r % 3 == 0 ? 0xd0 : r % 3 == 1 ? 0x94 : 0xb4;
+      memset(s + n, 0x81, 7);
+      n += 7;
+      s[n++] = 0x01;
+    } else if (c < 995) {
+      s[n++] = (uint8_t)(0x04 | (r & 0xf0)); /* reserved */
+    } else if (c < 997) {
+      s[n++] = (uint8_t)r; /* a random byte */
+    } else {
+      memset(s + n, 0, 5); /* sync */
+      s[n + 5] = 0x80;
+      n += 6;
+    }
+  }
+  return n;
+}
+
+static void test_mixed_streams(void)
+{
+  size_t cap = 1 << 17;
+  uint8_t *s = malloc(cap);
+  for (unsigned style = 0; style < 2; style++) {
+    for (int iter = 0; iter < 3; iter++) {
+      size_t n = mixed_stream(s, cap, style);
+      compare("mixed stream", s, n);
+      for (size_t cut = 1; cut < 6; cut++)
+        compare("mixed stream, cut", s, n - cut * 13 - iter);
+    }
+  }
+  free(s);
+}
+
 /* Regular streams, what the run loops are for, with every way to leave a
  * run: runs of 5-byte packets (instrumentation on any port and page, PC
  * samples, data trace), PC + LTS1 pairs with 1-4 byte timestamps, sleep
@@ -355,6 +455,7 @@ int main(void)
   RUN(test_vm_swo);
   RUN(test_random_streams);
   RUN(test_regular_streams);
+  RUN(test_mixed_streams);
   fprintf(stderr, "%d streams compared\n", streams);
   return check_summary();
 }
