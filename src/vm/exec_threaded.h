@@ -17,7 +17,7 @@
 /* Where an executor goes when the event is due (its state in locals, or
  * already in memory): the block executor may serve a PC sample and go on
  * (label `event`); the others return to vm_cpu_execute. */
-#if FAST_BLOCK && !FAST_TM
+#if FAST_BLOCK
 #define EVENT event
 #define EVENT_SYNCED event_synced
 #else
@@ -170,7 +170,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
       pc = next_;                                                                      \
       lsp = (LS_PIPE);                                                                 \
       lsrt = (LS_RT);                                                                  \
-      goto out;                                                                        \
+      goto EVENT;                                                                      \
     }                                                                                  \
     e = &BLOCK_OP(e)[1].d;                                                             \
     goto *BLOCK_OP(e)->handler;                                                        \
@@ -395,7 +395,7 @@ enter: {
   e = &b->op->d;
 #if FAST_TM
   if (VM_UNLIKELY(cy >= ev)) /* (each instruction checks the event: no bound) */
-    goto out;
+    goto EVENT;
   goto *b->op->handler;
 #endif
   if (VM_UNLIKELY(cy + b->op->bound >= ev)) {
@@ -451,14 +451,12 @@ jit_run: {
      * exec_insn runs anyway (an IT block, a slow instruction) and the end
      * of a block go the way they go in a block, which checks the event
      * before every instruction from there (step_one, enter). */
-#if !FAST_TM
     if (VM_UNLIKELY(c->served)) { /* vm_jit_event did the service: as `event` leaves */
       pc = e->tag;
       ir += e->nth;
       LS_FROM_PREV();
       goto out;
     }
-#endif
     if (e->fast == VM_FAST_IT || e->fast == VM_FAST_SLOW)
       goto slow;
     if (e->fast == VM_FAST_BLKEND)
@@ -493,7 +491,7 @@ out: __attribute__((unused)); /* (the block executor's exits go to `event`) */
   SYNC();
 synced_out: __attribute__((unused));
   return;
-#if FAST_BLOCK && !FAST_TM
+#if FAST_BLOCK
   /* At the event: when the service is one periodic PC sample, do it here
    * and go on, as vm_cpu_execute would after this function returned and
    * called it again (exec.c): the MTB's last_pc kept for that return; when

@@ -659,10 +659,14 @@ static void emit_tm_charge(struct emit *e, const struct vm_block_op *op, uint32_
  * `it`: the ITSTATE there (0 outside an IT block). */
 static void emit_tm_after(struct emit *e, const struct vm_block_op *op, uint8_t it)
 {
+  const uint8_t *again = e->a.p;
   alu_rr(&e->a, true, ALU_CMP, R12, R13);
   if (add_stub(e, jcc_fwd(&e->a, CC_AE), op, 0, false)) {
     e->stub[e->nstub - 1].it = it;
     e->stub[e->nstub - 1].plain = true;
+    /* a periodic PC sample is served at the stop and the check done again
+     * with the next event (emit_event_call), as run_block_tm's `event` */
+    e->stub[e->nstub - 1].again = again;
   }
 }
 
