@@ -412,6 +412,35 @@ static __attribute__((noinline)) unsigned step_slow(struct vm_tm *tm, const stru
   return start(tm, in, from, div, div_at);
 }
 
+int vm_tm_memo_fork(struct vm_tm *tm, uint32_t pc, uint32_t next, uint32_t addr)
+{
+  /* step_slow's case of a replay that stopped matching inside its run
+   * (vm_tm_memo_replay, which failed there, left the state as it was or
+   * hopped to the linked run it failed in) when the fork matches, in its
+   * order; any other case is left to step_slow with nothing changed
+   * (lines_there changes a run only when it returns true) */
+  struct vm_tm_memo *m = tm->memo;
+  if (!m || !m->cur || m->s == m->end)
+    return -1;
+  struct vm_tm_memo_run *r = m->cur;
+  const uint16_t ex = vm_tm_memo_ex(true, 0);
+  if (vm_tm_memo_matches_ex(tm, m->s, pc, next, ex, addr)) /* (a replay: step_slow's) */
+    return -1;
+  struct vm_tm_memo_run *f = r->fork;
+  if (!f || r->fork_at != (unsigned)(m->s - r->step) || f->ver != r->fork_ver ||
+      f->gen != m->gen || !vm_tm_memo_matches_ex(tm, &f->step[0], pc, next, ex, addr) ||
+      !lines_there(tm, f))
+    return -1;
+  STAT(st_div++);
+  f->stamp = m->tick;
+  m->cur = f;
+  m->s = &f->step[1];
+  m->end = &f->step[f->n];
+  tm->now += f->step[0].cycles;
+  tm->dpc = next;
+  return f->step[0].cycles;
+}
+
 unsigned vm_tm_step(struct vm_tm *tm, const struct vm_tm_insn *in)
 {
   const int c = vm_tm_memo_replay(tm, in->pc, in->next_pc, in->executed, in->extra, in->addr);

@@ -93,15 +93,29 @@ static inline bool vm_tm_memo_plain(const struct vm_tm *tm, uint32_t addr, unsig
   return !(wr && tm->cfg.cache && tm->cfg.cache_ctl - addr < 4u * nw);
 }
 
+static inline bool vm_tm_memo_matches_ex(const struct vm_tm *tm, const struct vm_tm_memo_step *s,
+                                         uint32_t pc, uint32_t next, uint16_t ex, uint32_t addr)
+{
+  if (s->pc != pc || s->next != next || s->ex != ex)
+    return false;
+  if (s->acc == VM_TM_ACC_PLAIN)
+    return vm_tm_memo_plain(tm, addr, s->nw, s->wr);
+  return s->acc != VM_TM_ACC_EXACT || s->addr == addr;
+}
+
 static inline bool vm_tm_memo_matches(const struct vm_tm *tm, const struct vm_tm_memo_step *s,
                            const struct vm_tm_insn *in)
 {
-  if (s->pc != in->pc || s->next != in->next_pc || s->ex != vm_tm_memo_ex(in->executed, in->extra))
-    return false;
-  if (s->acc == VM_TM_ACC_PLAIN)
-    return vm_tm_memo_plain(tm, in->addr, s->nw, s->wr);
-  return s->acc != VM_TM_ACC_EXACT || s->addr == in->addr;
+  return vm_tm_memo_matches_ex(tm, s, in->pc, in->next_pc,
+                               vm_tm_memo_ex(in->executed, in->extra), in->addr);
 }
+
+/* After vm_tm_memo_replay failed for an executed step without extra
+ * cycles: when the replay stopped matching inside its run and the run's
+ * fork (the way it went the last time it went otherwise there) matches,
+ * go on replaying the fork, as vm_tm_step would, and return its first
+ * step's cycles; else -1, nothing changed (tm_memo.c). */
+int vm_tm_memo_fork(struct vm_tm *tm, uint32_t pc, uint32_t next, uint32_t addr);
 
 /* The step at pc going to next (executed or not, its operand-dependent
  * cycles, first data address addr) when it is the next step of a replay or
