@@ -157,6 +157,16 @@ uint32_t vm_exec_tm_charge_jit(struct sonde_vm *vm, const struct vm_icache_entry
   const struct vm_insn *in = &d->insn;
   if (!executed) /* exec_insn's charge of an IT block's skipped instruction */
     return vm_exec_tm_charge(vm, in, d->tag, d->tag + in->len, false, 1, 0, 0, 0);
+  /* vm_exec_tm_charge_fast, with the memo's fork tried before the model:
+   * a branch that goes either way replays from one run to the other */
+  struct vm_tm *tm = vm->tm;
+  if (VM_LIKELY(d->tag == tm->dpc && next < 0xF0000000u)) {
+    int memo = vm_tm_memo_replay(tm, d->tag, next, true, 0, addr);
+    if (memo < 0)
+      memo = vm_tm_memo_fork(tm, d->tag, next, addr);
+    if (VM_LIKELY(memo >= 0))
+      return (uint32_t)memo;
+  }
   /* what the block executor's handler logs (exec_threaded.h TX_LOG): how
    * many accesses, the first's value as stored (the model reads it only
    * for a store) */
@@ -171,16 +181,6 @@ uint32_t vm_exec_tm_charge_jit(struct sonde_vm *vm, const struct vm_icache_entry
     n = 1;
     if (size < 4)
       wdata &= (1u << (8 * size)) - 1;
-  }
-  /* vm_exec_tm_charge_fast, with the memo's fork tried before the model:
-   * a branch that goes either way replays from one run to the other */
-  struct vm_tm *tm = vm->tm;
-  if (VM_LIKELY(d->tag == tm->dpc && next < 0xF0000000u)) {
-    int memo = vm_tm_memo_replay(tm, d->tag, next, true, 0, addr);
-    if (memo < 0)
-      memo = vm_tm_memo_fork(tm, d->tag, next, addr);
-    if (VM_LIKELY(memo >= 0))
-      return (uint32_t)memo;
   }
   return vm_exec_tm_charge_step(vm, in, d->tag, next, n, addr, wdata);
 }
