@@ -103,6 +103,15 @@ _Static_assert(sizeof(((struct vm_tm *)0)->cfg.cache) == 1, "cfg.cache: a byte")
 #define R_EPOCH ((int32_t)offsetof(struct vm_tm_memo_run, epoch))
 #define R_N ((int32_t)offsetof(struct vm_tm_memo_run, n))
 #define R_STEP ((int32_t)offsetof(struct vm_tm_memo_run, step))
+#define R_FORK ((int32_t)offsetof(struct vm_tm_memo_run, fork))
+#define R_FORKV ((int32_t)offsetof(struct vm_tm_memo_run, fork_ver))
+#define R_FORKAT ((int32_t)offsetof(struct vm_tm_memo_run, fork_at))
+#define R_STAMP ((int32_t)offsetof(struct vm_tm_memo_run, stamp))
+#define M_TICK ((int32_t)offsetof(struct vm_tm_memo, tick))
+_Static_assert(sizeof(((struct vm_tm_memo_run *)0)->fork_ver) == 4, "a run's fork_ver: 32 bits");
+_Static_assert(sizeof(((struct vm_tm_memo_run *)0)->fork_at) == 1, "a run's fork_at: 8 bits");
+_Static_assert(sizeof(((struct vm_tm_memo_run *)0)->stamp) == 4, "a run's stamp: 32 bits");
+_Static_assert(sizeof(((struct vm_tm_memo *)0)->tick) == 4, "the memo's tick: 32 bits");
 _Static_assert(sizeof(((struct vm_tm_memo_run *)0)->n) == 1, "a run's n: 8 bits");
 _Static_assert(sizeof(((struct vm_tm_memo_run *)0)->ver) == 4, "a run's ver: 32 bits");
 _Static_assert(sizeof(((struct vm_tm_memo_run *)0)->gen) == 4, "a run's gen: 32 bits");
@@ -524,12 +533,128 @@ static void emit_tm_find(struct emit *e, uint32_t pc, uint32_t next, bool next_i
   *nsp = ns;
 }
 
+/* Whether the memo step at rdx is the instruction at pc going to next
+ * (vm_tm_memo_matches): falls through when it is, else one of the jumps
+ * added to fail[]. */
+static void emit_tm_match(struct emit *e, uint32_t pc, uint32_t next, bool next_in_eax, bool mem,
+                          int executed, uint8_t **fail, unsigned *nfp)
+{
+  unsigned nf = *nfp;
+  if (next_in_eax) {
+    op_m(&e->a, false, 0x81, ALU_CMP, RDX, S_PC);
+    b4(&e->a, pc);
+    fail[nf++] = jcc_fwd(&e->a, CC_NE);
+    alu_rm(&e->a, ALU_CMP, R10, RDX, S_NEXT);
+  } else { /* pc and next in one compare */
+    mov64_ri(&e->a, RAX, pc | (uint64_t)next << 32);
+    op_m(&e->a, true, 0x3b, RAX, RDX, S_PC); /* cmp rax, [s + pc] */
+  }
+  fail[nf++] = jcc_fwd(&e->a, CC_NE);
+  if (!mem) {
+    /* no data access: a step with the same ex, acc NONE and nw 0 (what
+     * the memo records for it, tm_memo.c record), in one compare */
+    if (executed >= 0) {
+      op_m(&e->a, false, 0x81, ALU_CMP, RDX, S_EX);
+      b4(&e->a, vm_tm_memo_ex(executed != 0, 0) | (uint32_t)VM_TM_ACC_NONE << 16);
+    } else {
+      alu_rm(&e->a, ALU_CMP, R9, RDX, S_EX);
+    }
+    fail[nf++] = jcc_fwd(&e->a, CC_NE);
+  } else {
+    op_m(&e->a, false, 0x0fb7, RAX, RDX, S_EX); /* executed | extra << 8 (extra 0) */
+    if (executed >= 0)
+      alu_ri(&e->a, false, ALU_CMP, RAX, (uint32_t)executed);
+    else
+      alu_rr(&e->a, false, ALU_CMP, RAX, R9);
+    fail[nf++] = jcc_fwd(&e->a, CC_NE);
+    op_m(&e->a, false, 0x0fb6, RAX, RDX, S_ACC);
+    alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_PLAIN);
+    uint8_t *not_plain = jcc_fwd(&e->a, CC_NE);
+    { /* vm_tm_memo_plain: eax = addr, ecx = last, r8d scratch */
+      load32(&e->a, RAX, R15, ST_TMA);
+      alu_ri(&e->a, false, ALU_CMP, RAX, 0x20000000u);
+      fail[nf++] = jcc_fwd(&e->a, CC_B);
+      op_m(&e->a, false, 0x0fb6, RCX, RDX, S_NW);
+      shift_ri(&e->a, false, SH_SHL, RCX, 2);
+      alu_rr(&e->a, false, ALU_ADD, RCX, RAX);
+      alu_ri(&e->a, false, ALU_SUB, RCX, 4);
+      alu_rr(&e->a, false, ALU_CMP, RCX, RAX); /* last < addr: it wrapped */
+      fail[nf++] = jcc_fwd(&e->a, CC_B);
+      for (unsigned k = 0; k < 2; k++) { /* bt [tm + lat_g], granule: in a slow region */
+        mov_rr(&e->a, R8, k ? RCX : RAX);
+        shift_ri(&e->a, false, SH_SHR, R8, 24);
+        op_m(&e->a, false, 0x0fa3, R8, RDI, TM_LATG);
+        fail[nf++] = jcc_fwd(&e->a, CC_B);
+      }
+      op_m(&e->a, false, 0x80, 7, RDX, S_WR); /* cmp byte [s + wr], 0 */
+      b1(&e->a, 0);
+      uint8_t *no_store = jcc_fwd(&e->a, CC_E);
+      op_m(&e->a, false, 0x80, 7, RDI, TM_CACHE); /* cmp byte [tm + cfg.cache], 0 */
+      b1(&e->a, 0);
+      uint8_t *no_cache = jcc_fwd(&e->a, CC_E);
+      load32(&e->a, R8, RDI, TM_CTL); /* cache_ctl - addr < 4 nw: the control register */
+      alu_rr(&e->a, false, ALU_SUB, R8, RAX);
+      op_m(&e->a, false, 0x0fb6, RCX, RDX, S_NW);
+      shift_ri(&e->a, false, SH_SHL, RCX, 2);
+      alu_rr(&e->a, false, ALU_CMP, R8, RCX);
+      fail[nf++] = jcc_fwd(&e->a, CC_B);
+      patch(&e->a, no_store, e->a.p);
+      patch(&e->a, no_cache, e->a.p);
+    }
+    uint8_t *plain_ok = jmp_fwd(&e->a);
+    patch(&e->a, not_plain, e->a.p);
+    alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_EXACT);
+    uint8_t *ok = jcc_fwd(&e->a, CC_NE);
+    load32(&e->a, RAX, R15, ST_TMA);
+    alu_rm(&e->a, ALU_CMP, RAX, RDX, S_ADDR);
+    fail[nf++] = jcc_fwd(&e->a, CC_NE);
+    patch(&e->a, ok, e->a.p);
+    patch(&e->a, plain_ok, e->a.p);
+  }
+  *nfp = nf;
+}
+
+/* The memo's fork (step_slow's case, tm_memo.c vm_tm_memo_fork) after the
+ * step at rdx did not match, inside the run being replayed (r11 = 0: no
+ * hop): rdx = the fork's first step and r11 = the fork when it is the one
+ * for this step, still valid and its cache lines there (the epoch; else
+ * the C path looks); any other case to slow[]. Nothing stored. */
+static void emit_tm_fork(struct emit *e, uint8_t **slow, unsigned *nsp)
+{
+  unsigned ns = *nsp;
+  test64_rr(&e->a, R11, R11);
+  slow[ns++] = jcc_fwd(&e->a, CC_NE);
+  load64(&e->a, RCX, RSI, M_CUR);
+  load64(&e->a, R11, RCX, R_FORK);
+  test64_rr(&e->a, R11, R11);
+  slow[ns++] = jcc_fwd(&e->a, CC_E);
+  op_m(&e->a, false, 0x0fb6, RAX, RCX, R_FORKAT); /* &r->step[fork_at] == s */
+  op_r(&e->a, false, 0x69, RAX, RAX);             /* imul eax, eax, sizeof step */
+  b4(&e->a, (uint32_t)sizeof(struct vm_tm_memo_step));
+  alu_rr(&e->a, true, ALU_ADD, RAX, RCX);
+  add64_i(&e->a, RAX, (uint32_t)R_STEP);
+  alu_rr(&e->a, true, ALU_CMP, RAX, RDX);
+  slow[ns++] = jcc_fwd(&e->a, CC_NE);
+  load32(&e->a, RAX, RCX, R_FORKV);
+  alu_rm(&e->a, ALU_CMP, RAX, R11, R_VER);
+  slow[ns++] = jcc_fwd(&e->a, CC_NE);
+  load32(&e->a, RAX, RSI, M_GEN);
+  alu_rm(&e->a, ALU_CMP, RAX, R11, R_GEN);
+  slow[ns++] = jcc_fwd(&e->a, CC_NE);
+  load64(&e->a, RAX, RDI, TM_EPOCH);
+  op_m(&e->a, true, 0x3b, RAX, R11, R_EPOCH); /* cmp rax, [f + epoch] */
+  slow[ns++] = jcc_fwd(&e->a, CC_NE);
+  op_m(&e->a, true, 0x8d, RDX, R11, R_STEP); /* lea rdx, [f + step] */
+  *nsp = ns;
+}
+
 static void emit_tm_charge(struct emit *e, const struct vm_block_op *op, uint32_t next,
                            bool next_in_eax, bool mem, int executed)
 {
   const uint32_t pc = op->d.tag;
-  uint8_t *slow[24];
-  unsigned ns = 0;
+  uint8_t *slow[48], *mism[24];
+  unsigned ns = 0, nm = 0;
+  const uint8_t *commit = NULL;
   if (next_in_eax)
     mov_rr(&e->a, R10, RAX);
   /* vm_tm_memo_replay's commonest case inline: the next step of the run
@@ -537,77 +662,8 @@ static void emit_tm_charge(struct emit *e, const struct vm_block_op *op, uint32_
    * other case goes to the C helper below, with nothing changed */
   if (next_in_eax || next < 0xF0000000u) {
     emit_tm_find(e, pc, next, next_in_eax, executed, slow, &ns);
-    if (next_in_eax) {
-      op_m(&e->a, false, 0x81, ALU_CMP, RDX, S_PC);
-      b4(&e->a, pc);
-      slow[ns++] = jcc_fwd(&e->a, CC_NE);
-      alu_rm(&e->a, ALU_CMP, R10, RDX, S_NEXT);
-    } else { /* pc and next in one compare */
-      mov64_ri(&e->a, RAX, pc | (uint64_t)next << 32);
-      op_m(&e->a, true, 0x3b, RAX, RDX, S_PC); /* cmp rax, [s + pc] */
-    }
-    slow[ns++] = jcc_fwd(&e->a, CC_NE);
-    if (!mem) {
-      /* no data access: a step with the same ex, acc NONE and nw 0 (what
-       * the memo records for it, tm_memo.c record), in one compare */
-      if (executed >= 0) {
-        op_m(&e->a, false, 0x81, ALU_CMP, RDX, S_EX);
-        b4(&e->a, vm_tm_memo_ex(executed != 0, 0) | (uint32_t)VM_TM_ACC_NONE << 16);
-      } else {
-        alu_rm(&e->a, ALU_CMP, R9, RDX, S_EX);
-      }
-      slow[ns++] = jcc_fwd(&e->a, CC_NE);
-    } else {
-      op_m(&e->a, false, 0x0fb7, RAX, RDX, S_EX); /* executed | extra << 8 (extra 0) */
-      if (executed >= 0)
-        alu_ri(&e->a, false, ALU_CMP, RAX, (uint32_t)executed);
-      else
-        alu_rr(&e->a, false, ALU_CMP, RAX, R9);
-      slow[ns++] = jcc_fwd(&e->a, CC_NE);
-      op_m(&e->a, false, 0x0fb6, RAX, RDX, S_ACC);
-      alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_PLAIN);
-      uint8_t *not_plain = jcc_fwd(&e->a, CC_NE);
-      { /* vm_tm_memo_plain: eax = addr, ecx = last, r8d scratch */
-        load32(&e->a, RAX, R15, ST_TMA);
-        alu_ri(&e->a, false, ALU_CMP, RAX, 0x20000000u);
-        slow[ns++] = jcc_fwd(&e->a, CC_B);
-        op_m(&e->a, false, 0x0fb6, RCX, RDX, S_NW);
-        shift_ri(&e->a, false, SH_SHL, RCX, 2);
-        alu_rr(&e->a, false, ALU_ADD, RCX, RAX);
-        alu_ri(&e->a, false, ALU_SUB, RCX, 4);
-        alu_rr(&e->a, false, ALU_CMP, RCX, RAX); /* last < addr: it wrapped */
-        slow[ns++] = jcc_fwd(&e->a, CC_B);
-        for (unsigned k = 0; k < 2; k++) { /* bt [tm + lat_g], granule: in a slow region */
-          mov_rr(&e->a, R8, k ? RCX : RAX);
-          shift_ri(&e->a, false, SH_SHR, R8, 24);
-          op_m(&e->a, false, 0x0fa3, R8, RDI, TM_LATG);
-          slow[ns++] = jcc_fwd(&e->a, CC_B);
-        }
-        op_m(&e->a, false, 0x80, 7, RDX, S_WR); /* cmp byte [s + wr], 0 */
-        b1(&e->a, 0);
-        uint8_t *no_store = jcc_fwd(&e->a, CC_E);
-        op_m(&e->a, false, 0x80, 7, RDI, TM_CACHE); /* cmp byte [tm + cfg.cache], 0 */
-        b1(&e->a, 0);
-        uint8_t *no_cache = jcc_fwd(&e->a, CC_E);
-        load32(&e->a, R8, RDI, TM_CTL); /* cache_ctl - addr < 4 nw: the control register */
-        alu_rr(&e->a, false, ALU_SUB, R8, RAX);
-        op_m(&e->a, false, 0x0fb6, RCX, RDX, S_NW);
-        shift_ri(&e->a, false, SH_SHL, RCX, 2);
-        alu_rr(&e->a, false, ALU_CMP, R8, RCX);
-        slow[ns++] = jcc_fwd(&e->a, CC_B);
-        patch(&e->a, no_store, e->a.p);
-        patch(&e->a, no_cache, e->a.p);
-      }
-      uint8_t *plain_ok = jmp_fwd(&e->a);
-      patch(&e->a, not_plain, e->a.p);
-      alu_ri(&e->a, false, ALU_CMP, RAX, VM_TM_ACC_EXACT);
-      uint8_t *ok = jcc_fwd(&e->a, CC_NE);
-      load32(&e->a, RAX, R15, ST_TMA);
-      alu_rm(&e->a, ALU_CMP, RAX, RDX, S_ADDR);
-      slow[ns++] = jcc_fwd(&e->a, CC_NE);
-      patch(&e->a, ok, e->a.p);
-      patch(&e->a, plain_ok, e->a.p);
-    }
+    emit_tm_match(e, pc, next, next_in_eax, mem, executed, mism, &nm);
+    commit = e->a.p; /* (the fork's way in, below: as a hop to it) */
     test64_rr(&e->a, R11, R11);
     uint8_t *same = jcc_fwd(&e->a, CC_E);
     store64(&e->a, RSI, M_CUR, R11); /* the hop: m->cur = l, m->end = its last step's end */
@@ -628,7 +684,19 @@ static void emit_tm_charge(struct emit *e, const struct vm_block_op *op, uint32_
       store32_i(&e->a, RDI, TM_DPC, next);
     alu_rr(&e->a, true, ALU_ADD, R12, RAX);
   }
-  uint8_t *done = ns ? jmp_fwd(&e->a) : NULL;
+  uint8_t *done = ns || nm ? jmp_fwd(&e->a) : NULL;
+  if (nm && executed == 1) { /* the step did not match: its run's fork, then as a hop to it */
+    for (unsigned i = 0; i < nm; i++)
+      patch(&e->a, mism[i], e->a.p);
+    emit_tm_fork(e, slow, &ns);
+    emit_tm_match(e, pc, next, next_in_eax, mem, executed, slow, &ns);
+    load32(&e->a, RAX, RSI, M_TICK); /* f->stamp = m->tick */
+    store32(&e->a, R11, R_STAMP, RAX);
+    jmp_to(&e->a, commit);
+  } else {
+    for (unsigned i = 0; i < nm; i++)
+      slow[ns++] = mism[i];
+  }
   for (unsigned i = 0; i < ns; i++)
     patch(&e->a, slow[i], e->a.p);
   if (next_in_eax)
