@@ -773,30 +773,53 @@ sw_walk_steps(struct sw_run *r, unsigned npos, const struct sonde_itm_packet *ol
   sw_steps(g, npos, c, st);
   memset(st + npos, 0x60, 16); /* pairs at or past npos: not computed */
   size_t i = 0;
-  while (o < olim) {
+/* one pair at i: the packets' kinds and lengths from c[] (W: 0x85, L: 0x02),
+ * so that no load waits for another of the input (the time, the one
+ * chain between pairs, is a few cycles after i) */
+#define SW_PAIR(o, i)                                                                              \
+  do {                                                                                             \
+    const uint8_t *q = g + (i);                                                                    \
+    int64_t ca = (int8_t)c[i];                                                                     \
+    size_t la = (size_t)ca & 7;                                                                    \
+    int64_t cb = (int8_t)c[(i) + la];                                                              \
+    uint32_t xa, xb;                                                                               \
+    memcpy(&xa, q + 1, 4);                                                                         \
+    memcpy(&xb, q + la + 1, 4);                                                                    \
+    /* W: the 4 bytes; L: 7 bits, the time delta */                                               \
+    uint64_t va = xa & ((uint32_t)ca | 0x7f), vb = xb & ((uint32_t)cb | 0x7f);                     \
+    ts += (va & ~(uint64_t)(ca >> 63)) * pre;                                                      \
+    (o)[0].offset = off + (i);                                                                     \
+    (o)[0].ts = ts;                                                                                \
+    (o)[0].value = va;                                                                             \
+    memcpy(&(o)[0].port, &t[q[0]], sizeof t[0]);                                                   \
+    ts += (vb & ~(uint64_t)(cb >> 63)) * pre;                                                      \
+    (o)[1].offset = off + (i) + la;                                                                \
+    (o)[1].ts = ts;                                                                                \
+    (o)[1].value = vb;                                                                             \
+    memcpy(&(o)[1].port, &t[q[la]], sizeof t[0]);                                                  \
+  } while (0)
+  /* two pairs an iteration (olim: room for four records) */
+  while (o < olim - 2) {
     size_t s = st[i];
     if (s & 0x60)
       break;
-    const uint8_t *q = g + i;
-    uint64_t wa, wb;
-    memcpy(&wa, q, 8);
-    size_t la = 2 + 3 * (size_t)(wa & 1);
-    memcpy(&wb, q + la, 8);
-    size_t ha = wa & 0xff, hb = wb & 0xff;
-    uint64_t va = _pext_u64(wa, t[ITM_SW_PM0 + ha]), vb = _pext_u64(wb, t[ITM_SW_PM0 + hb]);
-    ts += (va & t[ITM_SW_DM0 + ha]) * pre;
-    o[0].offset = off + i;
-    o[0].ts = ts;
-    o[0].value = va;
-    memcpy(&o[0].port, &t[ha], sizeof t[ha]);
-    ts += (vb & t[ITM_SW_DM0 + hb]) * pre;
-    o[1].offset = off + i + la;
-    o[1].ts = ts;
-    o[1].value = vb;
-    memcpy(&o[1].port, &t[hb], sizeof t[hb]);
-    o += 2;
-    i += s;
+    size_t i2 = i + s, s2 = st[i2];
+    SW_PAIR(o, i);
+    if (s2 & 0x60) {
+      o += 2;
+      i = i2;
+      break;
+    }
+    SW_PAIR(o + 2, i2);
+    o += 4;
+    i = i2 + s2;
   }
+  if (o < olim && !(st[i] & 0x60)) {
+    SW_PAIR(o, i);
+    o += 2;
+    i += st[i];
+  }
+#undef SW_PAIR
   r->p = g + i;
   r->o = o;
   r->ts = ts;
