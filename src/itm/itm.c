@@ -32,7 +32,6 @@
 #include "itm_fast.h"
 #include "itm_internal.h"
 #include "itm_mix.h"
-#include "itm_sw.h"
 #include "itm_table.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -707,133 +706,6 @@ run5_x86v3(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *o
   else
     run5_steps(r, plim, olim, off0, pre);
 }
-
-/* The sw32 loop without a branch on the packet kind (replaces run5's
- * mispredicted branch per LTS1, ~40% of sw32's time): runs of 4-byte
- * instrumentation writes (W, 5 bytes) and LTS1 with one payload byte (L, 2
- * bytes) in any order. First, for every byte position of the input ahead
- * (32 a vector step, as if a packet started there), the length of the
- * two packets there when both are W or L: st[i] = 10 (WW), 7 (WL, LW), 4
- * (LL), else 0. Then a walk follows st[] two packets a step (the
- * loop-carried chain is one byte load and an add); both records are
- * decoded without a branch (itm_sw.h: meta, pext mask, time-delta mask by
- * header). The walk stops at a 0 (any other packet, or past the positions
- * computed: run_loop goes on) or when the output is full. Counts from the
- * bytes taken: 5 per W, 2 per L. Stimulus page 0 and the time known
- * (ts_out == ts_abs), as run5. */
-enum { SW_POS = 2048 }; /* positions computed per call (on the stack) */
-
-struct sw_run {
-  const uint8_t *p;
-  struct sonde_itm_packet *o;
-  uint64_t ts;
-};
-
-/* st[i] for i < npos (a multiple of 32), by two vector passes: first per
- * position c = 0x85 (W), 0x02 (L) or 0x20 (other); then st[i] = (c[i] +
- * c[i + 2 or 5]) & 0x6f, the second by c[i]'s bit 7 (W: 5 on): 0x0a, 0x07
- * or 0x04 for two W or L, bit 5 or 6 set when either is another packet
- * (sums 0x40, 0xa5, 0x22). Reads g[0 .. npos + 64]. */
-static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) void
-sw_steps(const uint8_t *g, unsigned npos, uint8_t *c, uint8_t *st)
-{
-  const __m256i k7 = _mm256_set1_epi8(7), k3 = _mm256_set1_epi8(3);
-  const __m256i kcf = _mm256_set1_epi8((char)0xcf), kc0 = _mm256_set1_epi8((char)0xc0);
-  const __m256i z = _mm256_setzero_si256(), k65 = _mm256_set1_epi8(0x65);
-  const __m256i ke2 = _mm256_set1_epi8((char)0xe2), k20 = _mm256_set1_epi8(0x20);
-  const __m256i k6f = _mm256_set1_epi8(0x6f);
-  for (unsigned k = 0; k < npos + 32; k += 32) {
-    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(g + k));
-    __m256i bn = _mm256_loadu_si256((const __m256i *)(const void *)(g + k + 1));
-    __m256i w = _mm256_cmpeq_epi8(_mm256_and_si256(b, k7), k3);
-    /* an LTS1 header whose next byte ends it */
-    __m256i l = _mm256_andnot_si256(_mm256_cmpgt_epi8(z, bn),
-                                    _mm256_cmpeq_epi8(_mm256_and_si256(b, kcf), kc0));
-    __m256i x = _mm256_add_epi8(_mm256_and_si256(w, k65), _mm256_and_si256(l, ke2));
-    _mm256_storeu_si256((__m256i *)(void *)(c + k), _mm256_add_epi8(x, k20));
-  }
-  for (unsigned k = 0; k < npos; k += 32) {
-    __m256i c0 = _mm256_loadu_si256((const __m256i *)(const void *)(c + k));
-    __m256i c2 = _mm256_loadu_si256((const __m256i *)(const void *)(c + k + 2));
-    __m256i c5 = _mm256_loadu_si256((const __m256i *)(const void *)(c + k + 5));
-    __m256i s = _mm256_add_epi8(c0, _mm256_blendv_epi8(c2, c5, c0));
-    _mm256_storeu_si256((__m256i *)(void *)(st + k), _mm256_and_si256(s, k6f));
-  }
-}
-
-static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) void
-sw_walk_steps(struct sw_run *r, unsigned npos, const struct sonde_itm_packet *olim, uint64_t off0,
-              const uint64_t pre)
-{
-  uint8_t c[SW_POS + 32], st[SW_POS + 16];
-  const uint8_t *g = r->p;
-  struct sonde_itm_packet *o = r->o;
-  uint64_t ts = r->ts, off = off0 + (uint64_t)(uintptr_t)g;
-  const uint64_t *t = itm_sw_table;
-  sw_steps(g, npos, c, st);
-  memset(st + npos, 0x60, 16); /* pairs at or past npos: not computed */
-  size_t i = 0;
-/* one pair at i: the packets' kinds and lengths from c[] (W: 0x85, L: 0x02),
- * so that no load waits for another of the input (the time, the one
- * chain between pairs, is a few cycles after i) */
-#define SW_PAIR(o, i)                                                                              \
-  do {                                                                                             \
-    const uint8_t *q = g + (i);                                                                    \
-    int64_t ca = (int8_t)c[i];                                                                     \
-    size_t la = (size_t)ca & 7;                                                                    \
-    int64_t cb = (int8_t)c[(i) + la];                                                              \
-    uint32_t xa, xb;                                                                               \
-    memcpy(&xa, q + 1, 4);                                                                         \
-    memcpy(&xb, q + la + 1, 4);                                                                    \
-    /* W: the 4 bytes; L: 7 bits, the time delta */                                               \
-    uint64_t va = xa & ((uint32_t)ca | 0x7f), vb = xb & ((uint32_t)cb | 0x7f);                     \
-    ts += (va & ~(uint64_t)(ca >> 63)) * pre;                                                      \
-    (o)[0].offset = off + (i);                                                                     \
-    (o)[0].ts = ts;                                                                                \
-    (o)[0].value = va;                                                                             \
-    memcpy(&(o)[0].port, &t[q[0]], sizeof t[0]);                                                   \
-    ts += (vb & ~(uint64_t)(cb >> 63)) * pre;                                                      \
-    (o)[1].offset = off + (i) + la;                                                                \
-    (o)[1].ts = ts;                                                                                \
-    (o)[1].value = vb;                                                                             \
-    memcpy(&(o)[1].port, &t[q[la]], sizeof t[0]);                                                  \
-  } while (0)
-  /* two pairs an iteration (olim: room for four records) */
-  while (o < olim - 2) {
-    size_t s = st[i];
-    if (s & 0x60)
-      break;
-    size_t i2 = i + s, s2 = st[i2];
-    SW_PAIR(o, i);
-    if (s2 & 0x60) {
-      o += 2;
-      i = i2;
-      break;
-    }
-    SW_PAIR(o + 2, i2);
-    o += 4;
-    i = i2 + s2;
-  }
-  if (o < olim && !(st[i] & 0x60)) {
-    SW_PAIR(o, i);
-    o += 2;
-    i += st[i];
-  }
-#undef SW_PAIR
-  r->p = g + i;
-  r->o = o;
-  r->ts = ts;
-}
-
-ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
-sw_walk_x86v3(struct sw_run *r, unsigned npos, const struct sonde_itm_packet *olim, uint64_t off0,
-              uint64_t pre)
-{
-  if (pre == 1)
-    sw_walk_steps(r, npos, olim, off0, 1);
-  else
-    sw_walk_steps(r, npos, olim, off0, pre);
-}
 #endif
 
 /* Pairs of a 5-byte source packet and an LTS1 with 2 payload bytes (PC
@@ -972,32 +844,9 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
       continue;
     }
 #if ITM_X86_V3
-    /* two 32-bit instrumentation writes: sw_walk (writes and 1-byte LTS1
-     * without a branch on the kind) */
+    /* two 32-bit instrumentation writes: run5, records built in vectors */
     if (v3 && (w & 0x70000000007ull) == 0x30000000003ull && !page_base && ts_out == ts_abs &&
-        room >= 2 && (size_t)(pend - p) >= 96) {
-      /* positions: the vector passes read up to npos + 64 bytes, a pair
-       * at npos - 1 up to npos + 12 (pend - p + 7 readable); at most 5 a
-       * record of room */
-      size_t npos = ((size_t)(pend - p) - 58) & ~(size_t)31;
-      if (npos > SW_POS)
-        npos = SW_POS;
-      if (npos > 5 * room + 32)
-        npos = (5 * room + 32) & ~(size_t)31;
-      struct sw_run r = {p, o, ts_abs};
-      sw_walk_x86v3(&r, (unsigned)npos, oend - 1, off0, pre);
-      if (r.o != o) {
-        uint64_t n = (uint64_t)(r.o - o), bytes = (uint64_t)(r.p - p);
-        uint64_t nw = (bytes - 2 * n) / 3; /* 5 bytes a write, 2 an LTS1 */
-        cnt[SONDE_ITM_SW] += nw;
-        cnt[SONDE_ITM_LTS] += n - nw;
-        p = r.p;
-        o = r.o;
-        ts_abs = ts_out = r.ts;
-        continue;
-      }
-    }
-    if (0) {
+        room >= 2 && (size_t)(pend - p) > 16) {
       /* o below olim before each step of two records: at most 254 (the
        * counter lanes); the 16-byte load at p + 5 inside the input */
       struct run5 r = {p, o, ts_abs, ts_out, 0};
