@@ -602,14 +602,16 @@ static inline void lanes_flush(uint64_t *cnt, uint64_t acc)
  * On sw32reg (the LTS1 at every 8th packet) this runs at ~1.5x run_loop;
  * on sw32 the mispredict per LTS1 is most of its time (docs/benchmarks.md).
  * Records written past the ones kept lie past the count returned. The
- * caller bounds o (room for two, at most 254 records: the 8-bit counter
- * lanes of itm_fast.h) and p (the 16-byte load at p + 5, the word at
- * p + 10). Stimulus page 0 only (port = A), and only once a timestamp is
- * known (ts_out == ts_abs). */
+ * caller bounds o (room for two records) and p (the 16-byte load at p + 5,
+ * the word at p + 10). Its packets are counted as writes and LTS1 (nsw,
+ * nlts), not in the 8-bit lanes of itm_fast.h, so a run is not cut every
+ * 254 records (a mispredicted exit and a new call each time). Stimulus page
+ * 0 only (port = A), and only once a timestamp is known (ts_out ==
+ * ts_abs). */
 struct run5 {
   const uint8_t *p;
   struct sonde_itm_packet *o;
-  uint64_t ts_abs, ts_out, acc;
+  uint64_t ts_abs, ts_out, nsw, nlts;
 };
 
 static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) void
@@ -694,7 +696,8 @@ run5_steps(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *o
   r->p = p;
   r->o = o;
   r->ts_abs = r->ts_out = ts;
-  r->acc = ((uint64_t)(o - o0) - nlts) * ITM_LANE(SONDE_ITM_SW) + nlts * ITM_LANE(SONDE_ITM_LTS);
+  r->nsw = (uint64_t)(o - o0) - nlts;
+  r->nlts = nlts;
 }
 
 ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
@@ -847,15 +850,16 @@ run_loop(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend, struct so
     /* two 32-bit instrumentation writes: run5, records built in vectors */
     if (v3 && (w & 0x70000000007ull) == 0x30000000003ull && !page_base && ts_out == ts_abs &&
         room >= 2 && (size_t)(pend - p) > 16) {
-      /* o below olim before each step of two records: at most 254 (the
-       * counter lanes); the 16-byte load at p + 5 inside the input */
-      struct run5 r = {p, o, ts_abs, ts_out, 0};
-      run5_x86v3(&r, pend - 14, o + (room - 1 < 253 ? room - 1 : 253), off0, pre);
+      /* o below olim before each step of two records; the 16-byte load
+       * at p + 5 inside the input */
+      struct run5 r = {p, o, ts_abs, ts_out, 0, 0};
+      run5_x86v3(&r, pend - 14, oend - 1, off0, pre);
       p = r.p;
       o = r.o;
       ts_abs = r.ts_abs;
       ts_out = r.ts_out;
-      lanes_flush(cnt, r.acc);
+      cnt[SONDE_ITM_SW] += r.nsw;
+      cnt[SONDE_ITM_LTS] += r.nlts;
       continue;
     }
 #endif
