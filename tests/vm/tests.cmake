@@ -36,6 +36,8 @@ endif()
 sonde_unit_test(test_vm_cpu vm/test_cpu.c LIBS sonde_vm)
 # The timing model's memo against the model stepping every instruction.
 sonde_unit_test(test_vm_tm_memo vm/test_tm_memo.c LIBS sonde_vm)
+# The memo's fork when its slot was recorded again (a stale fork), compiled and not.
+sonde_unit_test(test_vm_tm_fork vm/test_tm_fork.c LIBS sonde_vm)
 sonde_unit_test(test_vm_cpu_cc2650 vm/test_cpu_cc2650.c LIBS sonde_frankentrace sonde_sym sonde_vm)
 # Power model (H-power): run/sleep/UART currents integrated by cycle.
 sonde_unit_test(test_vm_power vm/test_power.c LIBS sonde_vm)
