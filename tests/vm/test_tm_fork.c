@@ -201,8 +201,9 @@ static void run_machine(const char *name, const char *text, const char *builtin,
          name, bit, stops, forged[0], forged[1], mismatches);
   if (HAVE_JIT)
     CHECK(st0.compiled_blocks > 0);
-  CHECK(forged[0] > 100 && forged[1] > 100); /* the case under test really happened */
   CHECK_EQ_U(mismatches, 0);
+  if (!mismatches) /* the case under test really happened */
+    CHECK(forged[0] > 100 && forged[1] > 100);
   for (unsigned k = 0; k < 3; k++)
     sonde_vm_free(vm[k]);
   sonde_machine_free(m);
