@@ -465,6 +465,23 @@ static void emit_resume(struct emit *e, const struct vm_block_op *op, uint32_t p
  * adds the model's cycles to r12; then it checks the event, as
  * run_block_tm's RETIRE does (emit_tm_after). A branch's check is the
  * bound check of its target's block (bound 0 on such machines, block.c). */
+/* Whether the run at r11 is still the one a link or fork recorded (eax =
+ * the version recorded with the pointer), still valid (the memo's gen) and
+ * its cache lines there (the epoch): else to slow[]. */
+static void emit_tm_run_valid(struct emit *e, uint8_t **slow, unsigned *nsp)
+{
+  unsigned ns = *nsp;
+  alu_rm(&e->a, ALU_CMP, RAX, R11, R_VER);
+  slow[ns++] = jcc_fwd(&e->a, CC_NE);
+  load32(&e->a, RAX, RSI, M_GEN);
+  alu_rm(&e->a, ALU_CMP, RAX, R11, R_GEN);
+  slow[ns++] = jcc_fwd(&e->a, CC_NE);
+  load64(&e->a, RAX, RDI, TM_EPOCH);
+  op_m(&e->a, true, 0x3b, RAX, R11, R_EPOCH); /* cmp rax, [run + epoch] */
+  slow[ns++] = jcc_fwd(&e->a, CC_NE);
+  *nsp = ns;
+}
+
 /* The memo's step for the instruction at pc going to next (in r10d when
  * next_in_eax; executed, or r9d when -1): rdi = the model, rsi = its memo,
  * rdx = the step, r11 = the run hopped to when the replayed run had ended
@@ -519,14 +536,7 @@ static void emit_tm_find(struct emit *e, uint32_t pc, uint32_t next, bool next_i
     slow[ns++] = jcc_fwd(&e->a, CC_E);
     load32(&e->a, RAX, RCX, R_LINKV + 4);
     patch(&e->a, check, e->a.p);
-    alu_rm(&e->a, ALU_CMP, RAX, R11, R_VER);
-    slow[ns++] = jcc_fwd(&e->a, CC_NE);
-    load32(&e->a, RAX, RSI, M_GEN);
-    alu_rm(&e->a, ALU_CMP, RAX, R11, R_GEN);
-    slow[ns++] = jcc_fwd(&e->a, CC_NE);
-    load64(&e->a, RAX, RDI, TM_EPOCH);
-    op_m(&e->a, true, 0x3b, RAX, R11, R_EPOCH); /* cmp rax, [l + epoch] */
-    slow[ns++] = jcc_fwd(&e->a, CC_NE);
+    emit_tm_run_valid(e, slow, &ns);
     op_m(&e->a, true, 0x8d, RDX, R11, step0); /* lea rdx, [l + step] */
   }
   patch(&e->a, in_run, e->a.p);
@@ -636,14 +646,7 @@ static void emit_tm_fork(struct emit *e, uint8_t **slow, unsigned *nsp)
   alu_rr(&e->a, true, ALU_CMP, RAX, RDX);
   slow[ns++] = jcc_fwd(&e->a, CC_NE);
   load32(&e->a, RAX, RCX, R_FORKV);
-  alu_rm(&e->a, ALU_CMP, RAX, R11, R_VER);
-  slow[ns++] = jcc_fwd(&e->a, CC_NE);
-  load32(&e->a, RAX, RSI, M_GEN);
-  alu_rm(&e->a, ALU_CMP, RAX, R11, R_GEN);
-  slow[ns++] = jcc_fwd(&e->a, CC_NE);
-  load64(&e->a, RAX, RDI, TM_EPOCH);
-  op_m(&e->a, true, 0x3b, RAX, R11, R_EPOCH); /* cmp rax, [f + epoch] */
-  slow[ns++] = jcc_fwd(&e->a, CC_NE);
+  emit_tm_run_valid(e, slow, &ns);
   op_m(&e->a, true, 0x8d, RDX, R11, R_STEP); /* lea rdx, [f + step] */
   *nsp = ns;
 }
