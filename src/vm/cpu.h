@@ -98,9 +98,9 @@ struct vm_cpu {
    * it had returned and been called again: whether the call keeps last_pc
    * for the MTB on its return (run_mtb: it was made with the MTB on) from
    * the instructions retired since run_ir; `served`: it returned having
-   * done the service. */
+   * done the service, `served_stop`: which returned true (stop the run). */
   uint64_t run_ir;
-  bool run_mtb, served;
+  bool run_mtb, served, served_stop;
   bool sleeping;         /* in WFI/WFE */
   bool locked_up;
   /* --- owned by the CPU files; others use the functions below --- */

@@ -1231,6 +1231,12 @@ static inline bool sample_may_be_due(const struct sonde_vm *vm)
          !vm->attention;
 }
 
+static inline bool needs_service(const struct sonde_vm *vm)
+{
+  return vm->attention || vm->cpu.cycles >= vm->event_cycle || vm->cpu.sleeping ||
+         vm->cpu.locked_up;
+}
+
 /* Keep one dispatch per handler: without these GCC merges the handlers'
  * identical dispatch tails into one shared indirect jump. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -1293,23 +1299,18 @@ uint64_t vm_jit_event(struct sonde_vm *vm, struct vm_jit_state *s, const struct 
   return vm->event_cycle;
 }
 
-static bool needs_service(const struct sonde_vm *vm)
-{
-  return vm->attention || vm->cpu.cycles >= vm->event_cycle || vm->cpu.sleeping ||
-         vm->cpu.locked_up;
-}
-
 int vm_cpu_execute(struct sonde_vm *vm)
 {
   vm_timing_setup(vm);
   struct vm_cpu *c = &vm->cpu;
-  c->served = false;
+  c->served = c->served_stop = false;
   for (;;) {
     /* No pipeline reset here: where the VM stops to service events must not
      * change the timing (exception entry/return and branches reset it). */
-    if (VM_UNLIKELY(c->served)) { /* run_block did the service (a PC sample) */
+    if (VM_UNLIKELY(c->served)) { /* run_block did the service */
       c->served = false;
-      if (vm->attention & VM_ATTN_STOP) { /* what vm_sys_service returned */
+      if (c->served_stop || (vm->attention & VM_ATTN_STOP)) { /* what vm_sys_service returned */
+        c->served_stop = false;
         vm_dbg_settle(vm);
         return 0;
       }

@@ -492,21 +492,27 @@ out: __attribute__((unused)); /* (the block executor's exits go to `event`) */
 synced_out: __attribute__((unused));
   return;
 #if FAST_BLOCK
-  /* At the event: when the service is one periodic PC sample, do it here
-   * and go on, as vm_cpu_execute would after this function returned and
-   * called it again (exec.c): the MTB's last_pc kept for that return; when
-   * it would pick another executor (or the MTB's way to call this one),
-   * return with the service done (cpu.served). */
+  /* At the event: the service, here, and on, as vm_cpu_execute would do it
+   * after this function returned and then call it again (exec.c): a PC
+   * sample, a timer, an exception to take (issue 20: no trip out and back
+   * in for a timer's interrupt). The MTB's last_pc kept for that return;
+   * when the service stops the run, or vm_cpu_execute would pick another
+   * executor (or the MTB's way to call this one), return with the service
+   * done (cpu.served, cpu.served_stop). */
 event:
   SYNC();
 event_synced:
-  if (!sample_may_be_due(vm))
+  if (!needs_service(vm))
     return;
   if (c->run_mtb && c->instret != c->run_ir)
     c->last_pc = c->exec_pc;
-  if (!vm_sys_service_sample(vm))
+  if (vm_sys_service(vm)) {
+    c->served = c->served_stop = true;
     return;
+  }
   c->run_ir = c->instret;
+  if (VM_UNLIKELY(c->sleeping || c->locked_up)) /* vm_cpu_execute serves again */
+    return;
   if (VM_UNLIKELY(vm->attention || vm->hooked || vm->mtb_observe != c->run_mtb)) {
     c->served = true;
     return;
