@@ -100,7 +100,9 @@ static inline void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, uns
   /* The DWT ignores exceptions without TRCENA: no call then. */
   if (vm->dbg && VM_UNLIKELY(vm->dbg->demcr & VM_DEMCR_TRCENA))
     vm_dbg_exception(vm, ev, exc); /* exception trace, EXCCNT (dbg_dwt.c) */
-  if (VM_UNLIKELY(vm->mtb_observe))
+  /* The MTB writes packets at entry and return, none at the handler's exit:
+   * no call then (half the calls). */
+  if (VM_UNLIKELY(vm->mtb_observe) && ev != SONDE_VM_EXC_EXIT)
     vm_mtb_exception(vm, ev, exc); /* MTB entry/return packets (dbg_mtb.c) */
 }
 
