@@ -45,8 +45,8 @@
 #define JIT_STUBS_MAX 256u         /* exits out of line per block (a memory-system machine's, */
 #define JIT_STUBS_TABLE 160u       /* with an event exit per instruction; else at most these) */
 
-/* the flags, as a liveness set: N and Z (written together), C, V */
-enum { FL_NZ = 1, FL_C = 2, FL_V = 4, FL_ALL = 7 };
+/* the flags, as a liveness set */
+enum { FL_N = 1, FL_C = 2, FL_V = 4, FL_Z = 8, FL_ALL = 15 };
 
 struct vm_jit {
   uint8_t *base;
@@ -158,6 +158,24 @@ _Static_assert(offsetof(struct vm_jit_state, lsrt) == offsetof(struct vm_jit_sta
 
 /* ---- compiling ---------------------------------------------------------------- */
 
+/* Flags owed. A flag-setting ADD, CMN, SUB, CMP or RSB (emit_dp_simple)
+ * stores at once only the flags a later instruction of its block reads in
+ * compiled code (flags_live_hot); the others an exit may read are owed
+ * until an instruction writes them again. Every way out of the block in
+ * between stores them first (each stub out of line; a direct jump into a
+ * compiled block only those that block may read before writing them,
+ * flags_live_in): recomputed there from the guest registers the
+ * instruction read, which nothing writes while they are owed (owe_ok). */
+struct dflags {
+  unsigned owed; /* FL_*: not stored yet (0: nothing owed) */
+  unsigned regs; /* the guest registers the recomputation reads, a bit each */
+  uint8_t alu;   /* VM_ALU_ADD, CMN, SUB, CMP or RSB */
+  bool imm;      /* the second operand is v, else guest register rm */
+  bool inverse;  /* rd == rn: the first operand is rd's new value with the op undone */
+  uint8_t rn, rm, rd;
+  uint32_t v;
+};
+
 /* An exit out of line: a jump to patch, and what the stub must do. */
 struct stub {
   uint8_t *patch; /* the rel32 to point at the stub */
@@ -169,6 +187,7 @@ struct stub {
   /* the checked variant's event check that jumped here (emit_check), to go
    * back to when vm_jit_event served the event in place; else NULL */
   const uint8_t *again;
+  struct dflags df; /* the flags owed at the jump */
 };
 
 struct emit {
@@ -182,6 +201,13 @@ struct emit {
   bool tm;
   uint8_t wr, ww; /* the most read/write wait states of any memory: 0, none to add */
   unsigned live; /* FL_*: the flags live after the entry being compiled */
+  /* flags may be owed (not in the checked variant, nor on a machine with a
+   * memory system): hot, the flags compiled code reads after the entry
+   * being compiled (cur), exits aside; df, the flags owed */
+  bool defer;
+  unsigned hot;
+  const struct vm_block_op *cur, *end;
+  struct dflags df;
   struct stub stub[JIT_STUBS_MAX];
   unsigned nstub;
 };
@@ -429,7 +455,7 @@ static bool add_stub(struct emit *e, uint8_t *patch_at, const struct vm_block_op
     e->a.full = true;
     return false;
   }
-  e->stub[e->nstub++] = (struct stub){patch_at, op, pend, taken, 0, false, NULL};
+  e->stub[e->nstub++] = (struct stub){patch_at, op, pend, taken, 0, false, NULL, e->df};
   return true;
 }
 
@@ -779,7 +805,12 @@ static bool may_stop_first(unsigned fast)
  * allows (exec_threaded.h, RETIRE_TAKEN), else back to the block executor
  * to look the target up and link it. Blocks and code are dropped together,
  * so a jump into another block's code stays valid as long as it exists. */
-static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pend)
+static void emit_df_store(struct emit *e, const struct dflags *d, unsigned m);
+static unsigned flags_live_in(const struct vm_block_op *first);
+
+/* (df: the flags owed at the branch, or NULL) */
+static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pend,
+                       const struct dflags *df)
 {
   const uint32_t target = (uint32_t)op->d.soff;
   const struct vm_block *tb = &e->j->map[(target >> 1) & (VM_BLOCK_MAP - 1)];
@@ -796,22 +827,34 @@ static void emit_taken(struct emit *e, const struct vm_block_op *op, uint32_t pe
   else
     add64_i(&e->a, R12, pend + op->d.taken_cycles);
   add64_i(&e->a, R14, op->d.nth + 1u);
+  const unsigned owed = df ? df->owed : 0;
   if (to) {
+    /* into its code: only the owed flags it may read before writing them */
+    const unsigned need = owed ? owed & flags_live_in(to) : 0;
+    const bool ls = vm_fast_is_load_store(to->d.fast), stop = may_stop_first(to->d.fast);
     op_m(&e->a, true, 0x8d, RSI, R12, (int32_t)to->bound); /* lea rsi, [r12 + bound] */
     alu_rr(&e->a, true, ALU_CMP, RSI, R13);
-    uint8_t *bound = jcc_fwd(&e->a, CC_AE);
-    if (vm_fast_is_load_store(to->d.fast)) /* it reads the pipelining state */
-      emit_ls_clear(e);
-    if (may_stop_first(to->d.fast)) /* a fault's entry shows the branch (pc_at.c) */
-      store32_i(&e->a, R15, ST_XPC, op->d.tag);
-    jmp_to(&e->a, code);
-    patch(&e->a, bound, e->a.p); /* the event is near: the checked variant, or the block executor */
+    if (!need && !ls && !stop) {
+      patch(&e->a, jcc_fwd(&e->a, CC_B), code);
+    } else {
+      uint8_t *bound = jcc_fwd(&e->a, CC_AE);
+      emit_df_store(e, df, need);
+      if (ls) /* it reads the pipelining state */
+        emit_ls_clear(e);
+      if (stop) /* a fault's entry shows the branch (pc_at.c) */
+        store32_i(&e->a, R15, ST_XPC, op->d.tag);
+      jmp_to(&e->a, code);
+      patch(&e->a, bound, e->a.p);
+    }
+    /* the event is near: the checked variant, or the block executor */
+    emit_df_store(e, df, owed);
     store32_i(&e->a, R15, ST_XPC, op->d.tag); /* op may have crossed it (block.c) */
     mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)to);
     emit_try_checked(e, RAX);
     emit_enter_exit(e, op);
     return;
   }
+  emit_df_store(e, df, owed);
   mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)op);
   load64(&e->a, RAX, RDX, OP_LINK);
   test64_rr(&e->a, RAX, RAX);
@@ -866,10 +909,12 @@ static void emit_stubs(struct emit *e)
       op_m(&e->a, false, 0xc6, 0, RBX, CPU_IT);
       b1(&e->a, s->it);
     }
-    if (s->taken)
-      emit_taken(e, s->op, s->pend);
-    else
+    if (s->taken) {
+      emit_taken(e, s->op, s->pend, &s->df);
+    } else {
+      emit_df_store(e, &s->df, s->df.owed);
       emit_resume(e, s->op, s->pend, s->plain);
+    }
   }
 }
 
@@ -1238,29 +1283,158 @@ static bool emit_stm(struct emit *e, const struct vm_block_op *op, uint32_t pend
   return true;
 }
 
-/* Store the flag words: n = z = eax, and c = edx, v = ecx when given. */
-static void emit_nz(struct emit *e)
+/* Store the flag words of the flags in m: n = z = eax. */
+static void emit_nz_m(struct emit *e, unsigned m)
 {
-  if (!(e->live & FL_NZ))
-    return;
-  store32(&e->a, R15, ST_FN, RAX);
-  store32(&e->a, R15, ST_FZ, RAX);
+  if (m & FL_N)
+    store32(&e->a, R15, ST_FN, RAX);
+  if (m & FL_Z)
+    store32(&e->a, R15, ST_FZ, RAX);
 }
 
-/* After an x86 add (add: true) or sub that computed an ARM result into eax:
- * C into fl.c (x86 CF for an add, its inverse for a subtract), V as bit 31
- * of fl.v (only that bit is ever read: its top byte is written), N and Z. */
-static void emit_arith_flags(struct emit *e, bool add)
+static void emit_nz(struct emit *e)
 {
-  if (e->live & FL_C)
+  emit_nz_m(e, e->live);
+}
+
+/* After an x86 add (add: true) or sub that computed an ARM result into eax,
+ * the flags in m: C into fl.c (x86 CF for an add, its inverse for a
+ * subtract), V as bit 31 of fl.v (only that bit is ever read: its top byte
+ * is written), N and Z. */
+static void emit_arith_flags_m(struct emit *e, bool add, unsigned m)
+{
+  if (m & FL_C)
     op_m(&e->a, false, 0x0f90 + (add ? CC_B : CC_AE), 0, R15, ST_FC); /* setc/setnc byte [c] */
-  if (e->live & FL_V) {
+  if (m & FL_V) {
     setcc(&e->a, CC_O, RCX);
     op_r(&e->a, false, 0xc0, SH_SHL, RCX); /* shl cl, 7 */
     b1(&e->a, 7);
     op_m(&e->a, false, 0x88, RCX, R15, ST_FV + 3); /* mov [v + 3], cl */
   }
-  emit_nz(e);
+  emit_nz_m(e, m);
+}
+
+static void emit_arith_flags(struct emit *e, bool add)
+{
+  emit_arith_flags_m(e, add, e->live);
+}
+
+static bool alu_is_add(unsigned alu)
+{
+  return alu == VM_ALU_ADD || alu == VM_ALU_CMN;
+}
+
+/* bit n: guest register n (a register past r14, or none: all, so that
+ * nothing reading it is ever owed across) */
+static unsigned reg_bit(unsigned r)
+{
+  return r < 15 ? 1u << r : ~0u;
+}
+
+/* How the flags of a flag-setting ADD/CMN/SUB/CMP/RSB (an immediate, or a
+ * register, second operand) can be computed again after it: from its
+ * operands when it wrote neither, else (rd == rn, not RSB) from rd's new
+ * value with the op undone. False when neither holds. */
+static bool df_recipe(const struct vm_insn *in, unsigned alu, bool imm, struct dflags *r)
+{
+  const bool writes = alu != VM_ALU_CMP && alu != VM_ALU_CMN;
+  if (in->rn >= 15 || (!imm && in->rm >= 15) || (writes && in->rd >= 15))
+    return false;
+  *r = (struct dflags){0, reg_bit(in->rn) | (imm ? 0 : reg_bit(in->rm)), (uint8_t)alu, imm, false,
+                       in->rn, imm ? 0 : in->rm, writes ? in->rd : 0, in->imm};
+  if (!writes || (in->rd != in->rn && (imm || in->rd != in->rm)))
+    return true;
+  if (alu == VM_ALU_RSB || in->rd != in->rn || (!imm && in->rm == in->rd))
+    return false;
+  r->inverse = true;
+  r->regs = reg_bit(in->rd) | (imm ? 0 : reg_bit(in->rm));
+  return true;
+}
+
+/* eax = the result of ADD/CMN/SUB/CMP/RSB of a = [rn] and b (v, or [rm]),
+ * the x86 flags as its add or sub leaves them */
+static void emit_arith_op(struct emit *e, unsigned alu, bool imm, unsigned rn, unsigned rm,
+                          uint32_t v)
+{
+  if (alu == VM_ALU_RSB) { /* b - a */
+    if (imm)
+      mov_ri(&e->a, RAX, v);
+    else
+      load32(&e->a, RAX, RBX, GR(rm));
+    alu_rm(&e->a, ALU_SUB, RAX, RBX, GR(rn));
+    return;
+  }
+  const unsigned x86 = alu_is_add(alu) ? ALU_ADD : ALU_SUB;
+  load32(&e->a, RAX, RBX, GR(rn));
+  if (imm)
+    alu_ri(&e->a, false, x86, RAX, v);
+  else
+    alu_rm(&e->a, x86, RAX, RBX, GR(rm));
+}
+
+/* Store the owed flags of d in m (uses eax, ecx and the x86 flags). */
+static void emit_df_store(struct emit *e, const struct dflags *d, unsigned m)
+{
+  if (!d || !(m &= d->owed))
+    return;
+  const bool add = alu_is_add(d->alu);
+  if (d->inverse) { /* rd = rn op b: rn = rd undone, then the op again */
+    const unsigned undo = add ? ALU_SUB : ALU_ADD, x86 = add ? ALU_ADD : ALU_SUB;
+    load32(&e->a, RAX, RBX, GR(d->rd));
+    if (d->imm) {
+      alu_ri(&e->a, false, undo, RAX, d->v);
+      alu_ri(&e->a, false, x86, RAX, d->v);
+    } else {
+      alu_rm(&e->a, undo, RAX, RBX, GR(d->rm));
+      alu_rm(&e->a, x86, RAX, RBX, GR(d->rm));
+    }
+  } else {
+    emit_arith_op(e, d->alu, d->imm, d->rn, d->rm, d->v);
+  }
+  emit_arith_flags_m(e, add, m);
+}
+
+/* Whether the flags in owe may stay owed from op on: each later entry up to
+ * the ones that write them all again runs in compiled code without reading
+ * them (flag_use_hot) and writes no register in regs. */
+static bool flag_use_hot(const struct vm_block_op *op, bool fused, unsigned *wr, unsigned *rd);
+static unsigned regs_written(const struct vm_block_op *op);
+static bool owe_ok(const struct emit *e, const struct vm_block_op *op, unsigned regs, unsigned owe)
+{
+  for (; op < e->end; op++) {
+    unsigned wr, rd;
+    if (!flag_use_hot(op, false, &wr, &rd) || (rd & owe))
+      return false;
+    if (!(owe &= ~wr))
+      return true;
+    if (regs_written(op) & regs)
+      return false;
+  }
+  return false;
+}
+
+/* The flags of a flag-setting ADD/CMN/SUB/CMP/RSB that computed eax, the
+ * ones live after the entry `after` (live there, hot: read there by compiled
+ * code): stores the hot ones and, when it may, owes the rest (e->df). */
+static void emit_arith_owe(struct emit *e, const struct vm_insn *in, unsigned alu, bool imm,
+                           const struct vm_block_op *after, unsigned live, unsigned hot)
+{
+  struct dflags r;
+  unsigned owe = live & ~hot;
+  if (owe && e->defer && df_recipe(in, alu, imm, &r) && owe_ok(e, after + 1, r.regs, owe)) {
+    emit_arith_flags_m(e, alu_is_add(alu), live & hot);
+    r.owed = owe;
+    e->df = r;
+    return;
+  }
+  emit_arith_flags_m(e, alu_is_add(alu), live);
+}
+
+/* Store the flags owed, here. */
+static void emit_df_flush(struct emit *e)
+{
+  emit_df_store(e, &e->df, e->df.owed);
+  e->df.owed = 0;
 }
 
 /* The common data-processing forms in fewer host instructions: an
@@ -1275,10 +1449,10 @@ static bool emit_dp_simple(struct emit *e, const struct vm_insn *in, unsigned ki
     return false;
   /* x86 group-1 op for the ALU op, b (or ~b) as the second operand */
   unsigned x86;
-  bool inv = false, writes = true, add = false;
+  bool inv = false, writes = true;
   switch (alu) {
-  case VM_ALU_ADD: x86 = ALU_ADD, add = true; break;
-  case VM_ALU_CMN: x86 = ALU_ADD, add = true, writes = false; break;
+  case VM_ALU_ADD: x86 = ALU_ADD; break;
+  case VM_ALU_CMN: x86 = ALU_ADD, writes = false; break;
   case VM_ALU_SUB: x86 = ALU_SUB; break;
   case VM_ALU_CMP: x86 = ALU_SUB, writes = false; break;
   case VM_ALU_RSB: x86 = ALU_SUB; break;
@@ -1329,7 +1503,7 @@ static bool emit_dp_simple(struct emit *e, const struct vm_insn *in, unsigned ki
       alu_rm(&e->a, x86, RAX, RBX, GR(in->rm));
   }
   if (s)
-    emit_arith_flags(e, add);
+    emit_arith_owe(e, in, alu, imm, e->cur, e->live, e->hot);
   if (writes)
     store32(&e->a, RBX, GR(in->rd), RAX);
   return true;
@@ -1560,12 +1734,12 @@ static bool emit_op(struct emit *e, const struct vm_block_op *op, const struct v
   case VM_FAST_LD: return emit_ldst(e, op, pend, true);
   case VM_FAST_ST: return emit_ldst(e, op, pend, false);
   case VM_FAST_B:
-    emit_taken(e, op, *pend);
+    emit_taken(e, op, *pend, NULL);
     *end = true;
     return true;
   case VM_FAST_BL:
     store32_i(&e->a, RBX, GR(14), (op->d.tag + in->len) | 1);
-    emit_taken(e, op, *pend);
+    emit_taken(e, op, *pend, NULL);
     *end = true;
     return true;
   case VM_FAST_CBZ: case VM_FAST_CBNZ:
@@ -1663,6 +1837,54 @@ static bool emit_op(struct emit *e, const struct vm_block_op *op, const struct v
   default:
     return false;
   }
+}
+
+/* A flag-setting ADD/CMN/SUB/CMP/RSB and the B<c> after it (fusable): a
+ * jcc on the x86 flags of its add or sub, whose stub stores them all (they
+ * are owed there); on the fall-through they are stored or owed as after
+ * the B<c> (live, hot there). */
+static bool fusable(const struct vm_block_op *op, unsigned *alu, bool *imm);
+static int fused_cc(unsigned cond, bool add);
+static void emit_fused(struct emit *e, const struct vm_block_op *op, unsigned live, unsigned hot,
+                       uint32_t *pend)
+{
+  const struct vm_insn *in = &op->d.insn;
+  unsigned alu;
+  bool imm;
+  struct dflags r;
+  fusable(op, &alu, &imm);
+  df_recipe(in, alu, imm, &r);
+  emit_arith_op(e, alu, imm, in->rn, in->rm, in->imm);
+  if (alu != VM_ALU_CMP && alu != VM_ALU_CMN)
+    store32(&e->a, RBX, GR(in->rd), RAX);
+  *pend += 1;
+  r.owed = FL_ALL;
+  e->df = r;
+  const int cc = fused_cc(op[1].d.fast - VM_FAST_BCOND, alu_is_add(alu));
+  add_stub(e, jcc_fwd(&e->a, (unsigned)cc), op + 1, *pend, true);
+  *pend += 1;
+  e->df.owed = 0;
+  emit_arith_owe(e, in, alu, imm, op + 1, live, hot);
+}
+
+/* Before entry op: the flags owed stay owed when op neither reads them in
+ * compiled code nor leaves inline nor writes a register their
+ * recomputation reads (unless it writes them all again); else they are
+ * stored first. */
+static void emit_df_before(struct emit *e, const struct vm_block_op *op)
+{
+  if (!e->df.owed)
+    return;
+  unsigned wr, rd;
+  if (!flag_use_hot(op, false, &wr, &rd) || (rd & e->df.owed)) {
+    emit_df_flush(e);
+    return;
+  }
+  const unsigned rest = e->df.owed & ~wr;
+  if (rest && (regs_written(op) & e->df.regs))
+    emit_df_flush(e);
+  else
+    e->df.owed = rest;
 }
 
 /* Instructions that go on to the next, touch no memory and never stop
@@ -1872,7 +2094,7 @@ static void flag_use(const struct vm_block_op *op, unsigned *wr, unsigned *rd)
     const unsigned k = f - VM_FAST_DP, kind = k / 32, alu = (k % 32) / 2;
     const bool shifted = kind == 2 && (in->sh_n != 0 || in->sh_type == VM_SH_RRX);
     if (k & 1) {
-      *wr = FL_NZ;
+      *wr = FL_N | FL_Z;
       if (alu > VM_ALU_TEQ)
         *wr |= FL_C | FL_V;
       else if ((kind == 0 && (in->flags & VM_F_IMMC)) || shifted)
@@ -1885,7 +2107,7 @@ static void flag_use(const struct vm_block_op *op, unsigned *wr, unsigned *rd)
   switch (f) {
   case VM_FAST_MUL:
     if (in->flags & (VM_F_S | VM_F_S_NOTIT))
-      *wr = FL_NZ;
+      *wr = FL_N | FL_Z;
     return;
   case VM_FAST_SBFX: case VM_FAST_UBFX: /* the forms emit_op compiles */
     if (in->sh_n < 32 && in->imm && (in->imm >= 32 || in->sh_n + in->imm <= 32))
@@ -1928,6 +2150,151 @@ static void flags_live(const struct vm_block_op *first, unsigned live[VM_BLOCK_L
     live[at[n]] = after;
     unsigned wr, rd;
     flag_use(op, &wr, &rd);
+    after = (after & ~wr) | rd;
+  }
+}
+
+/* The flags the compiled block at first may read before it writes them
+ * (at an exit too): what a jump into its code must have stored. */
+static unsigned flags_live_in(const struct vm_block_op *first)
+{
+  unsigned live[VM_BLOCK_LEN + 1], wr, rd;
+  flags_live(first, live);
+  flag_use(first, &wr, &rd);
+  return (live[0] & ~wr) | rd;
+}
+
+/* The flags condition cond (0..13) reads. */
+static unsigned cond_flags(unsigned cond)
+{
+  static const uint8_t fl[7] = {FL_Z, FL_C, FL_N, FL_V, FL_C | FL_Z, FL_N | FL_V,
+                                FL_N | FL_Z | FL_V};
+  return fl[cond >> 1];
+}
+
+/* The x86 condition that is ARM condition cond right after the x86 add
+ * (add) or sub of a flag-setting ADD/CMN or SUB/CMP/RSB, or -1 (HI and LS
+ * after an add: C is CF there, not its inverse). */
+static int fused_cc(unsigned cond, bool add)
+{
+  static const uint8_t sub_cc[14] = {CC_E,  CC_NE, CC_AE, CC_B,  CC_S,  CC_NS, CC_O,
+                                     CC_NO, CC_A,  CC_BE, CC_GE, CC_L,  CC_G,  CC_LE};
+  if (add && (cond == 8 || cond == 9))
+    return -1;
+  if (add && (cond == 2 || cond == 3))
+    return cond == 2 ? CC_B : CC_AE;
+  return sub_cc[cond];
+}
+
+/* Whether op, a flag-setting ADD/CMN/SUB/CMP/RSB emit_dp_simple compiles
+ * (its alu in *alu, whether its operand is an immediate in *imm), whose
+ * flags can be computed again (df_recipe), and B<c> next, are compiled as
+ * one: the x86 add or sub and a jcc on its flags (emit_fused). */
+static bool fusable(const struct vm_block_op *op, unsigned *alu, bool *imm)
+{
+  const unsigned f = op->d.fast;
+  if (f < VM_FAST_DP || f >= VM_FAST_LD || op[1].d.fast < VM_FAST_BCOND ||
+      op[1].d.fast >= VM_FAST_BCOND + 14)
+    return false;
+  const unsigned k = f - VM_FAST_DP;
+  *alu = (k % 32) / 2;
+  *imm = k / 32 == 0;
+  struct dflags r;
+  return (k & 1) && k / 32 <= 1 &&
+         (alu_is_add(*alu) || *alu == VM_ALU_SUB || *alu == VM_ALU_CMP ||
+          *alu == VM_ALU_RSB) &&
+         df_recipe(&op->d.insn, *alu, *imm, &r) &&
+         fused_cc(op[1].d.fast - VM_FAST_BCOND, alu_is_add(*alu)) >= 0;
+}
+
+/* What an entry does to the flags in compiled code, its exits aside (they
+ * store what is owed, emit_stubs): false for one that leaves inline or
+ * stops compiled code (it reads them all). fused: a B<c> fused with the
+ * entry before it (it reads x86 flags). */
+static bool flag_use_hot(const struct vm_block_op *op, bool fused, unsigned *wr, unsigned *rd)
+{
+  const unsigned f = op->d.fast;
+  *wr = 0;
+  *rd = 0;
+  if (f >= VM_FAST_BCOND && f < VM_FAST_BCOND + 14) {
+    if (!fused)
+      *rd = cond_flags(f - VM_FAST_BCOND);
+    return true;
+  }
+  if (vm_fast_is_load_store(f) || f == VM_FAST_STM || f == VM_FAST_CBZ || f == VM_FAST_CBNZ ||
+      (f == VM_FAST_LDM && !(op->d.insn.imm & 0x8000)))
+    return true;
+  flag_use(op, wr, rd);
+  return *rd != FL_ALL;
+}
+
+/* The guest registers an entry writes, a bit each (all: not known). */
+static unsigned regs_written(const struct vm_block_op *op)
+{
+  const struct vm_insn *in = &op->d.insn;
+  const unsigned f = op->d.fast;
+  const unsigned wb = (in->flags & VM_F_W) ? reg_bit(in->rn) : 0;
+  if (f >= VM_FAST_DP && f < VM_FAST_LD) {
+    const unsigned alu = ((f - VM_FAST_DP) % 32) / 2;
+    return alu == VM_ALU_TST || alu == VM_ALU_TEQ || alu == VM_ALU_CMP || alu == VM_ALU_CMN
+               ? 0
+               : reg_bit(in->rd);
+  }
+  if (f >= VM_FAST_LDST && f < VM_FAST_LDST + 24) {
+    const unsigned k = f - VM_FAST_LDST;
+    return (k % 8 < VM_LDST_STR_W ? reg_bit(in->rd) : 0) |
+           (k / 8 != VM_LDST_OFF ? reg_bit(in->rn) : 0);
+  }
+  if (f >= VM_FAST_BCOND && f < VM_FAST_BCOND + 14)
+    return 0;
+  switch (f) {
+  case VM_FAST_LD: return reg_bit(in->rd) | wb;
+  case VM_FAST_ST: case VM_FAST_STM: return wb;
+  case VM_FAST_LDM: return (in->imm & 0xffffu) | wb;
+  case VM_FAST_CBZ: case VM_FAST_CBNZ: return 0;
+  case VM_FAST_MUL: case VM_FAST_MLA: case VM_FAST_MLS: case VM_FAST_SBFX: case VM_FAST_UBFX:
+  case VM_FAST_EXT: case VM_FAST_ADR: case VM_FAST_MOVT:
+    return reg_bit(in->rd);
+  default: return ~0u;
+  }
+}
+
+/* hot[i]: the flags compiled code reads after entry i of the block at first,
+ * exits aside (flag_use_hot; those that leave inline read them all); fuse[i]:
+ * entry i and the B<c> after it are compiled as one (fusable). */
+static void flags_live_hot(const struct vm_block_op *first, unsigned hot[VM_BLOCK_LEN + 1],
+                           bool fuse[VM_BLOCK_LEN + 1])
+{
+  unsigned at[VM_BLOCK_LEN + 1], n = 0;
+  for (unsigned i = 0; i <= VM_BLOCK_LEN; i++) {
+    hot[i] = FL_ALL;
+    fuse[i] = false;
+  }
+  for (unsigned i = 0; i < VM_BLOCK_LEN;) {
+    const struct vm_block_op *op = &first[i];
+    const unsigned f = op->d.fast;
+    unsigned alu;
+    bool imm;
+    if (f == VM_FAST_SLOW || f == VM_FAST_BLKEND)
+      break;
+    at[n++] = i;
+    if (f == VM_FAST_IT) {
+      i += 1 + vm_it_length(op->d.insn.imm);
+      continue;
+    }
+    if (vm_fast_ends_block(f, &op->d.insn))
+      break;
+    if (i + 1 < VM_BLOCK_LEN && (i == 0 || !fuse[i - 1]) && fusable(op, &alu, &imm))
+      fuse[i] = true;
+    i++;
+  }
+  unsigned after = FL_ALL; /* what leaves inline reads them all */
+  while (n--) {
+    const unsigned i = at[n];
+    hot[i] = after;
+    unsigned wr, rd;
+    if (!flag_use_hot(&first[i], i > 0 && fuse[i - 1], &wr, &rd))
+      wr = 0, rd = FL_ALL;
     after = (after & ~wr) | rd;
   }
 }
@@ -2026,17 +2393,25 @@ static const void *compile_block(struct sonde_vm *vm, struct vm_jit *j,
   }
   const struct vm_timing *t = &vm->cpu.t;
   uint32_t pend = 0;
-  unsigned live[VM_BLOCK_LEN + 1];
+  unsigned live[VM_BLOCK_LEN + 1], hot[VM_BLOCK_LEN + 1];
+  bool fuse[VM_BLOCK_LEN + 1];
   flags_live(first, live);
+  /* flags owed and B<c> fused: where nothing stops between instructions */
+  const bool defer = !checked && !e.tm;
+  flags_live_hot(first, hot, fuse);
+  e.end = first + VM_BLOCK_LEN;
   const struct vm_block_op *op = first;
   for (;;) {
     const unsigned f = op->d.fast;
     bool end = false;
     if (f == VM_FAST_SLOW || f == VM_FAST_BLKEND) { /* the entry after the block */
+      emit_df_flush(&e);
       emit_resume(&e, op, pend, false);
       break;
     }
     if (f == VM_FAST_IT) { /* with its block (the checked variant may stop inside) */
+      emit_df_flush(&e);
+      e.defer = false;
       if (!emit_it(&e, op, t, &pend)) {
         emit_resume(&e, op, pend, false);
         break;
@@ -2056,16 +2431,27 @@ static const void *compile_block(struct sonde_vm *vm, struct vm_jit *j,
     }
     if (checked) /* the one-at-a-time executor's check: cy < ev to start op */
       emit_check(&e, op, pend, 0);
+    const unsigned i = (unsigned)(op - first);
+    e.defer = defer;
+    e.cur = op;
+    emit_df_before(&e, op);
     uint8_t *const at = e.a.p;
     const unsigned nstub = e.nstub;
     /* the checked variant, and every instruction on a machine with a
      * memory system (emit_tm_after), may stop anywhere */
-    e.live = checked || e.tm ? FL_ALL : live[op - first];
+    e.live = checked || e.tm ? FL_ALL : live[i];
+    e.hot = defer ? hot[i] : FL_ALL;
+    if (defer && fuse[i]) {
+      emit_fused(&e, op, live[i + 1], hot[i + 1], &pend);
+      op += 2;
+      continue;
+    }
     if (!emit_op(&e, op, t, &pend, &end)) {
       if (op == first)
         return NULL;
       e.a.p = at; /* drop what it emitted: resume there instead */
       e.nstub = nstub;
+      emit_df_flush(&e);
       emit_resume(&e, op, pend, false);
       break;
     }
