@@ -941,9 +941,17 @@ static void emit_check(struct emit *e, const struct vm_block_op *op, uint32_t pe
 
 /* ---- instructions ------------------------------------------------------------- */
 
+/* Whether an access's wait states are added to r12 (emit_wait), from the
+ * page in rdx: else none are, and its cycles can wait in pend. */
+static bool has_wait(const struct emit *e, bool write)
+{
+  return !e->tm && (write ? e->ww : e->wr);
+}
+
 /* rdx = the page of the address in eax (or of the constant `addr` when
  * known), rsi + r10 its host byte, after checking [addr, addr + size) is
- * plain memory a core read (write) may use; else resume at op. */
+ * plain memory a core read (write) may use; else resume at op. Where no
+ * wait states are read from it (has_wait), rdx is its offset from rbp. */
 static void emit_page_at(struct emit *e, const struct vm_block_op *op, uint32_t pend,
                          uint32_t size, bool write, bool known, uint32_t addr)
 {
@@ -951,21 +959,28 @@ static void emit_page_at(struct emit *e, const struct vm_block_op *op, uint32_t 
     op_m(&e->a, true, 0x8d, RDX, RBP, (int32_t)((addr >> VM_PAGE_SHIFT) * 32)); /* lea rdx, [rbp + d] */
     mov_ri(&e->a, R10, addr & PAGE_MASK);
     mov_ri(&e->a, RCX, addr & PAGE_MASK);
-  } else {
-    mov_rr(&e->a, RDX, RAX);
-    shift_ri(&e->a, false, SH_SHR, RDX, VM_PAGE_SHIFT);
-    shift_ri(&e->a, true, SH_SHL, RDX, 5);
-    alu_rr(&e->a, true, ALU_ADD, RDX, RBP);
-    mov_rr(&e->a, R10, RAX);
-    alu_ri(&e->a, false, ALU_AND, R10, PAGE_MASK);
-    mov_rr(&e->a, RCX, R10);
+    op_m(&e->a, false, 8 * ALU_SUB + 3, RCX, RDX, PG_LO); /* ecx = off - lo (zero-extended) */
+    add64_i(&e->a, RCX, size);
+    load32(&e->a, RSI, RDX, write ? PG_WLIM : PG_RLIM);
+    alu_rr(&e->a, true, ALU_CMP, RCX, RSI);
+    bail_if(e, CC_A, op, pend);
+    load64(&e->a, RSI, RDX, PG_HOST);
+    return;
   }
-  op_m(&e->a, false, 8 * ALU_SUB + 3, RCX, RDX, PG_LO); /* ecx = off - lo (zero-extended) */
+  mov_rr(&e->a, RDX, RAX);
+  shift_ri(&e->a, false, SH_SHR, RDX, VM_PAGE_SHIFT);
+  shift_ri(&e->a, false, SH_SHL, RDX, 5);
+  mov_rr(&e->a, R10, RAX);
+  alu_ri(&e->a, false, ALU_AND, R10, PAGE_MASK);
+  mov_rr(&e->a, RCX, R10);
+  op_mbi(&e->a, false, 8 * ALU_SUB + 3, RCX, RBP, RDX, PG_LO); /* ecx = off - lo (zero-extended) */
   add64_i(&e->a, RCX, size);
-  load32(&e->a, RSI, RDX, write ? PG_WLIM : PG_RLIM);
+  op_mbi(&e->a, false, 0x8b, RSI, RBP, RDX, write ? PG_WLIM : PG_RLIM);
   alu_rr(&e->a, true, ALU_CMP, RCX, RSI);
   bail_if(e, CC_A, op, pend);
-  load64(&e->a, RSI, RDX, PG_HOST);
+  op_mbi(&e->a, true, 0x8b, RSI, RBP, RDX, PG_HOST);
+  if (has_wait(e, write))
+    alu_rr(&e->a, true, ALU_ADD, RDX, RBP);
 }
 
 static void emit_page(struct emit *e, const struct vm_block_op *op, uint32_t pend, uint32_t size,
@@ -987,6 +1002,23 @@ static void emit_align(struct emit *e, const struct vm_block_op *op, uint32_t pe
 /* r12 += the load/store's cycles before wait states (exec_threaded.h
  * LS_CYCLES): known when the block was built, except for its first entry,
  * whose predecessor ran before the block (state.lsp/lsrt). */
+static void emit_ls_cycles(struct emit *e, const struct vm_block_op *op, uint32_t pend);
+static void emit_wait(struct emit *e, bool write);
+
+/* The cycles of a load/store done: with none of them known only at run time
+ * (wait states, or the first entry's pipelining), added to *pend, else to
+ * r12 with *pend. */
+static void emit_ls_done(struct emit *e, const struct vm_block_op *op, uint32_t *pend, bool write)
+{
+  if (!e->tm && op->d.insn.ls_cycles && !has_wait(e, write)) {
+    *pend += op->d.insn.ls_cycles;
+    return;
+  }
+  emit_ls_cycles(e, op, *pend);
+  emit_wait(e, write);
+  *pend = 0;
+}
+
 static void emit_ls_cycles(struct emit *e, const struct vm_block_op *op, uint32_t pend)
 {
   const struct vm_insn *in = &op->d.insn;
@@ -1021,7 +1053,7 @@ static void emit_ls_cycles(struct emit *e, const struct vm_block_op *op, uint32_
  * memory of the machine has any) */
 static void emit_wait(struct emit *e, bool write)
 {
-  if (e->tm || !(write ? e->ww : e->wr))
+  if (!has_wait(e, write))
     return;
   op_m(&e->a, false, 0x0fb6, RCX, RDX, write ? PG_WW : PG_WR);
   alu_rr(&e->a, true, ALU_ADD, R12, RCX);
@@ -1083,9 +1115,7 @@ static bool emit_ldst_imm(struct emit *e, const struct vm_block_op *op, uint32_t
   }
   if (load)
     store32(&e->a, RBX, GR(in->rd), R8);
-  emit_ls_cycles(e, op, *pend);
-  emit_wait(e, !load);
-  *pend = 0;
+  emit_ls_done(e, op, pend, !load);
   return true;
 }
 
@@ -1110,9 +1140,7 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
       store32_i(&e->a, R15, ST_TMA, addr);
     emit_host_load(e, size, sign);
     store32(&e->a, RBX, GR(in->rd), R8);
-    emit_ls_cycles(e, op, *pend);
-    emit_wait(e, false);
-    *pend = 0;
+    emit_ls_done(e, op, pend, false);
     return true;
   }
   if (in->flags & VM_F_LIT)
@@ -1152,9 +1180,7 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
     if (in->flags & VM_F_W)
       store32(&e->a, RBX, GR(in->rn), RDI);
   }
-  emit_ls_cycles(e, op, *pend);
-  emit_wait(e, !load);
-  *pend = 0;
+  emit_ls_done(e, op, pend, !load);
   return true;
 }
 
@@ -1216,7 +1242,7 @@ static void emit_multi_wb(struct emit *e, const struct vm_insn *in, uint32_t n)
 
 static void emit_multi_wait(struct emit *e, uint32_t n, bool write)
 {
-  if (!e->tm && (write ? e->ww : e->wr)) {
+  if (has_wait(e, write)) {
     op_m(&e->a, false, 0x0fb6, RCX, RDX, write ? PG_WW : PG_WR);
     op_r(&e->a, false, 0x6b, RCX, RCX); /* imul ecx, ecx, n */
     b1(&e->a, n);
@@ -1224,8 +1250,8 @@ static void emit_multi_wait(struct emit *e, uint32_t n, bool write)
   }
 }
 
-/* LDM/POP (exec_threaded.h `ldm`) */
-static bool emit_ldm(struct emit *e, const struct vm_block_op *op, uint32_t pend,
+/* LDM/POP (exec_threaded.h `ldm`); returns the cycles left pending */
+static uint32_t emit_ldm(struct emit *e, const struct vm_block_op *op, uint32_t pend,
                      const struct vm_timing *t)
 {
   const struct vm_insn *in = &op->d.insn;
@@ -1253,20 +1279,22 @@ static bool emit_ldm(struct emit *e, const struct vm_block_op *op, uint32_t pend
     mov_rr(&e->a, RAX, R8);
     alu_ri(&e->a, false, ALU_AND, RAX, ~1u);
     emit_indirect(e, op, t, pend + 1 + n);
+  } else if (!has_wait(e, false) && !e->tm) {
+    return pend + 1 + n; /* still pending */
   } else {
     add_cy(e, pend + 1 + n);
   }
-  return true;
+  return 0;
 }
 
-/* STM/PUSH (exec_threaded.h `stm`) */
-static bool emit_stm(struct emit *e, const struct vm_block_op *op, uint32_t pend)
+/* STM/PUSH (exec_threaded.h `stm`); *pend: the cycles left pending */
+static bool emit_stm(struct emit *e, const struct vm_block_op *op, uint32_t *pend)
 {
   const struct vm_insn *in = &op->d.insn;
   const uint32_t list = in->imm, n = (uint32_t)__builtin_popcount(list);
   if (list & 0x8000)
     return false;
-  emit_multi_base(e, op, pend, n, true);
+  emit_multi_base(e, op, *pend, n, true);
   unsigned i = 0;
   for (unsigned r = 0; r < 15; r++)
     if (list & (1u << r)) {
@@ -1279,7 +1307,12 @@ static bool emit_stm(struct emit *e, const struct vm_block_op *op, uint32_t pend
   }
   emit_multi_wb(e, in, n); /* after the stores: they store the old Rn */
   emit_multi_wait(e, n, true);
-  add_cy(e, pend + 1 + n);
+  if (!has_wait(e, true) && !e->tm) {
+    *pend += 1 + n;
+  } else {
+    add_cy(e, *pend + 1 + n);
+    *pend = 0;
+  }
   return true;
 }
 
@@ -1759,17 +1792,12 @@ static bool emit_op(struct emit *e, const struct vm_block_op *op, const struct v
     *end = true;
     return true;
   case VM_FAST_LDM:
-    if (!emit_ldm(e, op, *pend, t))
-      return false;
+    *pend = emit_ldm(e, op, *pend, t);
     if (in->imm & 0x8000)
       *end = true;
-    *pend = 0;
     return true;
   case VM_FAST_STM:
-    if (!emit_stm(e, op, *pend))
-      return false;
-    *pend = 0;
-    return true;
+    return emit_stm(e, op, pend);
   case VM_FAST_MUL:
     load32(&e->a, RAX, RBX, GR(in->rn));
     op_m(&e->a, false, 0x0faf, RAX, RBX, GR(in->rm)); /* imul eax, [rm] */

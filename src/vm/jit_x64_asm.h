@@ -93,6 +93,19 @@ static inline void op_m(struct jit_asm *e, bool w, unsigned opc, unsigned reg, u
   mem(e, reg, base, disp);
 }
 
+/* op reg, [base + index + disp8] (index is not rsp) */
+static inline void op_mbi(struct jit_asm *e, bool w, unsigned opc, unsigned reg, unsigned base,
+                          unsigned index, int8_t disp)
+{
+  rex(e, w, reg, index, base);
+  if (opc > 0xff)
+    b1(e, opc >> 8);
+  b1(e, opc & 0xff);
+  b1(e, 0x44 | (reg & 7) << 3);
+  b1(e, (index & 7) << 3 | (base & 7));
+  b1(e, (uint8_t)disp);
+}
+
 /* op rm, reg (register form) */
 static inline void op_r(struct jit_asm *e, bool w, unsigned opc, unsigned reg, unsigned rm)
 {
