@@ -1495,14 +1495,27 @@ static bool emit_dp_simple(struct emit *e, const struct vm_insn *in, unsigned ki
   case VM_ALU_BIC: x86 = ALU_AND, inv = true; break;
   case VM_ALU_ORN: x86 = ALU_OR, inv = true; break;
   case VM_ALU_MOV: x86 = 0; break;
-  default: return false; /* ADC, SBC (64-bit sum), MVN, TST, TEQ */
+  case VM_ALU_TST: x86 = ALU_AND, writes = false; break;
+  case VM_ALU_TEQ: x86 = ALU_XOR, writes = false; break;
+  default: return false; /* ADC, SBC (64-bit sum), MVN */
   }
   const bool arith = alu == VM_ALU_ADD || alu == VM_ALU_CMN || alu == VM_ALU_SUB ||
                      alu == VM_ALU_CMP || alu == VM_ALU_RSB;
-  if (s && !arith)
-    return false; /* the logical flags (carry) stay with emit_dp */
+  /* a logical op's flags here when it leaves the carry as it is (no
+   * immediate's carry; a register operand is not shifted): N and Z */
+  if (s && !arith && imm && (in->flags & VM_F_IMMC))
+    return false; /* the carry stays with emit_dp */
   if (inv && !imm)
     return false;
+  if (alu == VM_ALU_MOV && s) {
+    if (imm)
+      mov_ri(&e->a, RAX, v);
+    else
+      load32(&e->a, RAX, RBX, GR(in->rm));
+    emit_nz(e);
+    store32(&e->a, RBX, GR(in->rd), RAX);
+    return true;
+  }
   if (alu == VM_ALU_MOV) {
     if (imm) {
       store32_i(&e->a, RBX, GR(in->rd), v);
@@ -1535,8 +1548,10 @@ static bool emit_dp_simple(struct emit *e, const struct vm_insn *in, unsigned ki
     else
       alu_rm(&e->a, x86, RAX, RBX, GR(in->rm));
   }
-  if (s)
+  if (s && arith)
     emit_arith_owe(e, in, alu, imm, e->cur, e->live, e->hot);
+  else if (s)
+    emit_nz(e);
   if (writes)
     store32(&e->a, RBX, GR(in->rd), RAX);
   return true;
