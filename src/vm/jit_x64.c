@@ -208,8 +208,8 @@ struct emit {
   unsigned hot;
   const struct vm_block_op *cur, *end;
   struct dflags df;
-  struct stub stub[JIT_STUBS_MAX];
   unsigned nstub;
+  struct stub stub[JIT_STUBS_MAX]; /* last: not cleared for each compile */
 };
 
 /* ---- shared stubs ------------------------------------------------------------- */
@@ -903,6 +903,8 @@ static void emit_stubs(struct emit *e)
   for (unsigned i = 0; i < e->nstub; i++) {
     const struct stub *s = &e->stub[i];
     patch(&e->a, s->patch, e->a.p);
+    if (!s->taken) /* (a taken branch's: emit_taken, only where it leaves) */
+      emit_df_store(e, &s->df, s->df.owed);
     if (s->again && !s->it) /* (inside an IT block: left to the executor) */
       emit_event_call(e, s);
     if (s->it) { /* mov byte [rbx + itstate], it: the one-at-a-time executor goes on */
@@ -912,7 +914,6 @@ static void emit_stubs(struct emit *e)
     if (s->taken) {
       emit_taken(e, s->op, s->pend, &s->df);
     } else {
-      emit_df_store(e, &s->df, s->df.owed);
       emit_resume(e, s->op, s->pend, s->plain);
     }
   }
@@ -2305,8 +2306,8 @@ static unsigned regs_written(const struct vm_block_op *op)
 /* hot[i]: the flags compiled code reads after entry i of the block at first,
  * exits aside (flag_use_hot; those that leave inline read them all); fuse[i]:
  * entry i and the B<c> after it are compiled as one (fusable). */
-static void flags_live_hot(const struct vm_block_op *first, unsigned hot[VM_BLOCK_LEN + 1],
-                           bool fuse[VM_BLOCK_LEN + 1])
+static void flags_live_hot(const struct vm_block_op *first, bool fuse_ok,
+                           unsigned hot[VM_BLOCK_LEN + 1], bool fuse[VM_BLOCK_LEN + 1])
 {
   unsigned at[VM_BLOCK_LEN + 1], n = 0;
   for (unsigned i = 0; i <= VM_BLOCK_LEN; i++) {
@@ -2327,7 +2328,7 @@ static void flags_live_hot(const struct vm_block_op *first, unsigned hot[VM_BLOC
     }
     if (vm_fast_ends_block(f, &op->d.insn))
       break;
-    if (i + 1 < VM_BLOCK_LEN && (i == 0 || !fuse[i - 1]) && fusable(op, &alu, &imm))
+    if (fuse_ok && i + 1 < VM_BLOCK_LEN && (i == 0 || !fuse[i - 1]) && fusable(op, &alu, &imm))
       fuse[i] = true;
     i++;
   }
@@ -2422,7 +2423,10 @@ bool vm_jit_full(const struct vm_jit *j)
 static const void *compile_block(struct sonde_vm *vm, struct vm_jit *j,
                                  const struct vm_block_op *first, bool checked)
 {
-  struct emit e = {.a = {.p = j->base + j->used, .end = j->base + j->used + JIT_BLOCK_MAX}, .j = j};
+  struct emit e;
+  memset(&e, 0, offsetof(struct emit, stub)); /* (the stubs are written as added) */
+  e.a = (struct jit_asm){.p = j->base + j->used, .end = j->base + j->used + JIT_BLOCK_MAX};
+  e.j = j;
   uint8_t *const start = e.a.p;
   e.first = first;
   e.start = start;
@@ -2439,9 +2443,11 @@ static const void *compile_block(struct sonde_vm *vm, struct vm_jit *j,
   unsigned live[VM_BLOCK_LEN + 1], hot[VM_BLOCK_LEN + 1];
   bool fuse[VM_BLOCK_LEN + 1];
   flags_live(first, live);
-  /* flags owed and B<c> fused: where nothing stops between instructions */
-  const bool defer = !checked && !e.tm;
-  flags_live_hot(first, hot, fuse);
+  /* flags owed (not on a machine with a memory system, whose timing model
+   * runs between instructions) and B<c> fused (not in the checked variant,
+   * whose event check comes between) */
+  const bool defer = !e.tm, fuse_ok = defer && !checked;
+  flags_live_hot(first, fuse_ok, hot, fuse);
   e.end = first + VM_BLOCK_LEN;
   const struct vm_block_op *op = first;
   for (;;) {
@@ -2484,7 +2490,7 @@ static const void *compile_block(struct sonde_vm *vm, struct vm_jit *j,
      * memory system (emit_tm_after), may stop anywhere */
     e.live = checked || e.tm ? FL_ALL : live[i];
     e.hot = defer ? hot[i] : FL_ALL;
-    if (defer && fuse[i]) {
+    if (fuse_ok && fuse[i]) {
       emit_fused(&e, op, live[i + 1], hot[i + 1], &pend);
       op += 2;
       continue;
