@@ -21,6 +21,7 @@
 
 #include "sonde/vm.h"
 #include "vm/machine.h"
+#include "../tests/vm/vm_state_util.h"
 
 #define CODE_AT 0x400u
 #define CODE_MAX 4096u
@@ -32,16 +33,8 @@
 static struct sonde_machine *machine, *memsys, *memsys_nomemo;
 static struct sonde_vm *vm[NVM];
 
-static const char memsys_text[] = "machine fuzz-memsys\ncore m3\nclock 48MHz\n"
-                                  "nvic irqs=32 prio-bits=3\n"
-                                  "memory flash 0x00000000 1024K access=rx\n"
-                                  "memory sram 0x20000000 1024K access=rwx\n"
-                                  "memsys flash 0x00000000 1024K wait=2 line=8\n"
-                                  "memsys fetch depth=3\n"
-                                  "memsys write-buffer 1\n"
-                                  "memsys cache ctl=0x40034004 size=8K ways=4 line=8 tag=1 "
-                                  "prefetch=1 mode=1\n"
-                                  "memsys latency 0x20008000 0x8000 read=3 write=2\n";
+static const char memsys_text[] = MEMSYS_M3_MACHINE("fuzz-memsys")
+    "memsys latency 0x20008000 0x8000 read=3 write=2\n";
 
 static void on_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
 {

@@ -33,6 +33,7 @@
 #include "sonde/vm.h"
 #include "unicorn_ref.h"
 #include "vm/machine.h"
+#include "vm_state_util.h"
 
 #if defined(__x86_64__) && defined(__linux__)
 #define HAVE_JIT 1 /* the hosts src/vm/jit_x64.c compiles for (and CI runs on) */
@@ -476,11 +477,6 @@ static void gen_leaf(struct prog *p, unsigned n)
 
 /* ---- running -------------------------------------------------------------------- */
 
-struct snap {
-  uint64_t cycles, instructions;
-  uint32_t r[17];
-};
-
 struct ctx {
   const char *name;
   enum uref_core ucore;
@@ -511,13 +507,7 @@ static bool memsys;
 static const char *machine_text(enum uref_core c)
 {
   if (memsys)
-    return "machine jit-m3-memsys\ncore m3\nclock 48MHz\nnvic irqs=32 prio-bits=3\n"
-           "memory flash 0x00000000 1024K access=rx\n"
-           "memory sram 0x20000000 1024K access=rwx\n"
-           "memsys flash 0x00000000 1024K wait=2 line=8\n"
-           "memsys fetch depth=3\n"
-           "memsys write-buffer 1\n"
-           "memsys cache ctl=0x40034004 size=8K ways=4 line=8 tag=1 prefetch=1 mode=1\n";
+    return MEMSYS_M3_MACHINE("jit-m3-memsys");
   switch (c) {
   case UREF_CORTEX_M0:
     return "machine jit-m0\ncore m0plus\nclock 48MHz\nnvic irqs=32 prio-bits=2\n"
@@ -566,16 +556,6 @@ static void vm_setup(struct ctx *x, unsigned k, const uint16_t *code, unsigned n
   for (unsigned i = 0; i < 15; i++)
     sonde_vm_write_reg(vm, i, r[i]);
   sonde_vm_write_reg(vm, SONDE_VM_REG_XPSR, apsr | 1u << 24);
-}
-
-static void snap_of(struct sonde_vm *vm, struct snap *s)
-{
-  struct sonde_vm_stats st;
-  sonde_vm_get_stats(vm, &st);
-  s->cycles = st.cycles;
-  s->instructions = st.instructions;
-  for (unsigned r = 0; r < 17; r++)
-    sonde_vm_read_reg(vm, r, &s->r[r]);
 }
 
 static bool run_case(struct ctx *x, bool v6m, bool dsp, bool v8m)
@@ -647,8 +627,8 @@ static bool run_case(struct ctx *x, bool v6m, bool dsp, bool v8m)
   uint64_t base[3], base_i[3];
   for (unsigned k = 0; k < 3; k++) {
     vm_setup(x, k, code, n, r, apsr, data);
-    struct snap s0;
-    snap_of(x->vm[k], &s0);
+    struct vm_snap s0;
+    vm_snap_of(x->vm[k], &s0);
     base[k] = s0.cycles; /* a reset keeps the counters going */
     base_i[k] = s0.instructions;
   }
@@ -659,14 +639,14 @@ static bool run_case(struct ctx *x, bool v6m, bool dsp, bool v8m)
   while (!done && ok) {
     seed = seed * 1103515245u + 12345u;
     limit += 1 + (seed >> 16) % 40;
-    struct snap s[3];
+    struct vm_snap s[3];
     for (unsigned k = 0; k < 3; k++) {
       struct sonde_vm_stop stop;
       if (sonde_vm_run(x->vm[k], base[k] + limit, &stop) != 0) {
         CHECK_FAIL_("%s: sonde_vm_run failed", x->name);
         return false;
       }
-      snap_of(x->vm[k], &s[k]);
+      vm_snap_of(x->vm[k], &s[k]);
       s[k].cycles -= base[k];
       s[k].instructions -= base_i[k];
       if (stop.reason != SONDE_VM_STOP_CYCLE_LIMIT) {
@@ -679,7 +659,7 @@ static bool run_case(struct ctx *x, bool v6m, bool dsp, bool v8m)
     }
     x->stops++;
     for (unsigned k = 0; k < 2 && ok; k++) {
-      const struct snap *a = &s[k], *b = &s[2];
+      const struct vm_snap *a = &s[k], *b = &s[2];
       if (a->cycles != b->cycles || a->instructions != b->instructions ||
           memcmp(a->r, b->r, sizeof a->r)) {
         CHECK_FAIL_("%s: %s at cycle %llu, %llu instructions, pc %08x; one at a time at cycle "

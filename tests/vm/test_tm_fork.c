@@ -30,6 +30,7 @@
 #include "vm/machine.h"
 #include "vm/tm_memo.h"
 #include "vm/vm_internal.h"
+#include "vm_state_util.h"
 
 #if defined(__x86_64__) && defined(__linux__)
 #define HAVE_JIT 1
@@ -39,15 +40,7 @@
 
 #define CODE_AT 0x100u
 
-static const char memsys_m3[] = "machine fork-m3-memsys\ncore m3\nclock 48MHz\n"
-                                "nvic irqs=32 prio-bits=3\n"
-                                "memory flash 0x00000000 1024K access=rx\n"
-                                "memory sram 0x20000000 1024K access=rwx\n"
-                                "memsys flash 0x00000000 1024K wait=2 line=8\n"
-                                "memsys fetch depth=3\n"
-                                "memsys write-buffer 1\n"
-                                "memsys cache ctl=0x40034004 size=8K ways=4 line=8 tag=1 "
-                                "prefetch=1 mode=1\n";
+static const char memsys_m3[] = MEMSYS_M3_MACHINE("fork-m3-memsys");
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 static unsigned below(unsigned n)
@@ -125,21 +118,6 @@ static unsigned rerecord_forks(struct sonde_vm *vm)
   return n;
 }
 
-struct snap {
-  uint64_t cycles, instructions;
-  uint32_t r[17];
-};
-
-static void snap_of(struct sonde_vm *vm, struct snap *s)
-{
-  struct sonde_vm_stats st;
-  sonde_vm_get_stats(vm, &st);
-  s->cycles = st.cycles;
-  s->instructions = st.instructions;
-  for (unsigned r = 0; r < 17; r++)
-    sonde_vm_read_reg(vm, r, &s->r[r]);
-}
-
 static void on_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
 {
   (void)pc, (void)cycle, (void)cycles;
@@ -172,11 +150,11 @@ static void run_machine(const char *name, const char *text, const char *builtin,
   uint64_t limit = 0;
   for (unsigned i = 0; i < 3000 && mismatches < 3; i++) {
     limit += 1 + below(300);
-    struct snap s[3];
+    struct vm_snap s[3];
     for (unsigned k = 0; k < 3; k++) {
       struct sonde_vm_stop st;
       sonde_vm_run(vm[k], limit, &st);
-      snap_of(vm[k], &s[k]);
+      vm_snap_of(vm[k], &s[k]);
     }
     stops++;
     for (unsigned k = 0; k < 2; k++)
