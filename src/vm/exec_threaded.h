@@ -429,6 +429,12 @@ jit_run: {
   js.lsp = lsp;
   js.lsrt = lsrt;
   const int how = vm_jit_run(bk->jit, &js, c, vm->bus.page, code);
+  if (how == VM_JIT_SYNCED) { /* vm_jit_slow ran one: as after `slow`'s step_one */
+    if (VM_UNLIKELY(vm->attention))
+      return;
+    LOAD();
+    goto check_mode;
+  }
   cy = js.cy;
   ir = js.ir;
   fl = js.fl;
@@ -834,6 +840,65 @@ movt:
 #undef EVENT
 #undef EVENT_SYNCED
 }
+
+#if FAST_BLOCK && !FAST_TM
+/* (jit.h) What run_block does for op after compiled code stopped before it:
+ * the `bx` handler's EXC_RETURN_RETIRE for a handler's BX with EXC_RETURN,
+ * else label `slow` (step_one: exec_insn), then LOAD and check_mode's tests,
+ * with its locals in s. An instruction run elsewhere than in its block
+ * (here rather than by the block's handler going on) changes nothing: the
+ * handlers and exec_insn do the same, cycle for cycle. */
+int vm_jit_slow(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_block_op *op)
+{
+  struct vm_cpu *c = &vm->cpu;
+  const struct vm_icache_entry *e = &op->d;
+  const uint64_t ev = VM_UNLIKELY(vm->attention) ? 0 : vm->event_cycle; /* run_block's, after the exit */
+  if (VM_UNLIKELY(s->cy >= ev || c->itstate)) /* the event first; an IT block: as before */
+    return 0;
+  uint32_t v = 0;
+  if (e->fast == VM_FAST_BX && ((v = c->r[e->insn.rm]) & 1) && is_exc_return(vm, v)) {
+    /* EXC_RETURN_RETIRE(v, 1) */
+    c->r[15] = v;
+    c->cycles = s->cy + 1 + refill_cycles(vm, v);
+    c->instret = s->ir + e->nth + 1u;
+    c->ls_pipe = false;
+    c->ls_rt = VM_NOREG;
+    c->apsr = lflags_pack(&s->fl, c->apsr);
+    c->last_pc = c->exec_pc = e->tag;
+    if (VM_UNLIKELY(vm->mtb_observe))
+      vm_mtb_retire(vm, e->tag, e->insn.len);
+    vm_exc_return(vm, v);
+  } else { /* `slow` */
+    bool lsp = s->lsp;
+    uint8_t lsrt = s->lsrt;
+    c->exec_pc = s->exec_pc; /* (run_block's, after the exit) */
+    if (e->nth) {
+      const struct vm_icache_entry *prev = &((const struct vm_block_op *)e)[-1].d;
+      vm_fast_ls_after(prev->fast, &prev->insn, c->t.ls_pipeline, &lsp, &lsrt);
+      c->exec_pc = prev->tag;
+    }
+    c->r[15] = e->tag;
+    c->cycles = s->cy;
+    c->instret = s->ir + e->nth;
+    c->ls_pipe = lsp;
+    c->ls_rt = lsrt;
+    c->apsr = lflags_pack(&s->fl, c->apsr);
+    step_one(vm, false);
+  }
+  s->exec_pc = c->exec_pc; /* (run_block copies it back after every exit) */
+  if (VM_UNLIKELY(vm->attention || c->itstate || !(c->epsr & EPSR_T) ||
+                  c->cycles >= vm->event_cycle))
+    return VM_JIT_SYNCED;
+  s->pc = c->r[15];
+  s->cy = c->cycles;
+  s->ir = c->instret;
+  s->ev = vm->event_cycle;
+  s->lsp = c->ls_pipe;
+  s->lsrt = c->ls_rt;
+  lflags_unpack(&s->fl, c->apsr);
+  return 1;
+}
+#endif
 
 #undef FAST_FN
 #undef FAST_HOOKED

@@ -57,6 +57,7 @@ enum vm_jit_exit {
   VM_JIT_RESUME = 0, /* go on at state.op with the block executor */
   VM_JIT_ENTER = 1,  /* a branch retired: go on at state.pc (label enter) */
   VM_JIT_PLAIN = 2,  /* go on at state.op one instruction at a time (run_plain) */
+  VM_JIT_SYNCED = 3, /* vm_jit_slow ran an instruction: the state is the cpu's (LOAD) */
 };
 
 /* A code buffer for the blocks of a block cache (whose map indirect
@@ -89,6 +90,18 @@ const void *vm_jit_compile(struct sonde_vm *vm, struct vm_jit *j, const struct v
  * code exits as it would have (the block executor then returns at once
  * when cpu.served says the service is done). */
 uint64_t vm_jit_event(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_block_op *op);
+/* The block executor's handler for op where compiled code would stop
+ * before it to leave it to exec_insn (a load or store of memory that is not
+ * plain, an EXC_RETURN): run here, from the compiled code, as run_block's
+ * label `slow` and EXC_RETURN_RETIRE do it (exec_threaded.h), with s as
+ * the exit before op leaves it (s->cy, s->ir, s->fl, s->lsp/lsrt,
+ * s->exec_pc). 0: nothing done (the event is due, or a case it leaves to
+ * the block executor): exit to resume at op. 1: done, and compiled code
+ * may go on at s->pc with s->cy, s->ir, s->ev, s->fl, s->lsp/lsrt and
+ * s->exec_pc as run_block's LOAD would have them (as the block executor
+ * would go on: check_mode, then `enter`). VM_JIT_SYNCED: done, but the
+ * block executor goes on (an IT block, the event, attention). */
+int vm_jit_slow(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_block_op *op);
 /* Run compiled code until it exits; returns enum vm_jit_exit. */
 int vm_jit_run(const struct vm_jit *j, struct vm_jit_state *s, struct vm_cpu *c,
                const struct vm_page *pages, const void *code);

@@ -52,7 +52,7 @@ struct vm_jit {
   uint8_t *base;
   size_t used;
   size_t page; /* the host's page size, for W^X */
-  const uint8_t *entry, *exit, *dispatch;
+  const uint8_t *entry, *exit, *dispatch, *slow, *go;
   const struct vm_block *map;
 };
 
@@ -184,6 +184,7 @@ struct stub {
   bool taken; /* a direct branch taken, else a resume */
   uint8_t it; /* a resume inside an IT block: its ITSTATE there (cpu.itstate), else 0 */
   bool plain; /* towards the event: one instruction at a time from op (VM_JIT_PLAIN) */
+  bool slow;  /* run op by vm_jit_slow, here, and go on (the shared stub `slow`) */
   /* the checked variant's event check that jumped here (emit_check), to go
    * back to when vm_jit_event served the event in place; else NULL */
   const uint8_t *again;
@@ -444,6 +445,64 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
   b4(&e->a, 0);
   mov_ri(&e->a, RAX, VM_JIT_ENTER);
   jmp_to(&e->a, j->exit);
+
+  /* slow: rdx = the entry op to run by vm_jit_slow (cycles owed added, the
+   * flags stored), which the block executor would run through exec_insn
+   * (a load or store of a device, an EXC_RETURN); when it did nothing,
+   * resume at op. */
+  j->slow = e->a.p;
+  store64(&e->a, R15, ST_CY, R12);
+  store64(&e->a, R15, ST_IR, R14);
+  store64(&e->a, R15, ST_OP, RDX);
+  mov64_rr(&e->a, RDI, RBX);
+  mov64_rr(&e->a, RSI, R15);
+  mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)vm_jit_slow);
+  op_r(&e->a, false, 0xff, 2, RAX); /* call rax */
+  test_rr(&e->a, RAX, RAX);
+  uint8_t *ran = jcc_fwd(&e->a, CC_NE);
+  mov_ri(&e->a, RAX, VM_JIT_RESUME);
+  jmp_to(&e->a, j->exit);
+  patch(&e->a, ran, e->a.p);
+  /* go: eax = what vm_jit_slow or vm_jit_serve returned when they ran:
+   * 1, on at state.pc with the state they left: into its block's code when
+   * the bound allows, else its checked variant (as `enter` goes on); else
+   * back to the block executor with the state in the cpu (VM_JIT_SYNCED).
+   * Another value is the exit code. */
+  j->go = e->a.p;
+  alu_ri(&e->a, false, ALU_CMP, RAX, 1);
+  patch(&e->a, jcc_fwd(&e->a, CC_NE), j->exit);
+  load64(&e->a, R12, R15, ST_CY);
+  load64(&e->a, R13, R15, ST_EV);
+  load64(&e->a, R14, R15, ST_IR);
+  load32(&e->a, RAX, R15, ST_PC);
+  mov_rr(&e->a, RCX, RAX);
+  shift_ri(&e->a, false, SH_SHR, RCX, 1);
+  alu_ri(&e->a, false, ALU_AND, RCX, VM_BLOCK_MAP - 1);
+  shift_ri(&e->a, true, SH_SHL, RCX, 4);
+  mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)j->map);
+  alu_rr(&e->a, true, ALU_ADD, RDX, RCX);
+  op_m(&e->a, false, 0x8d, RSI, RAX, 1); /* lea esi, [rax + 1] */
+  op_m(&e->a, false, 0x39, RSI, RDX, 0); /* cmp [rdx], esi */
+  uint8_t *synced[4];
+  synced[0] = jcc_fwd(&e->a, CC_NE);
+  load64(&e->a, RAX, RDX, (int32_t)offsetof(struct vm_block, op));
+  load32(&e->a, RSI, RAX, OP_BOUND);
+  alu_rr(&e->a, true, ALU_ADD, RSI, R12);
+  alu_rr(&e->a, true, ALU_CMP, RSI, R13);
+  uint8_t *near = jcc_fwd(&e->a, CC_AE);
+  load64(&e->a, RCX, RAX, OP_JIT);
+  test64_rr(&e->a, RCX, RCX);
+  synced[1] = jcc_fwd(&e->a, CC_E);
+  jmp_r(&e->a, RCX);
+  patch(&e->a, near, e->a.p);
+  load64(&e->a, RCX, RAX, OP_JITC);
+  test64_rr(&e->a, RCX, RCX);
+  synced[2] = jcc_fwd(&e->a, CC_E);
+  jmp_r(&e->a, RCX);
+  for (unsigned i = 0; i < 3; i++)
+    patch(&e->a, synced[i], e->a.p);
+  mov_ri(&e->a, RAX, VM_JIT_SYNCED);
+  jmp_to(&e->a, j->exit);
 }
 
 /* ---- out-of-line exits -------------------------------------------------------- */
@@ -455,7 +514,7 @@ static bool add_stub(struct emit *e, uint8_t *patch_at, const struct vm_block_op
     e->a.full = true;
     return false;
   }
-  e->stub[e->nstub++] = (struct stub){patch_at, op, pend, taken, 0, false, NULL, e->df};
+  e->stub[e->nstub++] = (struct stub){patch_at, op, pend, taken, 0, false, false, NULL, e->df};
   return true;
 }
 
@@ -913,6 +972,10 @@ static void emit_stubs(struct emit *e)
     }
     if (s->taken) {
       emit_taken(e, s->op, s->pend, &s->df);
+    } else if (s->slow && !s->it) {
+      add_cy(e, s->pend);
+      mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)s->op);
+      jmp_to(&e->a, e->j->slow);
     } else {
       emit_resume(e, s->op, s->pend, s->plain);
     }
@@ -923,6 +986,17 @@ static void emit_stubs(struct emit *e)
 static void bail_if(struct emit *e, unsigned cc, const struct vm_block_op *op, uint32_t pend)
 {
   add_stub(e, jcc_fwd(&e->a, cc), op, pend, false);
+}
+
+/* The same where the block executor would take op to exec_insn (memory
+ * that is not plain, an EXC_RETURN): run it by vm_jit_slow and go on in
+ * compiled code (the shared stub `slow`); the checked variant and a
+ * machine with a memory system resume at op. */
+static void slow_if(struct emit *e, unsigned cc, const struct vm_block_op *op, uint32_t pend)
+{
+  bail_if(e, cc, op, pend);
+  if (!e->checked && !e->tm && !e->a.full && e->nstub)
+    e->stub[e->nstub - 1].slow = true;
 }
 
 /* The checked variant's test before op (the one-at-a-time executor's: it
@@ -964,7 +1038,7 @@ static void emit_page_at(struct emit *e, const struct vm_block_op *op, uint32_t 
     add64_i(&e->a, RCX, size);
     load32(&e->a, RSI, RDX, write ? PG_WLIM : PG_RLIM);
     alu_rr(&e->a, true, ALU_CMP, RCX, RSI);
-    bail_if(e, CC_A, op, pend);
+    slow_if(e, CC_A, op, pend);
     load64(&e->a, RSI, RDX, PG_HOST);
     return;
   }
@@ -978,7 +1052,7 @@ static void emit_page_at(struct emit *e, const struct vm_block_op *op, uint32_t 
   add64_i(&e->a, RCX, size);
   op_mbi(&e->a, false, 0x8b, RSI, RBP, RDX, write ? PG_WLIM : PG_RLIM);
   alu_rr(&e->a, true, ALU_CMP, RCX, RSI);
-  bail_if(e, CC_A, op, pend);
+  slow_if(e, CC_A, op, pend);
   op_mbi(&e->a, true, 0x8b, RSI, RBP, RDX, PG_HOST);
   if (has_wait(e, write))
     alu_rr(&e->a, true, ALU_ADD, RDX, RBP);
@@ -1266,7 +1340,7 @@ static uint32_t emit_ldm(struct emit *e, const struct vm_block_op *op, uint32_t 
     b1(&e->a, 1);
     bail_if(e, CC_E, op, pend);
     alu_ri(&e->a, false, ALU_CMP, R8, 0xf0000000u);
-    bail_if(e, CC_AE, op, pend);
+    slow_if(e, CC_AE, op, pend);
   }
   emit_multi_wb(e, in, n); /* before the loads: a loaded Rn wins */
   unsigned i = 0;
@@ -1802,7 +1876,7 @@ static bool emit_op(struct emit *e, const struct vm_block_op *op, const struct v
     b1(&e->a, 1);
     bail_if(e, CC_E, op, *pend);
     alu_ri(&e->a, false, ALU_CMP, RAX, 0xf0000000u); /* EXC_RETURN (or near it): exec_insn */
-    bail_if(e, CC_AE, op, *pend);
+    slow_if(e, CC_AE, op, *pend);
     alu_ri(&e->a, false, ALU_AND, RAX, ~1u);
     emit_indirect(e, op, t, *pend + 1);
     *end = true;
