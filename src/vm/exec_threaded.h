@@ -429,8 +429,10 @@ jit_run: {
   js.lsp = lsp;
   js.lsrt = lsrt;
   const int how = vm_jit_run(bk->jit, &js, c, vm->bus.page, code);
-  if (how == VM_JIT_SYNCED) { /* vm_jit_slow ran one: as after `slow`'s step_one */
-    if (VM_UNLIKELY(vm->attention))
+  if (how >= VM_JIT_SYNCED) {
+    /* vm_jit_slow ran one (as after `slow`'s step_one), or vm_jit_serve
+     * served the event (`event`) and says this returns (VM_JIT_SERVED) */
+    if (how == VM_JIT_SERVED || VM_UNLIKELY(vm->attention))
       return;
     LOAD();
     goto check_mode;
@@ -888,6 +890,60 @@ int vm_jit_slow(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_blo
   s->exec_pc = c->exec_pc; /* (run_block copies it back after every exit) */
   if (VM_UNLIKELY(vm->attention || c->itstate || !(c->epsr & EPSR_T) ||
                   c->cycles >= vm->event_cycle))
+    return VM_JIT_SYNCED;
+  s->pc = c->r[15];
+  s->cy = c->cycles;
+  s->ir = c->instret;
+  s->ev = vm->event_cycle;
+  s->lsp = c->ls_pipe;
+  s->lsrt = c->ls_rt;
+  lflags_unpack(&s->fl, c->apsr);
+  return 1;
+}
+
+/* (jit.h) run_block's way at a checked variant's stop at the event before
+ * op (VM_JIT_PLAIN: `slow`, `blkend` or its last lines, which all come to
+ * label `event` then), and label `event` itself: the service, here. */
+int vm_jit_serve(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_block_op *op)
+{
+  struct vm_cpu *c = &vm->cpu;
+  const struct vm_icache_entry *e = &op->d;
+  if (VM_UNLIKELY(c->served || vm->attention) || s->cy < vm->event_cycle)
+    return 0; /* vm_jit_event served it, or not due: as the exit goes on */
+  bool lsp = s->lsp;
+  uint8_t lsrt = s->lsrt;
+  if (e->nth) {
+    const struct vm_icache_entry *prev = &((const struct vm_block_op *)e)[-1].d;
+    vm_fast_ls_after(prev->fast, &prev->insn, c->t.ls_pipeline, &lsp, &lsrt);
+  }
+  c->exec_pc = s->exec_pc; /* (the exit stored the entry before op there) */
+  c->r[15] = e->tag;
+  c->cycles = s->cy;
+  c->instret = s->ir + e->nth;
+  c->ls_pipe = lsp;
+  c->ls_rt = lsrt;
+  c->apsr = lflags_pack(&s->fl, c->apsr);
+  /* `event_synced` (needs_service: the cycle is due) */
+  if (c->run_mtb && c->instret != c->run_ir)
+    c->last_pc = c->exec_pc;
+  int how = 1;
+  if (vm_sys_service(vm)) {
+    c->served = c->served_stop = true;
+    how = VM_JIT_SERVED;
+  } else {
+    c->run_ir = c->instret;
+    if (VM_UNLIKELY(c->sleeping || c->locked_up)) {
+      how = VM_JIT_SERVED;
+    } else if (VM_UNLIKELY(vm->attention || vm->hooked || vm->mtb_observe != c->run_mtb)) {
+      c->served = true;
+      how = VM_JIT_SERVED;
+    }
+  }
+  s->exec_pc = c->exec_pc;
+  if (how != 1)
+    return how;
+  /* LOAD and check_mode */
+  if (VM_UNLIKELY(c->itstate || !(c->epsr & EPSR_T) || c->cycles >= vm->event_cycle))
     return VM_JIT_SYNCED;
   s->pc = c->r[15];
   s->cy = c->cycles;

@@ -58,6 +58,7 @@ enum vm_jit_exit {
   VM_JIT_ENTER = 1,  /* a branch retired: go on at state.pc (label enter) */
   VM_JIT_PLAIN = 2,  /* go on at state.op one instruction at a time (run_plain) */
   VM_JIT_SYNCED = 3, /* vm_jit_slow ran an instruction: the state is the cpu's (LOAD) */
+  VM_JIT_SERVED = 4, /* vm_jit_serve did the service: the block executor returns */
 };
 
 /* A code buffer for the blocks of a block cache (whose map indirect
@@ -102,6 +103,14 @@ uint64_t vm_jit_event(struct sonde_vm *vm, struct vm_jit_state *s, const struct 
  * would go on: check_mode, then `enter`). VM_JIT_SYNCED: done, but the
  * block executor goes on (an IT block, the event, attention). */
 int vm_jit_slow(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_block_op *op);
+/* The checked variant's stop at the event before op, after vm_jit_event
+ * left it (no periodic PC sample, or none alone): what run_block does from
+ * that exit (VM_JIT_PLAIN) to its label `event` and the service there
+ * (an exception to take, a timer), here. 0: nothing done (not due, or
+ * served already): exit as before. 1: on in compiled code at s->pc as for
+ * vm_jit_slow; VM_JIT_SYNCED as there; VM_JIT_SERVED: the block executor
+ * returns (the service stopped the run, or vm_cpu_execute goes on). */
+int vm_jit_serve(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_block_op *op);
 /* Run compiled code until it exits; returns enum vm_jit_exit. */
 int vm_jit_run(const struct vm_jit *j, struct vm_jit_state *s, struct vm_cpu *c,
                const struct vm_page *pages, const void *code);

@@ -52,7 +52,7 @@ struct vm_jit {
   uint8_t *base;
   size_t used;
   size_t page; /* the host's page size, for W^X */
-  const uint8_t *entry, *exit, *dispatch, *slow, *go;
+  const uint8_t *entry, *exit, *dispatch, *slow, *serve, *go;
   const struct vm_block *map;
 };
 
@@ -449,20 +449,29 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
   /* slow: rdx = the entry op to run by vm_jit_slow (cycles owed added, the
    * flags stored), which the block executor would run through exec_insn
    * (a load or store of a device, an EXC_RETURN); when it did nothing,
-   * resume at op. */
-  j->slow = e->a.p;
-  store64(&e->a, R15, ST_CY, R12);
-  store64(&e->a, R15, ST_IR, R14);
-  store64(&e->a, R15, ST_OP, RDX);
-  mov64_rr(&e->a, RDI, RBX);
-  mov64_rr(&e->a, RSI, R15);
-  mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)vm_jit_slow);
-  op_r(&e->a, false, 0xff, 2, RAX); /* call rax */
-  test_rr(&e->a, RAX, RAX);
-  uint8_t *ran = jcc_fwd(&e->a, CC_NE);
-  mov_ri(&e->a, RAX, VM_JIT_RESUME);
-  jmp_to(&e->a, j->exit);
-  patch(&e->a, ran, e->a.p);
+   * resume at op. serve: the same for the checked variant's stop at the
+   * event before op, served by vm_jit_serve; when it did nothing, on one
+   * instruction at a time from op (as emit_resume leaves there). */
+  uint8_t *ran[2];
+  for (unsigned k = 0; k < 2; k++) {
+    if (k)
+      j->serve = e->a.p;
+    else
+      j->slow = e->a.p;
+    store64(&e->a, R15, ST_CY, R12);
+    store64(&e->a, R15, ST_IR, R14);
+    store64(&e->a, R15, ST_OP, RDX);
+    mov64_rr(&e->a, RDI, RBX);
+    mov64_rr(&e->a, RSI, R15);
+    mov64_ri(&e->a, RAX, k ? (uint64_t)(uintptr_t)vm_jit_serve : (uint64_t)(uintptr_t)vm_jit_slow);
+    op_r(&e->a, false, 0xff, 2, RAX); /* call rax */
+    test_rr(&e->a, RAX, RAX);
+    ran[k] = jcc_fwd(&e->a, CC_NE);
+    mov_ri(&e->a, RAX, k ? VM_JIT_PLAIN : VM_JIT_RESUME);
+    jmp_to(&e->a, j->exit);
+  }
+  patch(&e->a, ran[0], e->a.p);
+  patch(&e->a, ran[1], e->a.p);
   /* go: eax = what vm_jit_slow or vm_jit_serve returned when they ran:
    * 1, on at state.pc with the state they left: into its block's code when
    * the bound allows, else its checked variant (as `enter` goes on); else
@@ -976,6 +985,15 @@ static void emit_stubs(struct emit *e)
       add_cy(e, s->pend);
       mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)s->op);
       jmp_to(&e->a, e->j->slow);
+    } else if (s->again && !s->it && !e->tm) {
+      /* any other event: its service here (the shared stub serve), and on
+       * in compiled code where it leaves the PC (a handler's first block);
+       * else the exit emit_resume would make */
+      if (s->op->d.nth)
+        store32_i(&e->a, R15, ST_XPC, s->op[-1].d.tag);
+      add_cy(e, s->pend);
+      mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)s->op);
+      jmp_to(&e->a, e->j->serve);
     } else {
       emit_resume(e, s->op, s->pend, s->plain);
     }
