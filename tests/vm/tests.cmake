@@ -18,6 +18,9 @@ sonde_unit_test(test_vm_cpu_diff vm/test_cpu_diff.c vm/unicorn_ref.c LIBS sonde_
 # The block compiler (jit_x64.c) on random programs: against Unicorn, and
 # stop by stop against the interpreted blocks and the one-at-a-time executor.
 sonde_unit_test(test_vm_jit_diff vm/test_jit_diff.c vm/unicorn_ref.c LIBS sonde_vm PkgConfig::UNICORN)
+# Compiled code around exceptions: device loads/stores, EXC_RETURN and events
+# served from compiled code, stop by stop against --no-jit and one at a time.
+sonde_unit_test(test_vm_jit_irq vm/test_jit_irq.c LIBS sonde_vm)
 sonde_unit_test(test_vm_sys vm/test_sys.c LIBS sonde_vm)
 sonde_unit_test(test_vm_fp vm/test_fp.c vm/unicorn_ref.c LIBS sonde_vm PkgConfig::UNICORN)
 # Exception tests on firmware (firmware/tests/exc_*.c, firmware/exc.cmake).
