@@ -16,6 +16,7 @@
  * now, the core sleeps, or a reset is requested. */
 #include <assert.h>
 
+#include "cpu_exc.h"
 #include "nvic.h"
 #include "periph.h"
 #include "vm_internal.h"
