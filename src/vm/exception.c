@@ -94,6 +94,17 @@ static inline bool exc_observed(const struct sonde_vm *vm)
          VM_UNLIKELY(vm->mtb_observe);
 }
 
+/* Nothing observes an exception or its stacking, no debugger is involved
+ * (dbgh_service() would only record its state) and C_MASKINTS is clear: the
+ * quiet paths of the service and the return (issue 20). */
+static inline bool exc_quiet(const struct sonde_vm *vm)
+{
+  const struct vm_dbgh *d = vm->dbgh;
+  return !exc_observed(vm) && !vm->hooks.stacking && !vm->sys.maskints &&
+         (!d || (!(d->dhcsr & DHCSR_C_DEBUGEN) && !(d->demcr & DEMCR_MON_STEP) && !d->stepping &&
+                 !d->mon_stepping && !d->halted));
+}
+
 static inline void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
 {
   if (VM_UNLIKELY(vm->hooked) && vm->hooks.exception)
@@ -197,7 +208,10 @@ VM_INLINE void fire_timers(struct sonde_vm *vm, uint64_t upto)
      * the re-arm in `fire` (vm_sys_timer_rearm) and the next turn needs no
      * scan. */
     scan_timers(s);
-    t->fire(vm, t->ctx);
+    if (t->fire == vm_systick_fire) /* the commonest, inline */
+      vm_systick_wrap(vm);
+    else
+      t->fire(vm, t->ctx);
   }
   s->firing = false;
 }
@@ -499,7 +513,7 @@ static __attribute__((noinline)) uint32_t push_stack(struct sonde_vm *vm, uint32
  * into plain memory of one page, no stacking hook, within the ARMv8-M stack
  * limit; the same words, SP and EXC_RETURN. Returns false, having changed
  * nothing, when push_stack() must do it. */
-static inline bool push_basic(struct sonde_vm *vm, uint32_t *lr)
+VM_INLINE bool push_basic(struct sonde_vm *vm, uint32_t *lr)
 {
   struct vm_cpu *c = &vm->cpu;
   if ((vm->has_fpu && (c->control & CONTROL_FPCA)) || vm->hooks.stacking)
@@ -554,38 +568,52 @@ VM_INLINE void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_r
 /* Entry into `exc` from the current context, with late arrival: an exception
  * of higher priority that becomes pending during the stacking is taken
  * instead (its vector is fetched; `exc` stays pending). */
-VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc)
+VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc, bool quiet)
 {
   struct vm_bus *bus = &vm->bus;
   uint64_t stalls = bus->stall_cycles;
   uint32_t extra = 0;
   uint32_t ret_pc = vm->cpu.r[15];
-  struct stacker st;
-  stacker_init(&st, vm);
+  struct stacker st; /* push_stack()'s words, for the stacking hook */
   uint32_t lr;
-  if (!push_basic(vm, &lr))
+  const bool basic = push_basic(vm, &lr);
+  if (!basic) {
+    stacker_init(&st, vm);
     lr = push_stack(vm, &extra, &st);
+  }
   uint64_t start = vm->cpu.cycles;
   uint64_t end = start + entry_cycles(vm) + extra;
   /* Timed events during the stacking, then the highest pending exception.
    * With none due, no call: the service sets event_cycle and the attention
    * bit after the entry. */
+  bool fired = false;
   if (next_timer_due(&vm->sys) <= end - 1) {
     vm->sys.defer_exc_update = true;
     fire_due(vm, end - 1);
     vm->sys.defer_exc_update = false;
+    fired = true;
   }
-  int prio;
-  unsigned late = vm_nvic_highest_pending(vm, &prio);
-  if (late && late != exc &&
-      vm_nvic_group_priority(vm, prio) <
-          vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc)) &&
-      vm_nvic_group_priority(vm, prio) < vm_nvic_execution_priority(vm, false))
-    exc = late;
+  /* Late arrival. Quiet, with no timer fired and the frame pushed in one go
+   * (no stacking fault), the NVIC is as vm_nvic_takeable() found it: the
+   * highest pending is `exc` itself. */
+  if (!quiet || fired || !basic) {
+    int prio;
+    unsigned late = vm_nvic_highest_pending(vm, &prio);
+    if (late && late != exc &&
+        vm_nvic_group_priority(vm, prio) <
+            vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc)) &&
+        vm_nvic_group_priority(vm, prio) < vm_nvic_execution_priority(vm, false))
+      exc = late;
+  }
+  assert(vm_nvic_highest_pending(vm, NULL) == exc || !quiet || fired || !basic);
   exception_taken(vm, exc, lr);
   end += bus->stall_cycles - stalls;
   bus->stall_cycles = stalls;
   vm->cpu.cycles = end;
+  if (quiet) { /* no stacking hook, no observer */
+    assert(!vm->hooks.stacking && !exc_observed(vm));
+    return;
+  }
   if (vm->hooks.stacking)
     report_stacking(vm, &st, start, end, ret_pc, true);
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
@@ -1023,34 +1051,13 @@ bool vm_sys_service_sample(struct sonde_vm *vm)
   return service_one_sample(vm);
 }
 
-bool vm_sys_service(struct sonde_vm *vm)
+/* vm_sys_service() after the timers due now fired: sleep, the cycle limit,
+ * sleep-on-exit, the exception to take, event_cycle, attention and the
+ * debugger's post step. */
+static __attribute__((noinline)) bool service_rest(struct sonde_vm *vm)
 {
   struct vm_sys *s = &vm->sys;
   struct vm_cpu *c = &vm->cpu;
-  if (service_one_sample(vm))
-    return (vm->attention & VM_ATTN_STOP) != 0;
-  if (vm->attention & VM_ATTN_STOP)
-    return true;
-  if (dbgh_service(vm, true)) /* halt request, C_STEP/MON_STEP done (dbg_halt.c) */
-    return true;
-  if (s->reset_request == VM_RESET_LOCAL)
-    vm_sys_reset_local(vm);
-  else if (s->reset_request) {
-    vm_sys_reset(vm, false);
-    if (vm->stop_at_reset) { /* sonde_vm_set_stop_at_reset */
-      vm_request_stop(vm, SONDE_VM_STOP_HALT);
-      return true;
-    }
-  }
-  if (c->locked_up) {
-    vm_request_stop(vm, SONDE_VM_STOP_LOCKUP);
-    return true;
-  }
-  /* Awake and below the cycle limit, the service goes on to exc_update() at
-   * its end: the updates of the timers that fire are left to that one. */
-  s->defer_exc_update = !c->sleeping && c->cycles < vm->max_cycles;
-  fire_timers(vm, c->cycles);
-  s->defer_exc_update = false;
   /* vm->event_cycle: nothing reads it before the update_event() at the end,
    * on the way there; set it at once on the others. */
   if (VM_UNLIKELY(c->sleeping || c->cycles >= vm->max_cycles))
@@ -1095,11 +1102,91 @@ bool vm_sys_service(struct sonde_vm *vm)
   } else {
     unsigned exc = vm_nvic_takeable(vm);
     if (exc)
-      exception_entry(vm, exc);
+      exception_entry(vm, exc, false);
   }
   update_event(vm);
   exc_update(vm);
   if (dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
     return true;
   return (vm->attention & VM_ATTN_STOP) != 0;
+}
+
+/* The general service: stops, the debugger, resets, lockup, the timers due,
+ * then service_rest(). */
+static __attribute__((noinline)) bool service_general(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  struct vm_cpu *c = &vm->cpu;
+  if (vm->attention & VM_ATTN_STOP)
+    return true;
+  if (dbgh_service(vm, true)) /* halt request, C_STEP/MON_STEP done (dbg_halt.c) */
+    return true;
+  if (s->reset_request == VM_RESET_LOCAL)
+    vm_sys_reset_local(vm);
+  else if (s->reset_request) {
+    vm_sys_reset(vm, false);
+    if (vm->stop_at_reset) { /* sonde_vm_set_stop_at_reset */
+      vm_request_stop(vm, SONDE_VM_STOP_HALT);
+      return true;
+    }
+  }
+  if (c->locked_up) {
+    vm_request_stop(vm, SONDE_VM_STOP_LOCKUP);
+    return true;
+  }
+  /* Awake and below the cycle limit, the service goes on to exc_update() at
+   * its end: the updates of the timers that fire are left to that one. */
+  s->defer_exc_update = !c->sleeping && c->cycles < vm->max_cycles;
+  fire_timers(vm, c->cycles);
+  s->defer_exc_update = false;
+  return service_rest(vm);
+}
+
+/* The quiet case (issue 20: the exception path at half its cost): nothing
+ * asks for attention (no stop, debug request or exception takeable, so no
+ * reset request and not asleep), not locked up, no sleep-on-exit owed, below
+ * the cycle limit, and exc_quiet(): no debugger involved, nothing observes
+ * exceptions or stacking, no C_MASKINTS. The general path would then pass
+ * its stop, debugger, reset and lockup tests with nothing to do, record
+ * dbgh_service's pre state, fire the timers due and go on as below; the
+ * entry needs no stacker and no hook. Anything unusual after the timers
+ * (a stop or sleep they caused) goes to service_rest() as before. */
+static inline bool service_quiet_ok(const struct sonde_vm *vm)
+{
+  const struct vm_sys *s = &vm->sys;
+  const struct vm_cpu *c = &vm->cpu;
+  return !vm->attention && !(s->reset_request | c->sleeping | c->locked_up | s->sleep_on_exit) &&
+         c->cycles < vm->max_cycles && exc_quiet(vm);
+}
+
+VM_INLINE bool service_quiet(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  struct vm_cpu *c = &vm->cpu;
+  if (vm->dbgh) { /* dbgh_service(vm, true), the debugger not involved */
+    vm->dbgh->taken0 = s->exceptions_taken;
+    vm->dbgh->resetting = 0;
+  }
+  s->defer_exc_update = true;
+  fire_timers(vm, c->cycles);
+  s->defer_exc_update = false;
+  if (VM_UNLIKELY(vm->attention || c->sleeping || s->sleep_on_exit || c->locked_up))
+    return service_rest(vm);
+  unsigned exc = vm_nvic_takeable(vm);
+  if (exc)
+    exception_entry(vm, exc, true);
+  update_event(vm);
+  exc_update(vm);
+  if (dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
+    return true;
+  return (vm->attention & VM_ATTN_STOP) != 0;
+}
+
+bool vm_sys_service(struct sonde_vm *vm)
+{
+  if (service_one_sample(vm))
+    return (vm->attention & VM_ATTN_STOP) != 0;
+  if (VM_LIKELY(service_quiet_ok(vm)))
+    return service_quiet(vm);
+  return service_general(vm);
 }

@@ -282,6 +282,29 @@ VM_INLINE void vm_exc_pend(struct sonde_vm *vm, unsigned exc)
     vm_exc_update(vm);
 }
 
+/* SysTick's timed event (systick.c): the counter reached zero. It sets
+ * COUNTFLAG, pends SysTick with TICKINT and re-arms RVR+1 cycles later (RVR
+ * = 0: the counter stops at zero). Inline, as the service fires it for most
+ * exceptions of a SysTick-driven program (exception.c, fire_timers). */
+#define VM_SYST_CSR_TICKINT 2u
+#define VM_SYST_CSR_COUNTFLAG (1u << 16)
+void vm_systick_fire(struct sonde_vm *vm, void *ctx);
+VM_INLINE void vm_systick_wrap(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  s->syst_csr |= VM_SYST_CSR_COUNTFLAG;
+  if (s->syst_csr & VM_SYST_CSR_TICKINT)
+    vm_exc_pend(vm, VM_EXC_SYSTICK);
+  if (s->syst_rvr == 0) {
+    s->syst_cvr = 0;
+    vm_sys_timer_set(vm, s->syst_timer, UINT64_MAX);
+    return;
+  }
+  s->syst_base_cycle += (uint64_t)s->syst_rvr + 1;
+  assert(s->firing);
+  vm_sys_timer_rearm(s, (unsigned)s->syst_timer, s->syst_base_cycle);
+}
+
 /* NVIC registers at 0xE000E000 + off; false if `off` is not an NVIC register. */
 bool vm_nvic_reg_read(struct sonde_vm *vm, uint32_t off, uint32_t *value);
 bool vm_nvic_reg_write(struct sonde_vm *vm, uint32_t off, uint32_t value, uint32_t mask);
