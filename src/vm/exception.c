@@ -619,6 +619,55 @@ VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc, bool quiet)
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
 }
 
+/* exception_entry() of the quiet service in one go (issue 20): a basic frame
+ * into plain memory of one page (within the ARMv8-M stack limit), the vector
+ * from plain memory, no timer due during the stacking, `exc` the NVIC's
+ * cached choice. Then no late arrival is possible (nothing changes the NVIC
+ * between vm_nvic_takeable() and the activation), nothing can fault, and the
+ * entry's cycles are its own plus the wait states of the eight words and the
+ * vector, as exception_entry() counts them through bus->stall_cycles.
+ * Returns false, having changed nothing, when exception_entry() must do it. */
+VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc)
+{
+  struct vm_cpu *c = &vm->cpu;
+  struct vm_sys *s = &vm->sys;
+  struct vm_bus *bus = &vm->bus;
+  const uint32_t control = c->control;
+  if ((vm->has_fpu && (control & CONTROL_FPCA)) || !s->hp_valid || exc != s->hp_exc)
+    return false;
+  const bool thread = c->ipsr == 0;
+  const bool psp = thread && (control & CONTROL_SPSEL);
+  const bool force8 = (s->ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
+  const uint32_t sp = c->r[13];
+  const uint32_t frame = (sp - 0x20) & ~(force8 ? 4u : 0u);
+  if (vm->has_v8m && frame < (psp ? c->psplim : c->msplim))
+    return false;
+  const struct vm_page *fp = &bus->page[frame >> VM_PAGE_SHIFT];
+  const uint32_t foff = frame & ((1u << VM_PAGE_SHIFT) - 1);
+  const uint32_t vaddr = s->vtor + 4 * exc;
+  const struct vm_page *vp = &bus->page[vaddr >> VM_PAGE_SHIFT];
+  const uint32_t voff = vaddr & ((1u << VM_PAGE_SHIFT) - 1);
+  const uint64_t start = c->cycles;
+  if (!vm_page_fast(fp, foff, 0x20, true) || !vm_page_fast(vp, voff, 4, false) ||
+      next_timer_due(s) <= start + entry_cycles(vm) - 1)
+    return false;
+  const uint32_t align = force8 ? (sp >> 2) & 1 : 0;
+  const uint32_t words[8] = {c->r[0],  c->r[1],  c->r[2],  c->r[3], c->r[12],
+                             c->r[14], c->r[15], (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9)};
+  memcpy(fp->host + foff, words, sizeof words);
+  c->r[13] = frame;
+  uint32_t vector;
+  memcpy(&vector, vp->host + voff, 4);
+  const uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;
+  const uint32_t lr = base | 0x10 | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
+  vm_nvic_activate_choice(vm, exc);
+  vm_cpu_exception_taken(vm, exc, lr, vector);
+  s->exceptions_taken++;
+  s->event_register = true;
+  c->cycles = start + entry_cycles(vm) + 8u * fp->wait_write + vp->wait_read;
+  return true;
+}
+
 /* Tail-chain from a returning handler straight into `exc`: no unstacking and
  * stacking; the frame and EXC_RETURN stay. */
 static void tail_chain(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
@@ -659,6 +708,35 @@ static inline bool pop_basic(struct sonde_vm *vm, uint32_t exc_return, bool obse
   vm->sys.event_register = true;
   if (observed)
     hook_exc(vm, SONDE_VM_EXC_RETURN, c->ipsr);
+  return true;
+}
+
+/* pop_basic() with no observer (issue 20): the frame's words straight into
+ * the core, and its eight wait states added to the return's cycles without
+ * going through bus->stall_cycles. Returns false, having changed nothing,
+ * when pop_basic() or pop_stack() must do it. */
+VM_INLINE bool pop_quiet(struct sonde_vm *vm, uint32_t exc_return)
+{
+  struct vm_cpu *c = &vm->cpu;
+  if (!(exc_return & 0x10) || vm->hooks.stacking)
+    return false;
+  assert(c->ipsr);
+  const bool thread = exc_return & 8;
+  const bool psp = thread && (exc_return & 4);
+  const uint32_t frame = psp ? c->sp_inactive : c->r[13];
+  const struct vm_page *p = &vm->bus.page[frame >> VM_PAGE_SHIFT];
+  const uint32_t off = frame & ((1u << VM_PAGE_SHIFT) - 1);
+  if (!vm_page_fast(p, off, 0x20, false))
+    return false;
+  uint32_t r[8];
+  memcpy(r, p->host + off, sizeof r);
+  const bool force8 = (vm->sys.ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
+  const uint32_t newsp = frame + 0x20 + ((force8 && (r[7] & (1u << 9))) ? 4 : 0);
+  const uint32_t control =
+      (c->control & ~(CONTROL_SPSEL | CONTROL_FPCA)) | (psp ? CONTROL_SPSEL : 0);
+  vm_cpu_exception_return(vm, thread ? 0 : (r[7] & 0x1FF), control, psp, newsp, r);
+  c->cycles += exit_cycles(vm) + 8u * p->wait_read;
+  vm->sys.event_register = true;
   return true;
 }
 
@@ -808,7 +886,7 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
     c->sleeping = true;
     s->sleep_from = c->cycles;
     s->sleep_base = s->sleep_cycles;
-  } else if (pop_basic(vm, exc_return, observed)) {
+  } else if (!observed ? pop_quiet(vm, exc_return) : pop_basic(vm, exc_return, observed)) {
     if (!observed && !s->defer_exc_update) {
       /* exc_update() with vm_nvic_takeable() known: nothing was takeable
        * above, and the unstacking changed no pending, active or mask state
@@ -1170,10 +1248,13 @@ VM_INLINE bool service_quiet(struct sonde_vm *vm)
   s->defer_exc_update = true;
   fire_timers(vm, c->cycles);
   s->defer_exc_update = false;
-  if (VM_UNLIKELY(vm->attention || c->sleeping || s->sleep_on_exit || c->locked_up))
+  /* The timers' fire functions may stop the run; they do not put the core
+   * to sleep or lock it up (no instruction runs). */
+  assert(!c->sleeping && !s->sleep_on_exit && !c->locked_up && !s->maskints);
+  if (VM_UNLIKELY(vm->attention))
     return service_rest(vm);
   unsigned exc = vm_nvic_takeable(vm);
-  if (exc)
+  if (exc && !entry_quiet(vm, exc))
     exception_entry(vm, exc, true);
   update_event(vm);
   exc_update(vm);

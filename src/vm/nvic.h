@@ -259,6 +259,25 @@ VM_INLINE void vm_nvic_activate(struct sonde_vm *vm, unsigned exc)
   vm_nvic_set_active(vm, exc, true);
 }
 
+/* vm_nvic_activate() of the cached choice (hp_valid, exc == hp_exc, not
+ * active): its group priority is the cache's, and clearing its pending bit
+ * leaves "nothing pending" or a new scan. */
+VM_INLINE void vm_nvic_activate_choice(struct sonde_vm *vm, unsigned exc)
+{
+  struct vm_sys *s = &vm->sys;
+  assert(s->hp_valid && exc == s->hp_exc && !vm_nvic_is_active(vm, exc));
+  const int g = s->hp_group;
+  s->nvic_pending[exc >> 5] &= ~(1u << (exc & 31));
+  s->hp_valid = vm_nvic_none_pending(s);
+  s->nvic_active[exc >> 5] |= 1u << (exc & 31);
+  if (!s->nactive++) {
+    s->act_group = g; /* the only one */
+    s->act_valid = true;
+  } else if (s->act_valid && g < s->act_group) {
+    s->act_group = g;
+  }
+}
+
 /* Exception return: `exc` is no longer active; an IRQ whose level-sensitive
  * line is still high pends again. */
 VM_INLINE void vm_nvic_deactivate(struct sonde_vm *vm, unsigned exc)
