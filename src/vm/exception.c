@@ -94,13 +94,13 @@ static inline bool exc_observed(const struct sonde_vm *vm)
          VM_UNLIKELY(vm->mtb_observe);
 }
 
-/* Nothing observes an exception or its stacking, no debugger is involved
- * (dbgh_service() would only record its state) and C_MASKINTS is clear: the
- * quiet paths of the service and the return (issue 20). */
+/* No debugger is involved (dbgh_service() would only record its state),
+ * C_MASKINTS is clear and nothing observes the stacking: the quiet service
+ * (issue 20). Exception observers (hook_exc) are called as usual. */
 static inline bool exc_quiet(const struct sonde_vm *vm)
 {
   const struct vm_dbgh *d = vm->dbgh;
-  return !exc_observed(vm) && !vm->hooks.stacking && !vm->sys.maskints &&
+  return !vm->hooks.stacking && !vm->sys.maskints &&
          (!d || (!(d->dhcsr & DHCSR_C_DEBUGEN) && !(d->demcr & DEMCR_MON_STEP) && !d->stepping &&
                  !d->mon_stepping && !d->halted));
 }
@@ -610,11 +610,7 @@ VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc, bool quiet)
   end += bus->stall_cycles - stalls;
   bus->stall_cycles = stalls;
   vm->cpu.cycles = end;
-  if (quiet) { /* no stacking hook, no observer */
-    assert(!vm->hooks.stacking && !exc_observed(vm));
-    return;
-  }
-  if (vm->hooks.stacking)
+  if (!quiet && vm->hooks.stacking) /* (quiet: none) */
     report_stacking(vm, &st, start, end, ret_pc, true);
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
 }
@@ -665,6 +661,7 @@ VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc)
   s->exceptions_taken++;
   s->event_register = true;
   c->cycles = start + entry_cycles(vm) + 8u * fp->wait_write + vp->wait_read;
+  hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
   return true;
 }
 
@@ -682,40 +679,11 @@ static void tail_chain(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
 
 /* pop_stack() of the common case in one go: a basic frame in plain memory
  * of one page, in Handler mode (so the frame's SP is the active MSP or the
- * banked PSP), no stacking hook. Returns false, having changed nothing,
+ * banked PSP), no stacking hook. The frame's words go straight into the core
+ * and its eight wait states onto the return's cycles (pop_stack() counts
+ * them through bus->stall_cycles). Returns false, having changed nothing,
  * when pop_stack() must do it. */
-static inline bool pop_basic(struct sonde_vm *vm, uint32_t exc_return, bool observed)
-{
-  struct vm_cpu *c = &vm->cpu;
-  struct vm_bus *bus = &vm->bus;
-  if (!(exc_return & 0x10) || !c->ipsr || vm->hooks.stacking)
-    return false;
-  uint64_t stalls = bus->stall_cycles;
-  bool thread = exc_return & 8;
-  bool psp = thread && (exc_return & 4);
-  uint32_t frame = psp ? c->sp_inactive : c->r[13];
-  const uint8_t *host = basic_frame(bus, frame, false);
-  if (!host)
-    return false;
-  uint32_t r[8];
-  memcpy(r, host, sizeof r);
-  bool force8 = (vm->sys.ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
-  uint32_t newsp = frame + 0x20 + ((force8 && (r[7] & (1u << 9))) ? 4 : 0);
-  uint32_t control = (c->control & ~(CONTROL_SPSEL | CONTROL_FPCA)) | (psp ? CONTROL_SPSEL : 0);
-  vm_cpu_exception_return(vm, thread ? 0 : (r[7] & 0x1FF), control, psp, newsp, r);
-  c->cycles += exit_cycles(vm) + (bus->stall_cycles - stalls);
-  bus->stall_cycles = stalls;
-  vm->sys.event_register = true;
-  if (observed)
-    hook_exc(vm, SONDE_VM_EXC_RETURN, c->ipsr);
-  return true;
-}
-
-/* pop_basic() with no observer (issue 20): the frame's words straight into
- * the core, and its eight wait states added to the return's cycles without
- * going through bus->stall_cycles. Returns false, having changed nothing,
- * when pop_basic() or pop_stack() must do it. */
-VM_INLINE bool pop_quiet(struct sonde_vm *vm, uint32_t exc_return)
+VM_INLINE bool pop_basic(struct sonde_vm *vm, uint32_t exc_return, bool observed)
 {
   struct vm_cpu *c = &vm->cpu;
   if (!(exc_return & 0x10) || vm->hooks.stacking)
@@ -737,6 +705,8 @@ VM_INLINE bool pop_quiet(struct sonde_vm *vm, uint32_t exc_return)
   vm_cpu_exception_return(vm, thread ? 0 : (r[7] & 0x1FF), control, psp, newsp, r);
   c->cycles += exit_cycles(vm) + 8u * p->wait_read;
   vm->sys.event_register = true;
+  if (observed)
+    hook_exc(vm, SONDE_VM_EXC_RETURN, c->ipsr);
   return true;
 }
 
@@ -886,7 +856,7 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
     c->sleeping = true;
     s->sleep_from = c->cycles;
     s->sleep_base = s->sleep_cycles;
-  } else if (!observed ? pop_quiet(vm, exc_return) : pop_basic(vm, exc_return, observed)) {
+  } else if (pop_basic(vm, exc_return, observed)) {
     if (!observed && !s->defer_exc_update) {
       /* exc_update() with vm_nvic_takeable() known: nothing was takeable
        * above, and the unstacking changed no pending, active or mask state
