@@ -196,6 +196,7 @@ static void test_quiet_against_general(void)
   compare("exc_systick_m3", "cm3", 1000000);
   compare("exc_nesting_m3", "cm3", 1000000);
   compare("exc_latearrival_m3", "cm3", 1000000);
+  compare("exc_timers_m3", "cm3", 2000000); /* a timer at every offset from SysTick */
   compare("exc_svc_pendsv_m3", "cm3", 1000000);
   compare("exc_basepri_m3", "cm3", 1000000);
   compare("exc_faults_m3", "cm3", 1000000);
@@ -209,6 +210,7 @@ static void test_quiet_against_general(void)
   compare("bench_irq", cm3_wait, 600000);
   compare("exc_systick_m3", cm3_wait, 1000000);
   compare("exc_latearrival_m3", cm3_wait, 1000000);
+  compare("exc_timers_m3", cm3_wait, 2000000);
 }
 
 int main(void)
