@@ -5,7 +5,10 @@
  * before SysTick's wrap, at the same cycle, during SysTick's stacking (late
  * arrival, taken first with SysTick left pending), during its handler
  * (nesting) and after it. The timer handler classifies what it sees: 'L'
- * SysTick pending and not active, 'N' SysTick active, 'P' neither. Run by
+ * SysTick pending and not active, 'N' SysTick active, 'P' neither; when
+ * nested it pends PendSV (priority between the two), which must wait for
+ * the timer handler's return (the execution priority is the highest active
+ * group priority, B1.5.4). Run by
  * tests/vm/test_exc_quiet.c, the exception path's quiet way against its
  * general way (exception.c); ARMv7-M ARM B1.5.12. */
 #include "exc_common.h"
@@ -13,9 +16,18 @@
 #define SCB_ICSR SONDE_REG(0xE000ED04u)
 #define SCB_SHCSR SONDE_REG(0xE000ED24u)
 #define ICSR_PENDSTSET (1u << 26)
+#define ICSR_PENDSVSET (1u << 28)
+#define NVIC_IABR0 SONDE_REG(0xE000E300u)
 #define SHCSR_SYSTICKACT (1u << 11)
 
-static volatile uint32_t ticks, timer_irqs, late, nested, plain;
+static volatile uint32_t ticks, timer_irqs, late, nested, plain, pendsvs, preempted;
+
+void PendSV_Handler(void)
+{
+  pendsvs++;
+  if (NVIC_IABR0 & (1u << VM_TIMER0_IRQ))
+    preempted++;
+}
 
 void SysTick_Handler(void)
 {
@@ -28,8 +40,10 @@ void IRQ1_Handler(void)
 {
   VM_TIMER_STATUS = VM_TIMER_STATUS_MATCH;
   timer_irqs++;
-  if (SCB_SHCSR & SHCSR_SYSTICKACT)
+  if (SCB_SHCSR & SHCSR_SYSTICKACT) {
     nested++;
+    SCB_ICSR = ICSR_PENDSVSET;
+  }
   else if (SCB_ICSR & ICSR_PENDSTSET)
     late++;
   else
@@ -39,6 +53,7 @@ void IRQ1_Handler(void)
 int main(void)
 {
   SHPR_BYTE(15) = 0xC0;
+  SHPR_BYTE(14) = 0x80;
   nvic_prio(1, 0x00);
   NVIC_ISER(0) = 1u << VM_TIMER0_IRQ;
   SYST_RVR = 301 - 1;
@@ -56,6 +71,9 @@ int main(void)
   out_kv("late", late);
   out_kv("nested", nested);
   out_kv("plain", plain);
+  out_kv("pendsv", pendsvs);
+  out_kv("pendsv preempting the timer", preempted);
   check(late > 0 && nested > 0 && plain > 0, "every case seen");
+  check(pendsvs == nested && !preempted, "PendSV after the timer handler");
   return exc_failures;
 }

@@ -59,7 +59,7 @@ static int discard(void *ctx, int stream, const void *data, size_t len)
 struct snap {
   uint64_t cycles, instructions, exceptions;
   uint32_t r[NREGS];
-  int reason;
+  int reason, exit_code;
   uint32_t sram_hash;
 };
 
@@ -128,6 +128,7 @@ static size_t run_steps(const char *fw, const char *machine, bool general, bool 
     s->instructions = st.instructions;
     s->exceptions = st.exceptions;
     s->reason = (int)stop.reason;
+    s->exit_code = stop.reason == SONDE_VM_STOP_EXIT ? stop.exit_code : 0;
     for (unsigned r = 0; r < NREGS; r++)
       sonde_vm_read_reg(vm, r, &s->r[r]);
     memset(sram, 0, sizeof sram);
@@ -154,6 +155,7 @@ static void compare_jit(const char *fw, const char *machine, uint64_t total, boo
   for (size_t i = 0; i < na && i < nb && bad < 3; i++) {
     bool same = a[i].cycles == b[i].cycles && a[i].instructions == b[i].instructions &&
                 a[i].exceptions == b[i].exceptions && a[i].reason == b[i].reason &&
+                a[i].exit_code == b[i].exit_code &&
                 !memcmp(a[i].r, b[i].r, sizeof a[i].r) && a[i].sram_hash == b[i].sram_hash;
     if (!same) {
       bad++;
@@ -175,6 +177,8 @@ static void compare_jit(const char *fw, const char *machine, uint64_t total, boo
    * still stacked at the last stop, a stack limit fault's frame that is never
    * pushed) */
   const uint64_t slack = 8 * 32;
+  if (na && a[na - 1].exit_code) /* the firmware's own checks (exc_timers) */
+    CHECK_FAIL_("%s on %s: exit code %d", fw, mname, a[na - 1].exit_code);
   if (!na || !a[na - 1].exceptions || sa[0] || sa[1] || sb[0] > sb[1] + slack ||
       sb[1] > sb[0] + slack)
     CHECK_FAIL_("%s on %s: %zu stops, %llu exceptions, %llu and %llu words stacked, %llu "
