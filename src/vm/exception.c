@@ -94,6 +94,16 @@ static inline bool exc_observed(const struct sonde_vm *vm)
          VM_UNLIKELY(vm->mtb_observe);
 }
 
+/* Whether hook_exc() calls more than the MTB's hook: the user's hook (any
+ * code) or the DWT's (which may pend DebugMonitor for a comparator match
+ * it flushes). The MTB's writes its buffer and may stop the run, and
+ * changes nothing an exception's priority or masking depends on. */
+static inline bool exc_observed_beyond_mtb(const struct sonde_vm *vm)
+{
+  return (VM_UNLIKELY(vm->hooked) && vm->hooks.exception) ||
+         (vm->dbg && VM_UNLIKELY(vm->dbg->demcr & VM_DEMCR_TRCENA));
+}
+
 /* No debugger is involved (dbgh_service() would only record its state),
  * C_MASKINTS is clear and nothing observes the stacking: the quiet service
  * (issue 20). Exception observers (hook_exc) are called as usual. */
@@ -839,9 +849,11 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
   if (exc != VM_EXC_NMI)
     c->faultmask = 0;
   /* Nothing on the way to the unstacking changes what observes exceptions:
-   * with no observer now, none at the return either (pop_basic). */
-  bool observed = exc_observed(vm);
-  if (observed)
+   * with no observer now, none at the return either (pop_basic). The MTB
+   * has nothing to say at the handler's exit (hook_exc). */
+  const bool observed = exc_observed(vm);
+  const bool beyond_mtb = observed && exc_observed_beyond_mtb(vm);
+  if (beyond_mtb)
     hook_exc(vm, SONDE_VM_EXC_EXIT, exc);
   clear_exclusive(vm);
   unsigned next = vm_nvic_takeable(vm);
@@ -857,10 +869,11 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
     s->sleep_from = c->cycles;
     s->sleep_base = s->sleep_cycles;
   } else if (pop_basic(vm, exc_return, observed)) {
-    if (!observed && !s->defer_exc_update) {
+    if (!beyond_mtb && !s->defer_exc_update) {
       /* exc_update() with vm_nvic_takeable() known: nothing was takeable
-       * above, and the unstacking changed no pending, active or mask state
-       * (only an observer could have) */
+       * above, and the unstacking changed no pending, active or mask state,
+       * nor did the MTB's hook if it was called (only the other observers
+       * could have) */
       assert(!vm_nvic_takeable(vm));
       if (s->reset_request || c->sleeping)
         vm->attention |= VM_ATTN_EXCEPTION;
