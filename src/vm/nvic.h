@@ -301,6 +301,19 @@ VM_INLINE void vm_exc_pend(struct sonde_vm *vm, unsigned exc)
     vm_exc_update(vm);
 }
 
+/* vm_irq_set_level() (sys.h), inline: the demo timer sets its line from its
+ * timed event, in the service (periph_timer.c). */
+VM_INLINE void vm_nvic_irq_level(struct sonde_vm *vm, unsigned irq, bool high)
+{
+  if (irq >= vm->sys.num_irqs)
+    return;
+  unsigned exc = VM_EXC_IRQ0 + irq;
+  bool was = vm_nvic_bit(vm->sys.irq_level, exc);
+  vm_nvic_bit_put(vm->sys.irq_level, exc, high);
+  if (high && !was)
+    vm_exc_pend(vm, exc);
+}
+
 /* SysTick's timed event (systick.c): the counter reached zero. It sets
  * COUNTFLAG, pends SysTick with TICKINT and re-arms RVR+1 cycles later (RVR
  * = 0: the counter stops at zero). Inline, as the service fires it for most
