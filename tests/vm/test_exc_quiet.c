@@ -146,7 +146,7 @@ static void compare_jit(const char *fw, const char *machine, uint64_t total, boo
 {
   enum { MAX = 8000 };
   static struct snap a[MAX], b[MAX];
-  uint64_t sa[2], sb[2];
+  uint64_t sa[2] = {0, 0}, sb[2] = {0, 0};
   size_t na = run_steps(fw, machine, false, jit, total, a, MAX, sa);
   size_t nb = run_steps(fw, machine, true, jit, total, b, MAX, sb);
   const char *mname = strchr(machine, '\n') ? "(wait states)" : machine;
