@@ -1203,6 +1203,13 @@ static __attribute__((noinline)) bool service_general(struct sonde_vm *vm)
   return service_rest(vm);
 }
 
+/* exception_entry() where entry_quiet() declined, out of line: its stacker
+ * stays out of the quiet service's stack frame. */
+static __attribute__((noinline)) void entry_declined(struct sonde_vm *vm, unsigned exc)
+{
+  exception_entry(vm, exc, true);
+}
+
 /* The quiet case (issue 20: the exception path at half its cost): nothing
  * asks for attention (no stop, debug request or exception takeable, so no
  * reset request and not asleep), not locked up, no sleep-on-exit owed, below
@@ -1238,7 +1245,7 @@ VM_INLINE bool service_quiet(struct sonde_vm *vm)
     return service_rest(vm);
   unsigned exc = vm_nvic_takeable(vm);
   if (exc && !entry_quiet(vm, exc))
-    exception_entry(vm, exc, true);
+    entry_declined(vm, exc);
   update_event(vm);
   exc_update(vm);
   if (dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
