@@ -8,7 +8,10 @@
  * SysTick pending and not active, 'N' SysTick active, 'P' neither; when
  * nested it pends PendSV (priority between the two), which must wait for
  * the timer handler's return (the execution priority is the highest active
- * group priority, B1.5.4). Run by
+ * group priority, B1.5.4). The SysTick handler consumes the event register
+ * its entry set (WFE), and the main loop waits for an event now and then:
+ * the return sets the register again, so the first WFE after it does not
+ * sleep (B1.5.18). Run by
  * tests/vm/test_exc_quiet.c, the exception path's quiet way against its
  * general way (exception.c); ARMv7-M ARM B1.5.12. */
 #include "exc_common.h"
@@ -32,6 +35,7 @@ void PendSV_Handler(void)
 void SysTick_Handler(void)
 {
   ticks++;
+  __asm__ volatile("wfe" ::: "memory");
   for (volatile int i = 0; i < 6; i++)
     ;
 }
@@ -61,9 +65,12 @@ int main(void)
   SYST_CSR = 7;
   VM_TIMER_LOAD = 997;
   VM_TIMER_CTRL = VM_TIMER_CTRL_EN | VM_TIMER_CTRL_IE | VM_TIMER_CTRL_PERIODIC;
-  uint32_t work = 0;
-  while (timer_irqs < 2000)
+  uint32_t work = 0, n = 0;
+  while (timer_irqs < 2000) {
     work += work * 3 + 1;
+    if ((++n & 7) == 0)
+      __asm__ volatile("wfe" ::: "memory");
+  }
   SYST_CSR = 0;
   VM_TIMER_CTRL = 0;
   out_kv("ticks", ticks);
