@@ -577,7 +577,9 @@ VM_INLINE void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_r
 
 /* Entry into `exc` from the current context, with late arrival: an exception
  * of higher priority that becomes pending during the stacking is taken
- * instead (its vector is fetched; `exc` stays pending). */
+ * instead (its vector is fetched; `exc` stays pending). `quiet`: called by
+ * the quiet service (no stacking hook; `exc` is what vm_nvic_takeable()
+ * just chose). */
 VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc, bool quiet)
 {
   struct vm_bus *bus = &vm->bus;
@@ -1210,15 +1212,16 @@ static __attribute__((noinline)) void entry_declined(struct sonde_vm *vm, unsign
   exception_entry(vm, exc, true);
 }
 
-/* The quiet case (issue 20: the exception path at half its cost): nothing
- * asks for attention (no stop, debug request or exception takeable, so no
- * reset request and not asleep), not locked up, no sleep-on-exit owed, below
- * the cycle limit, and exc_quiet(): no debugger involved, nothing observes
- * exceptions or stacking, no C_MASKINTS. The general path would then pass
- * its stop, debugger, reset and lockup tests with nothing to do, record
- * dbgh_service's pre state, fire the timers due and go on as below; the
- * entry needs no stacker and no hook. Anything unusual after the timers
- * (a stop or sleep they caused) goes to service_rest() as before. */
+/* The quiet case (issue 20 item 2): nothing asks for attention (no stop,
+ * debug request or exception takeable, so no reset request and not asleep),
+ * not locked up, no sleep-on-exit owed, below the cycle limit, and
+ * exc_quiet(): no debugger involved, no stacking hook, no C_MASKINTS. The
+ * general path would then pass its stop, debugger, reset and lockup tests
+ * with nothing to do, record dbgh_service's pre state, fire the timers due
+ * and go on as below; the entry needs no stacker (entry_quiet, or
+ * exception_entry with `quiet`). Exception observers are called as on the
+ * general path. A stop caused by the timers goes on in service_rest() as
+ * before. */
 static inline bool service_quiet_ok(const struct sonde_vm *vm)
 {
   const struct vm_sys *s = &vm->sys;
@@ -1239,7 +1242,7 @@ VM_INLINE bool service_quiet(struct sonde_vm *vm)
   fire_timers(vm, c->cycles);
   s->defer_exc_update = false;
   /* The timers' fire functions may stop the run; they do not put the core
-   * to sleep or lock it up (no instruction runs). */
+   * to sleep, lock it up or set C_MASKINTS (no instruction runs). */
   assert(!c->sleeping && !s->sleep_on_exit && !c->locked_up && !s->maskints);
   if (VM_UNLIKELY(vm->attention))
     return service_rest(vm);
