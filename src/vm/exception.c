@@ -124,7 +124,8 @@ static inline void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, uns
     vm_dbg_exception(vm, ev, exc); /* exception trace, EXCCNT (dbg_dwt.c) */
   /* The MTB writes packets at entry and return, none at the handler's exit:
    * no call then (half the calls). */
-  if (VM_UNLIKELY(vm->mtb_observe) && ev != SONDE_VM_EXC_EXIT)
+  if (VM_UNLIKELY(vm->mtb_observe) && ev != SONDE_VM_EXC_EXIT &&
+      !vm_mtb_exception_fast(vm->mtb, ev, vm->cpu.r[15], &vm->cpu.last_pc))
     vm_mtb_exception(vm, ev, exc); /* MTB entry/return packets (dbg_mtb.c) */
 }
 
