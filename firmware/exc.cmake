@@ -2,7 +2,8 @@
 # Built without newlib stdio (output through semihosting SYS_WRITE0).
 foreach(t nesting:m3:cm3 nesting:m0plus:cm0plus basepri:m3:cm3 faults:m3:cm3 faults:m33:cm33
           svc_pendsv:m3:cm3 systick:m3:cm3 systick:m0plus:cm0plus wfi:m3:cm3 reset:m3:cm3
-          reset:m0plus:cm0plus vectreset:m3:cm3 lockup:m3:cm3 stklim:m33:cm33 stklim_insn:m33:cm33 latearrival:m3:cm3 lazyfp:m4f:cm4f)
+          reset:m0plus:cm0plus vectreset:m3:cm3 lockup:m3:cm3 stklim:m33:cm33 stklim_insn:m33:cm33 latearrival:m3:cm3 lazyfp:m4f:cm4f
+          timers:m3:cm3)
   string(REPLACE ":" ";" t ${t})
   list(GET t 0 prog)
   list(GET t 1 core)

@@ -129,17 +129,7 @@ void vm_cpu_set_control(struct sonde_vm *vm, uint32_t control);
  * the next instruction, as the architecture says). */
 void vm_cpu_branch(struct sonde_vm *vm, uint32_t addr);
 
-/* The core's part of exception entry (ExceptionTaken(), ARMv7-M ARM B1.5.6):
- * Handler mode `exc` on MSP (CONTROL.SPSEL and FPCA cleared), IT state
- * cleared, LR = exc_return, the handler at `vector`, the exclusive monitor
- * cleared. */
-void vm_cpu_exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return,
-                            uint32_t vector);
-/* The core's part of exception return (PopStack(), B1.5.8): IPSR, CONTROL, the
- * SP `psp` names = sp, then r0-r3, r12, LR, xPSR (its IPSR replaced) and the
- * return address from the basic frame. */
-void vm_cpu_exception_return(struct sonde_vm *vm, uint32_t ipsr, uint32_t control, bool psp,
-                             uint32_t sp, const uint32_t frame[8]);
+/* The core's part of exception entry and return: cpu_exc.h (inline). */
 /* Clear the local exclusive monitor (exception entry and return, A3.4.4). */
 void vm_cpu_clear_exclusive(struct sonde_vm *vm);
 /* Change IPSR (exception entry/return), switching the active SP bank when the

@@ -81,20 +81,6 @@ static void mtb_fast(struct vm_mtb *m)
   m->fast_left = left;
 }
 
-/* A little-endian word into the buffer (one store on a little-endian host:
- * GCC merges the byte stores of two words into a shift-and-or chain). */
-static inline void put32(uint8_t *p, uint32_t v)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  memcpy(p, &v, 4);
-#else
-  p[0] = (uint8_t)v;
-  p[1] = (uint8_t)(v >> 8);
-  p[2] = (uint8_t)(v >> 16);
-  p[3] = (uint8_t)(v >> 24);
-#endif
-}
-
 /* POINTER reached WATERMARK with AUTOSTOP or AUTOHALT set (MTB-M0+ TRM 3.3.3). */
 static __attribute__((noinline, cold)) void watermark_reached(struct sonde_vm *vm)
 {
@@ -121,20 +107,14 @@ static inline __attribute__((always_inline)) void emit(struct sonde_vm *vm, uint
                                                        uint32_t abit, uint32_t dst)
 {
   struct vm_mtb *m = vm->mtb;
-  uint32_t pos = m->position;
-  if (VM_LIKELY(m->fast_left)) { /* EN, no S-bit, no wrap, no watermark (mtb_fast) */
-    uint8_t *p = m->sram + (pos & m->pmask);
-    put32(p, (src & ~1u) | abit);
-    put32(p + 4, dst & ~1u);
-    m->position = pos + 8;
-    m->fast_left--;
+  if (VM_LIKELY(vm_mtb_packet_fast(m, src, abit, dst))) /* EN, no S-bit, no wrap, no watermark */
     return;
-  }
+  uint32_t pos = m->position;
   if (!(m->master & MTB_MASTER_EN))
     return;
   uint8_t *p = m->sram + (pos & ~7u & m->sram_mask);
-  put32(p, (src & ~1u) | abit);
-  put32(p + 4, (dst & ~1u) | m->start_bit);
+  vm_mtb_put32(p, (src & ~1u) | abit);
+  vm_mtb_put32(p + 4, (dst & ~1u) | m->start_bit);
   m->start_bit = 0;
   if (VM_LIKELY((pos & m->span) != m->span))
     pos += 8;
@@ -228,18 +208,15 @@ void vm_mtb_branch(struct sonde_vm *vm, uint32_t pc, uint32_t next)
 void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
 {
   (void)exc;
+  if (ev != SONDE_VM_EXC_ENTER && ev != SONDE_VM_EXC_RETURN)
+    return;
+  /* as vm_mtb_exception_fast (mtb.h), with the packet's full path */
   struct vm_mtb *m = vm->mtb;
   uint32_t pc = vm->cpu.r[15];
-  if (ev == SONDE_VM_EXC_ENTER) {
-    /* Tail-chaining: the source is the EXC_RETURN the handler branched to. */
-    uint32_t src = m->exc_return ? m->exc_return : vm->cpu.last_pc;
-    m->exc_return = 0;
-    emit(vm, src, 1, pc);
+  emit(vm, vm_mtb_exc_source(m, ev, vm->cpu.last_pc), 1, pc);
+  m->exc_return = 0;
+  if (ev == SONDE_VM_EXC_ENTER)
     vm->cpu.last_pc = pc; /* late arrival: the next entry's source */
-  } else if (ev == SONDE_VM_EXC_RETURN) {
-    emit(vm, m->exc_return, 1, pc);
-    m->exc_return = 0;
-  }
 }
 
 static int mtb_read(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned size,

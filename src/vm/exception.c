@@ -16,6 +16,7 @@
  * now, the core sleeps, or a reset is requested. */
 #include <assert.h>
 
+#include "cpu_exc.h"
 #include "nvic.h"
 #include "periph.h"
 #include "vm_internal.h"
@@ -93,6 +94,27 @@ static inline bool exc_observed(const struct sonde_vm *vm)
          VM_UNLIKELY(vm->mtb_observe);
 }
 
+/* Whether hook_exc() calls more than the MTB's hook: the user's hook (any
+ * code) or the DWT's (which may pend DebugMonitor for a comparator match
+ * it flushes). The MTB's writes its buffer and may stop the run, and
+ * changes nothing an exception's priority or masking depends on. */
+static inline bool exc_observed_beyond_mtb(const struct sonde_vm *vm)
+{
+  return (VM_UNLIKELY(vm->hooked) && vm->hooks.exception) ||
+         (vm->dbg && VM_UNLIKELY(vm->dbg->demcr & VM_DEMCR_TRCENA));
+}
+
+/* No debugger is involved (dbgh_service() would only record its state),
+ * C_MASKINTS is clear and nothing observes the stacking: the quiet service
+ * (issue 20). Exception observers (hook_exc) are called as usual. */
+static inline bool exc_quiet(const struct sonde_vm *vm)
+{
+  const struct vm_dbgh *d = vm->dbgh;
+  return !vm->hooks.stacking && !vm->sys.maskints &&
+         (!d || (!(d->dhcsr & DHCSR_C_DEBUGEN) && !(d->demcr & DEMCR_MON_STEP) && !d->stepping &&
+                 !d->mon_stepping && !d->halted));
+}
+
 static inline void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
 {
   if (VM_UNLIKELY(vm->hooked) && vm->hooks.exception)
@@ -102,7 +124,8 @@ static inline void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, uns
     vm_dbg_exception(vm, ev, exc); /* exception trace, EXCCNT (dbg_dwt.c) */
   /* The MTB writes packets at entry and return, none at the handler's exit:
    * no call then (half the calls). */
-  if (VM_UNLIKELY(vm->mtb_observe) && ev != SONDE_VM_EXC_EXIT)
+  if (VM_UNLIKELY(vm->mtb_observe) && ev != SONDE_VM_EXC_EXIT &&
+      !vm_mtb_exception_fast(vm->mtb, ev, vm->cpu.r[15], &vm->cpu.last_pc))
     vm_mtb_exception(vm, ev, exc); /* MTB entry/return packets (dbg_mtb.c) */
 }
 
@@ -196,7 +219,10 @@ VM_INLINE void fire_timers(struct sonde_vm *vm, uint64_t upto)
      * the re-arm in `fire` (vm_sys_timer_rearm) and the next turn needs no
      * scan. */
     scan_timers(s);
-    t->fire(vm, t->ctx);
+    if (t->fire == vm_systick_fire) /* the commonest, inline */
+      vm_systick_wrap(vm);
+    else
+      t->fire(vm, t->ctx);
   }
   s->firing = false;
 }
@@ -498,7 +524,7 @@ static __attribute__((noinline)) uint32_t push_stack(struct sonde_vm *vm, uint32
  * into plain memory of one page, no stacking hook, within the ARMv8-M stack
  * limit; the same words, SP and EXC_RETURN. Returns false, having changed
  * nothing, when push_stack() must do it. */
-static inline bool push_basic(struct sonde_vm *vm, uint32_t *lr)
+VM_INLINE bool push_basic(struct sonde_vm *vm, uint32_t *lr)
 {
   struct vm_cpu *c = &vm->cpu;
   if ((vm->has_fpu && (c->control & CONTROL_FPCA)) || vm->hooks.stacking)
@@ -552,42 +578,104 @@ VM_INLINE void exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_r
 
 /* Entry into `exc` from the current context, with late arrival: an exception
  * of higher priority that becomes pending during the stacking is taken
- * instead (its vector is fetched; `exc` stays pending). */
-VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc)
+ * instead (its vector is fetched; `exc` stays pending). `quiet`: called by
+ * the quiet service (no stacking hook; `exc` is what vm_nvic_takeable()
+ * just chose). */
+VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc, bool quiet)
 {
   struct vm_bus *bus = &vm->bus;
   uint64_t stalls = bus->stall_cycles;
   uint32_t extra = 0;
   uint32_t ret_pc = vm->cpu.r[15];
-  struct stacker st;
-  stacker_init(&st, vm);
+  struct stacker st; /* push_stack()'s words, for the stacking hook */
   uint32_t lr;
-  if (!push_basic(vm, &lr))
+  const bool basic = push_basic(vm, &lr);
+  if (!basic) {
+    stacker_init(&st, vm);
     lr = push_stack(vm, &extra, &st);
+  }
   uint64_t start = vm->cpu.cycles;
   uint64_t end = start + entry_cycles(vm) + extra;
   /* Timed events during the stacking, then the highest pending exception.
    * With none due, no call: the service sets event_cycle and the attention
    * bit after the entry. */
+  bool fired = false;
   if (next_timer_due(&vm->sys) <= end - 1) {
     vm->sys.defer_exc_update = true;
     fire_due(vm, end - 1);
     vm->sys.defer_exc_update = false;
+    fired = true;
   }
-  int prio;
-  unsigned late = vm_nvic_highest_pending(vm, &prio);
-  if (late && late != exc &&
-      vm_nvic_group_priority(vm, prio) <
-          vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc)) &&
-      vm_nvic_group_priority(vm, prio) < vm_nvic_execution_priority(vm, false))
-    exc = late;
+  /* Late arrival. Quiet, with no timer fired and the frame pushed in one go
+   * (no stacking fault), the NVIC is as vm_nvic_takeable() found it: the
+   * highest pending is `exc` itself. */
+  if (!quiet || fired || !basic) {
+    int prio;
+    unsigned late = vm_nvic_highest_pending(vm, &prio);
+    if (late && late != exc &&
+        vm_nvic_group_priority(vm, prio) <
+            vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc)) &&
+        vm_nvic_group_priority(vm, prio) < vm_nvic_execution_priority(vm, false))
+      exc = late;
+  }
+  assert(vm_nvic_highest_pending(vm, NULL) == exc || !quiet || fired || !basic);
   exception_taken(vm, exc, lr);
   end += bus->stall_cycles - stalls;
   bus->stall_cycles = stalls;
   vm->cpu.cycles = end;
-  if (vm->hooks.stacking)
+  if (!quiet && vm->hooks.stacking) /* (quiet: none) */
     report_stacking(vm, &st, start, end, ret_pc, true);
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
+}
+
+/* exception_entry() of the quiet service in one go (issue 20): a basic frame
+ * into plain memory of one page (within the ARMv8-M stack limit), the vector
+ * from plain memory, no timer due during the stacking, `exc` the NVIC's
+ * cached choice. Then no late arrival is possible (nothing changes the NVIC
+ * between vm_nvic_takeable() and the activation), nothing can fault, and the
+ * entry's cycles are its own plus the wait states of the eight words and the
+ * vector, as exception_entry() counts them through bus->stall_cycles.
+ * Returns false, having changed nothing, when exception_entry() must do it. */
+VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc)
+{
+  struct vm_cpu *c = &vm->cpu;
+  struct vm_sys *s = &vm->sys;
+  struct vm_bus *bus = &vm->bus;
+  const uint32_t control = c->control;
+  if ((vm->has_fpu && (control & CONTROL_FPCA)) || !s->hp_valid || exc != s->hp_exc)
+    return false;
+  const bool thread = c->ipsr == 0;
+  const bool psp = thread && (control & CONTROL_SPSEL);
+  const bool force8 = (s->ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
+  const uint32_t sp = c->r[13];
+  const uint32_t frame = (sp - 0x20) & ~(force8 ? 4u : 0u);
+  if (vm->has_v8m && frame < (psp ? c->psplim : c->msplim))
+    return false;
+  const struct vm_page *fp = &bus->page[frame >> VM_PAGE_SHIFT];
+  const uint32_t foff = frame & ((1u << VM_PAGE_SHIFT) - 1);
+  const uint32_t vaddr = s->vtor + 4 * exc;
+  const struct vm_page *vp = &bus->page[vaddr >> VM_PAGE_SHIFT];
+  const uint32_t voff = vaddr & ((1u << VM_PAGE_SHIFT) - 1);
+  const uint64_t start = c->cycles;
+  if (!vm_page_fast(fp, foff, 0x20, true) || !vm_page_fast(vp, voff, 4, false) ||
+      next_timer_due(s) <= start + entry_cycles(vm) - 1)
+    return false;
+  const uint32_t align = force8 ? (sp >> 2) & 1 : 0;
+  const uint32_t words[8] = {c->r[0],  c->r[1],  c->r[2],  c->r[3], c->r[12],
+                             c->r[14], c->r[15], (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9)};
+  memcpy(fp->host + foff, words, sizeof words);
+  c->r[13] = frame;
+  uint32_t vector;
+  memcpy(&vector, vp->host + voff, 4);
+  const uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;
+  const uint32_t lr = base | 0x10 | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
+  vm_nvic_activate_choice(vm, exc);
+  vm_cpu_exception_taken(vm, exc, lr, vector);
+  s->exceptions_taken++;
+  s->event_register = true;
+  c->cycles = start + entry_cycles(vm) + 8u * fp->wait_write + vp->wait_read;
+  hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
+  return true;
 }
 
 /* Tail-chain from a returning handler straight into `exc`: no unstacking and
@@ -604,29 +692,31 @@ static void tail_chain(struct sonde_vm *vm, unsigned exc, uint32_t exc_return)
 
 /* pop_stack() of the common case in one go: a basic frame in plain memory
  * of one page, in Handler mode (so the frame's SP is the active MSP or the
- * banked PSP), no stacking hook. Returns false, having changed nothing,
+ * banked PSP), no stacking hook. The frame's words go straight into the core
+ * and its eight wait states onto the return's cycles (pop_stack() counts
+ * them through bus->stall_cycles). Returns false, having changed nothing,
  * when pop_stack() must do it. */
-static inline bool pop_basic(struct sonde_vm *vm, uint32_t exc_return, bool observed)
+VM_INLINE bool pop_basic(struct sonde_vm *vm, uint32_t exc_return, bool observed)
 {
   struct vm_cpu *c = &vm->cpu;
-  struct vm_bus *bus = &vm->bus;
-  if (!(exc_return & 0x10) || !c->ipsr || vm->hooks.stacking)
+  if (!(exc_return & 0x10) || vm->hooks.stacking)
     return false;
-  uint64_t stalls = bus->stall_cycles;
-  bool thread = exc_return & 8;
-  bool psp = thread && (exc_return & 4);
-  uint32_t frame = psp ? c->sp_inactive : c->r[13];
-  const uint8_t *host = basic_frame(bus, frame, false);
-  if (!host)
+  assert(c->ipsr);
+  const bool thread = exc_return & 8;
+  const bool psp = thread && (exc_return & 4);
+  const uint32_t frame = psp ? c->sp_inactive : c->r[13];
+  const struct vm_page *p = &vm->bus.page[frame >> VM_PAGE_SHIFT];
+  const uint32_t off = frame & ((1u << VM_PAGE_SHIFT) - 1);
+  if (!vm_page_fast(p, off, 0x20, false))
     return false;
   uint32_t r[8];
-  memcpy(r, host, sizeof r);
-  bool force8 = (vm->sys.ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
-  uint32_t newsp = frame + 0x20 + ((force8 && (r[7] & (1u << 9))) ? 4 : 0);
-  uint32_t control = (c->control & ~(CONTROL_SPSEL | CONTROL_FPCA)) | (psp ? CONTROL_SPSEL : 0);
+  memcpy(r, p->host + off, sizeof r);
+  const bool force8 = (vm->sys.ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
+  const uint32_t newsp = frame + 0x20 + ((force8 && (r[7] & (1u << 9))) ? 4 : 0);
+  const uint32_t control =
+      (c->control & ~(CONTROL_SPSEL | CONTROL_FPCA)) | (psp ? CONTROL_SPSEL : 0);
   vm_cpu_exception_return(vm, thread ? 0 : (r[7] & 0x1FF), control, psp, newsp, r);
-  c->cycles += exit_cycles(vm) + (bus->stall_cycles - stalls);
-  bus->stall_cycles = stalls;
+  c->cycles += exit_cycles(vm) + 8u * p->wait_read;
   vm->sys.event_register = true;
   if (observed)
     hook_exc(vm, SONDE_VM_EXC_RETURN, c->ipsr);
@@ -762,9 +852,11 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
   if (exc != VM_EXC_NMI)
     c->faultmask = 0;
   /* Nothing on the way to the unstacking changes what observes exceptions:
-   * with no observer now, none at the return either (pop_basic). */
-  bool observed = exc_observed(vm);
-  if (observed)
+   * with no observer now, none at the return either (pop_basic). The MTB
+   * has nothing to say at the handler's exit (hook_exc). */
+  const bool observed = exc_observed(vm);
+  const bool beyond_mtb = observed && exc_observed_beyond_mtb(vm);
+  if (beyond_mtb)
     hook_exc(vm, SONDE_VM_EXC_EXIT, exc);
   clear_exclusive(vm);
   unsigned next = vm_nvic_takeable(vm);
@@ -780,10 +872,11 @@ void vm_exc_return(struct sonde_vm *vm, uint32_t exc_return)
     s->sleep_from = c->cycles;
     s->sleep_base = s->sleep_cycles;
   } else if (pop_basic(vm, exc_return, observed)) {
-    if (!observed && !s->defer_exc_update) {
+    if (!beyond_mtb && !s->defer_exc_update) {
       /* exc_update() with vm_nvic_takeable() known: nothing was takeable
-       * above, and the unstacking changed no pending, active or mask state
-       * (only an observer could have) */
+       * above, and the unstacking changed no pending, active or mask state,
+       * nor did the MTB's hook if it was called (only the other observers
+       * could have) */
       assert(!vm_nvic_takeable(vm));
       if (s->reset_request || c->sleeping)
         vm->attention |= VM_ATTN_EXCEPTION;
@@ -1022,34 +1115,13 @@ bool vm_sys_service_sample(struct sonde_vm *vm)
   return service_one_sample(vm);
 }
 
-bool vm_sys_service(struct sonde_vm *vm)
+/* vm_sys_service() after the timers due now fired: sleep, the cycle limit,
+ * sleep-on-exit, the exception to take, event_cycle, attention and the
+ * debugger's post step. */
+static __attribute__((noinline)) bool service_rest(struct sonde_vm *vm)
 {
   struct vm_sys *s = &vm->sys;
   struct vm_cpu *c = &vm->cpu;
-  if (service_one_sample(vm))
-    return (vm->attention & VM_ATTN_STOP) != 0;
-  if (vm->attention & VM_ATTN_STOP)
-    return true;
-  if (dbgh_service(vm, true)) /* halt request, C_STEP/MON_STEP done (dbg_halt.c) */
-    return true;
-  if (s->reset_request == VM_RESET_LOCAL)
-    vm_sys_reset_local(vm);
-  else if (s->reset_request) {
-    vm_sys_reset(vm, false);
-    if (vm->stop_at_reset) { /* sonde_vm_set_stop_at_reset */
-      vm_request_stop(vm, SONDE_VM_STOP_HALT);
-      return true;
-    }
-  }
-  if (c->locked_up) {
-    vm_request_stop(vm, SONDE_VM_STOP_LOCKUP);
-    return true;
-  }
-  /* Awake and below the cycle limit, the service goes on to exc_update() at
-   * its end: the updates of the timers that fire are left to that one. */
-  s->defer_exc_update = !c->sleeping && c->cycles < vm->max_cycles;
-  fire_timers(vm, c->cycles);
-  s->defer_exc_update = false;
   /* vm->event_cycle: nothing reads it before the update_event() at the end,
    * on the way there; set it at once on the others. */
   if (VM_UNLIKELY(c->sleeping || c->cycles >= vm->max_cycles))
@@ -1094,11 +1166,102 @@ bool vm_sys_service(struct sonde_vm *vm)
   } else {
     unsigned exc = vm_nvic_takeable(vm);
     if (exc)
-      exception_entry(vm, exc);
+      exception_entry(vm, exc, false);
   }
   update_event(vm);
   exc_update(vm);
   if (dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
     return true;
   return (vm->attention & VM_ATTN_STOP) != 0;
+}
+
+/* The general service: stops, the debugger, resets, lockup, the timers due,
+ * then service_rest(). */
+static __attribute__((noinline)) bool service_general(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  struct vm_cpu *c = &vm->cpu;
+  if (vm->attention & VM_ATTN_STOP)
+    return true;
+  if (dbgh_service(vm, true)) /* halt request, C_STEP/MON_STEP done (dbg_halt.c) */
+    return true;
+  if (s->reset_request == VM_RESET_LOCAL)
+    vm_sys_reset_local(vm);
+  else if (s->reset_request) {
+    vm_sys_reset(vm, false);
+    if (vm->stop_at_reset) { /* sonde_vm_set_stop_at_reset */
+      vm_request_stop(vm, SONDE_VM_STOP_HALT);
+      return true;
+    }
+  }
+  if (c->locked_up) {
+    vm_request_stop(vm, SONDE_VM_STOP_LOCKUP);
+    return true;
+  }
+  /* Awake and below the cycle limit, the service goes on to exc_update() at
+   * its end: the updates of the timers that fire are left to that one. */
+  s->defer_exc_update = !c->sleeping && c->cycles < vm->max_cycles;
+  fire_timers(vm, c->cycles);
+  s->defer_exc_update = false;
+  return service_rest(vm);
+}
+
+/* exception_entry() where entry_quiet() declined, out of line: its stacker
+ * stays out of the quiet service's stack frame. */
+static __attribute__((noinline)) void entry_declined(struct sonde_vm *vm, unsigned exc)
+{
+  exception_entry(vm, exc, true);
+}
+
+/* The quiet case (issue 20 item 2): nothing asks for attention (no stop,
+ * debug request or exception takeable, so no reset request and not asleep),
+ * not locked up, no sleep-on-exit owed, below the cycle limit, and
+ * exc_quiet(): no debugger involved, no stacking hook, no C_MASKINTS. The
+ * general path would then pass its stop, debugger, reset and lockup tests
+ * with nothing to do, record dbgh_service's pre state, fire the timers due
+ * and go on as below; the entry needs no stacker (entry_quiet, or
+ * exception_entry with `quiet`). Exception observers are called as on the
+ * general path. A stop caused by the timers goes on in service_rest() as
+ * before. */
+static inline bool service_quiet_ok(const struct sonde_vm *vm)
+{
+  const struct vm_sys *s = &vm->sys;
+  const struct vm_cpu *c = &vm->cpu;
+  return !vm->attention && !(s->reset_request | c->sleeping | c->locked_up | s->sleep_on_exit) &&
+         c->cycles < vm->max_cycles && exc_quiet(vm);
+}
+
+VM_INLINE bool service_quiet(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  struct vm_cpu *c = &vm->cpu;
+  if (vm->dbgh) { /* dbgh_service(vm, true), the debugger not involved */
+    vm->dbgh->taken0 = s->exceptions_taken;
+    vm->dbgh->resetting = 0;
+  }
+  s->defer_exc_update = true;
+  fire_timers(vm, c->cycles);
+  s->defer_exc_update = false;
+  /* The timers' fire functions may stop the run; they do not put the core
+   * to sleep, lock it up or set C_MASKINTS (no instruction runs). */
+  assert(!c->sleeping && !s->sleep_on_exit && !c->locked_up && !s->maskints);
+  if (VM_UNLIKELY(vm->attention))
+    return service_rest(vm);
+  unsigned exc = vm_nvic_takeable(vm);
+  if (exc && !entry_quiet(vm, exc))
+    entry_declined(vm, exc);
+  update_event(vm);
+  exc_update(vm);
+  if (dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
+    return true;
+  return (vm->attention & VM_ATTN_STOP) != 0;
+}
+
+bool vm_sys_service(struct sonde_vm *vm)
+{
+  if (service_one_sample(vm))
+    return (vm->attention & VM_ATTN_STOP) != 0;
+  if (VM_LIKELY(service_quiet_ok(vm)))
+    return service_quiet(vm);
+  return service_general(vm);
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sonde/vm.h"
 
@@ -94,6 +95,59 @@ void vm_mtb_retire_slow(struct sonde_vm *vm, uint32_t pc, unsigned size);
   } while (0)
 void vm_mtb_branch(struct sonde_vm *vm, uint32_t pc, uint32_t next);
 void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc);
+
+/* A little-endian word into the trace buffer (one store on a little-endian host). */
+static inline void vm_mtb_put32(uint8_t *p, uint32_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(p, &v, 4);
+#else
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
+#endif
+}
+
+/* A packet while fast_left says it is nothing but the store and the advance
+ * (the path compiled code writes inline too); false, having written nothing,
+ * when it needs dbg_mtb.c's full path (S-bit, wrap, watermark, EN clear). */
+static inline bool vm_mtb_packet_fast(struct vm_mtb *m, uint32_t src, uint32_t abit, uint32_t dst)
+{
+  if (!m->fast_left)
+    return false;
+  uint8_t *p = m->sram + (m->position & m->pmask);
+  vm_mtb_put32(p, (src & ~1u) | abit);
+  vm_mtb_put32(p + 4, dst & ~1u);
+  m->position += 8;
+  m->fast_left--;
+  return true;
+}
+
+/* The source of an exception's packet (A-bit set, destination the new PC):
+ * at entry the instruction the core left (last_pc), or the EXC_RETURN a
+ * handler branched to when the entry tail-chains; at return that EXC_RETURN,
+ * whose packet from the return instruction vm_mtb_retire_slow wrote. */
+static inline uint32_t vm_mtb_exc_source(const struct vm_mtb *m, enum sonde_vm_exc_event ev,
+                                         uint32_t last_pc)
+{
+  return ev == SONDE_VM_EXC_ENTER && !m->exc_return ? last_pc : m->exc_return;
+}
+
+/* vm_mtb_exception's common case in line (exception.c calls it for entry and
+ * return only): false, having changed nothing, when the packet needs the full
+ * path; then the caller calls vm_mtb_exception. An entry's PC is the next
+ * entry's source when another exception arrives late (last_pc). */
+static inline bool vm_mtb_exception_fast(struct vm_mtb *m, enum sonde_vm_exc_event ev,
+                                         uint32_t pc, uint32_t *last_pc)
+{
+  if (!vm_mtb_packet_fast(m, vm_mtb_exc_source(m, ev, *last_pc), 1, pc))
+    return false;
+  m->exc_return = 0;
+  if (ev == SONDE_VM_EXC_ENTER)
+    *last_pc = pc;
+  return true;
+}
 /* Recompute vm->mtb_observe / mtb_hooked after an MTB or MTBDWT write. */
 void vm_mtb_update_observe(struct sonde_vm *vm);
 

@@ -202,11 +202,5 @@ void vm_irq_pulse(struct sonde_vm *vm, unsigned irq)
 
 void vm_irq_set_level(struct sonde_vm *vm, unsigned irq, bool high)
 {
-  if (irq >= vm->sys.num_irqs)
-    return;
-  unsigned exc = VM_EXC_IRQ0 + irq;
-  bool was = vm_nvic_bit(vm->sys.irq_level, exc);
-  vm_nvic_bit_put(vm->sys.irq_level, exc, high);
-  if (high && !was)
-    vm_exc_pend(vm, exc);
+  vm_nvic_irq_level(vm, irq, high);
 }

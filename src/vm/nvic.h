@@ -259,6 +259,25 @@ VM_INLINE void vm_nvic_activate(struct sonde_vm *vm, unsigned exc)
   vm_nvic_set_active(vm, exc, true);
 }
 
+/* vm_nvic_activate() of the cached choice (hp_valid, exc == hp_exc, not
+ * active): its group priority is the cache's, and clearing its pending bit
+ * leaves "nothing pending" or a new scan. */
+VM_INLINE void vm_nvic_activate_choice(struct sonde_vm *vm, unsigned exc)
+{
+  struct vm_sys *s = &vm->sys;
+  assert(s->hp_valid && exc == s->hp_exc && !vm_nvic_is_active(vm, exc));
+  const int g = s->hp_group;
+  s->nvic_pending[exc >> 5] &= ~(1u << (exc & 31));
+  s->hp_valid = vm_nvic_none_pending(s);
+  s->nvic_active[exc >> 5] |= 1u << (exc & 31);
+  if (!s->nactive++) {
+    s->act_group = g; /* the only one */
+    s->act_valid = true;
+  } else if (s->act_valid && g < s->act_group) {
+    s->act_group = g;
+  }
+}
+
 /* Exception return: `exc` is no longer active; an IRQ whose level-sensitive
  * line is still high pends again. */
 VM_INLINE void vm_nvic_deactivate(struct sonde_vm *vm, unsigned exc)
@@ -280,6 +299,42 @@ VM_INLINE void vm_exc_pend(struct sonde_vm *vm, unsigned exc)
   vm_nvic_set_pending(vm, exc, true);
   if (!s->defer_exc_update)
     vm_exc_update(vm);
+}
+
+/* vm_irq_set_level() (sys.h), inline: the demo timer sets its line from its
+ * timed event, in the service (periph_timer.c). */
+VM_INLINE void vm_nvic_irq_level(struct sonde_vm *vm, unsigned irq, bool high)
+{
+  if (irq >= vm->sys.num_irqs)
+    return;
+  unsigned exc = VM_EXC_IRQ0 + irq;
+  bool was = vm_nvic_bit(vm->sys.irq_level, exc);
+  vm_nvic_bit_put(vm->sys.irq_level, exc, high);
+  if (high && !was)
+    vm_exc_pend(vm, exc);
+}
+
+/* SysTick's timed event (systick.c): the counter reached zero. It sets
+ * COUNTFLAG, pends SysTick with TICKINT and re-arms RVR+1 cycles later (RVR
+ * = 0: the counter stops at zero). Inline, as the service fires it for most
+ * exceptions of a SysTick-driven program (exception.c, fire_timers). */
+#define VM_SYST_CSR_TICKINT 2u
+#define VM_SYST_CSR_COUNTFLAG (1u << 16)
+void vm_systick_fire(struct sonde_vm *vm, void *ctx);
+VM_INLINE void vm_systick_wrap(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  s->syst_csr |= VM_SYST_CSR_COUNTFLAG;
+  if (s->syst_csr & VM_SYST_CSR_TICKINT)
+    vm_exc_pend(vm, VM_EXC_SYSTICK);
+  if (s->syst_rvr == 0) {
+    s->syst_cvr = 0;
+    vm_sys_timer_set(vm, s->syst_timer, UINT64_MAX);
+    return;
+  }
+  s->syst_base_cycle += (uint64_t)s->syst_rvr + 1;
+  assert(s->firing);
+  vm_sys_timer_rearm(s, (unsigned)s->syst_timer, s->syst_base_cycle);
 }
 
 /* NVIC registers at 0xE000E000 + off; false if `off` is not an NVIC register. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "machine.h"
+#include "nvic.h"
 #include "periph.h"
 #include "vm_internal.h"
 
@@ -44,7 +45,7 @@ static void power_update(struct sonde_vm *vm, struct tmr *t)
 static void update_irq(struct sonde_vm *vm, struct tmr *t)
 {
   if (t->irq >= 0)
-    vm_irq_set_level(vm, (unsigned)t->irq, (t->status & 1) && (t->ctrl & 2));
+    vm_nvic_irq_level(vm, (unsigned)t->irq, (t->status & 1) && (t->ctrl & 2));
 }
 
 

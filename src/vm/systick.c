@@ -12,9 +12,9 @@
 #include "vm_internal.h"
 
 #define CSR_ENABLE 1u
-#define CSR_TICKINT 2u
+#define CSR_TICKINT VM_SYST_CSR_TICKINT
 #define CSR_CLKSOURCE 4u
-#define CSR_COUNTFLAG (1u << 16)
+#define CSR_COUNTFLAG VM_SYST_CSR_COUNTFLAG
 
 static uint32_t current_value(const struct sonde_vm *vm, uint64_t now)
 {
@@ -37,28 +37,16 @@ static void arm_timer(struct sonde_vm *vm)
   vm_sys_timer_set(vm, s->syst_timer, on ? s->syst_base_cycle : UINT64_MAX);
 }
 
-/* The counter reached zero (timed event). */
-static void systick_fire(struct sonde_vm *vm, void *ctx)
+/* The counter reached zero (timed event): vm_systick_wrap() (nvic.h). */
+void vm_systick_fire(struct sonde_vm *vm, void *ctx)
 {
   (void)ctx;
-  struct vm_sys *s = &vm->sys;
-  s->syst_csr |= CSR_COUNTFLAG;
-  if (s->syst_csr & CSR_TICKINT)
-    vm_exc_pend(vm, VM_EXC_SYSTICK);
-  if (s->syst_rvr == 0) {
-    /* RVR = 0: the counter stops at zero after this wrap. */
-    s->syst_cvr = 0;
-    vm_sys_timer_set(vm, s->syst_timer, UINT64_MAX);
-    return;
-  }
-  s->syst_base_cycle += (uint64_t)s->syst_rvr + 1;
-  assert(s->firing);
-  vm_sys_timer_rearm(s, (unsigned)s->syst_timer, s->syst_base_cycle);
+  vm_systick_wrap(vm);
 }
 
 int vm_systick_init(struct sonde_vm *vm)
 {
-  int id = vm_sys_timer_add(vm, systick_fire, NULL);
+  int id = vm_sys_timer_add(vm, vm_systick_fire, NULL);
   if (id < 0)
     return SONDE_E_LIMIT;
   vm->sys.syst_timer = id;

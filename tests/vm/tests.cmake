@@ -35,6 +35,9 @@ if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_EXC)
   # The block executor against the instruction-at-a-time one, stop by stop.
   sonde_unit_test(test_vm_block_exec vm/test_block_exec.c LIBS sonde_vm LABELS firmware)
   target_compile_definitions(test_vm_block_exec PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
+  # The exception path's quiet way against its general way, stop by stop.
+  sonde_unit_test(test_vm_exc_quiet vm/test_exc_quiet.c LIBS sonde_vm LABELS firmware)
+  target_compile_definitions(test_vm_exc_quiet PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
 endif()
 sonde_unit_test(test_vm_cpu vm/test_cpu.c LIBS sonde_vm)
 # The timing model's memo against the model stepping every instruction.

@@ -1,0 +1,78 @@
+/* The core's part of exception entry and return (ARMv7-M ARM B1.5.6
+ * ExceptionTaken(), B1.5.8 PopStack()), inline: exception.c does each once
+ * per exception, and a call with six arguments cost as much as the work
+ * (issue 20). Only exception.c includes this. */
+#ifndef SONDE_VM_CPU_EXC_H
+#define SONDE_VM_CPU_EXC_H
+
+#include "vm_internal.h"
+
+#define VM_CPU_EXC_EPSR_T (1u << 24)
+
+/* Entry and return work out the new mode, stack and xPSR at once and swap
+ * the SP bank at most once: the same state as set_control, set_ipsr,
+ * set_xpsr and branch (cpu.c) one after the other, each checking the bank. */
+
+/* Handler mode `exc` on MSP (CONTROL.SPSEL and FPCA cleared), IT state
+ * cleared, LR = exc_return, the handler at `vector`, the exclusive monitor
+ * cleared. */
+VM_INLINE void vm_cpu_exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return,
+                                      uint32_t vector)
+{
+  struct vm_cpu *c = &vm->cpu;
+  /* Handler mode on MSP: the process SP, if active, moves to the bank. */
+  if (c->ipsr == 0 && (c->control & 2u)) {
+    uint32_t t = c->r[13];
+    c->r[13] = c->sp_inactive;
+    c->sp_inactive = t;
+  }
+  c->control &= ~6u; /* SPSEL, FPCA */
+  c->ipsr = exc & 0x1ffu;
+  /* xPSR rewritten with its IT state cleared: APSR as set_xpsr masks it,
+   * EPSR just the handler's Thumb bit (branch) */
+  c->apsr &= vm->has_dsp ? 0xf80f0000u : 0xf8000000u;
+  c->itstate = 0;
+  c->epsr = (vector & 1) ? VM_CPU_EXC_EPSR_T : 0;
+  c->r[14] = exc_return;
+  c->r[15] = vector & ~1u;
+  c->ls_pipe = false;
+  c->excl_valid = false;
+}
+
+/* IPSR, CONTROL, the SP `psp` names = sp, then r0-r3, r12, LR, xPSR (its
+ * IPSR replaced) and the return address from the basic frame. */
+VM_INLINE void vm_cpu_exception_return(struct sonde_vm *vm, uint32_t ipsr, uint32_t control,
+                                       bool psp, uint32_t sp, const uint32_t frame[8])
+{
+  struct vm_cpu *c = &vm->cpu;
+  /* Mode and stack first (one bank swap), then the registers of the frame. */
+  bool was = c->ipsr == 0 && (c->control & 2u);
+  c->ipsr = ipsr & 0x1ffu;
+  c->control = control;
+  bool now = c->ipsr == 0 && (c->control & 2u);
+  if (was != now) {
+    uint32_t t = c->r[13];
+    c->r[13] = c->sp_inactive;
+    c->sp_inactive = t;
+  }
+  if (now == psp)
+    c->r[13] = sp;
+  else
+    c->sp_inactive = sp;
+  c->r[0] = frame[0];
+  c->r[1] = frame[1];
+  c->r[2] = frame[2];
+  c->r[3] = frame[3];
+  c->r[12] = frame[4];
+  c->r[14] = frame[5];
+  /* set_xpsr of the frame's xPSR with this IPSR, then branch() to the
+   * return address with the frame's T bit (already in EPSR) */
+  const uint32_t x = frame[7];
+  c->apsr = x & (vm->has_dsp ? 0xf80f0000u : 0xf8000000u);
+  c->itstate = (uint8_t)(((x >> 25) & 3u) | (((x >> 10) & 0x3fu) << 2));
+  c->epsr = x & (VM_CPU_EXC_EPSR_T | 0x0600fc00u);
+  c->r[15] = frame[6] & ~1u;
+  c->ls_pipe = false;
+}
+
+#endif
