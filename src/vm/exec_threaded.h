@@ -844,6 +844,45 @@ movt:
 }
 
 #if FAST_BLOCK && !FAST_TM
+/* The core's state before op from compiled code's (s), as run_block's SYNC
+ * leaves it after an exit there (cpu.exec_pc aside: the callers differ). */
+static inline void jit_sync(struct sonde_vm *vm, const struct vm_jit_state *s,
+                            const struct vm_icache_entry *e)
+{
+  struct vm_cpu *c = &vm->cpu;
+  bool lsp = s->lsp;
+  uint8_t lsrt = s->lsrt;
+  if (e->nth) {
+    const struct vm_icache_entry *prev = &((const struct vm_block_op *)e)[-1].d;
+    vm_fast_ls_after(prev->fast, &prev->insn, c->t.ls_pipeline, &lsp, &lsrt);
+  }
+  c->r[15] = e->tag;
+  c->cycles = s->cy;
+  c->instret = s->ir + e->nth;
+  c->ls_pipe = lsp;
+  c->ls_rt = lsrt;
+  c->apsr = lflags_pack(&s->fl, c->apsr);
+}
+
+/* run_block's LOAD and check_mode's tests after vm_jit_slow or
+ * vm_jit_serve: VM_JIT_SYNCED when run_block must go on itself, else 1
+ * with s reloaded for compiled code to go on at the new PC. */
+static inline int jit_reload(struct sonde_vm *vm, struct vm_jit_state *s)
+{
+  const struct vm_cpu *c = &vm->cpu;
+  if (VM_UNLIKELY(vm->attention || c->itstate || !(c->epsr & EPSR_T) ||
+                  c->cycles >= vm->event_cycle))
+    return VM_JIT_SYNCED;
+  s->pc = c->r[15];
+  s->cy = c->cycles;
+  s->ir = c->instret;
+  s->ev = vm->event_cycle;
+  s->lsp = c->ls_pipe;
+  s->lsrt = c->ls_rt;
+  lflags_unpack(&s->fl, c->apsr);
+  return 1;
+}
+
 /* (jit.h) What run_block does for op after compiled code stopped before it:
  * the `bx` handler's EXC_RETURN_RETIRE for a handler's BX with EXC_RETURN,
  * else label `slow` (step_one: exec_insn), then LOAD and check_mode's tests,
@@ -871,34 +910,13 @@ int vm_jit_slow(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_blo
       vm_mtb_retire(vm, e->tag, e->insn.len);
     vm_exc_return(vm, v);
   } else { /* `slow` */
-    bool lsp = s->lsp;
-    uint8_t lsrt = s->lsrt;
-    c->exec_pc = s->exec_pc; /* (run_block's, after the exit) */
-    if (e->nth) {
-      const struct vm_icache_entry *prev = &((const struct vm_block_op *)e)[-1].d;
-      vm_fast_ls_after(prev->fast, &prev->insn, c->t.ls_pipeline, &lsp, &lsrt);
-      c->exec_pc = prev->tag;
-    }
-    c->r[15] = e->tag;
-    c->cycles = s->cy;
-    c->instret = s->ir + e->nth;
-    c->ls_pipe = lsp;
-    c->ls_rt = lsrt;
-    c->apsr = lflags_pack(&s->fl, c->apsr);
+    c->exec_pc = e->nth ? ((const struct vm_block_op *)e)[-1].d.tag
+                        : s->exec_pc; /* (run_block's, after the exit) */
+    jit_sync(vm, s, e);
     step_one(vm, false);
   }
   s->exec_pc = c->exec_pc; /* (run_block copies it back after every exit) */
-  if (VM_UNLIKELY(vm->attention || c->itstate || !(c->epsr & EPSR_T) ||
-                  c->cycles >= vm->event_cycle))
-    return VM_JIT_SYNCED;
-  s->pc = c->r[15];
-  s->cy = c->cycles;
-  s->ir = c->instret;
-  s->ev = vm->event_cycle;
-  s->lsp = c->ls_pipe;
-  s->lsrt = c->ls_rt;
-  lflags_unpack(&s->fl, c->apsr);
-  return 1;
+  return jit_reload(vm, s);
 }
 
 /* (jit.h) run_block's way at a checked variant's stop at the event before
@@ -910,19 +928,8 @@ int vm_jit_serve(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_bl
   const struct vm_icache_entry *e = &op->d;
   if (VM_UNLIKELY(c->served || vm->attention) || s->cy < vm->event_cycle)
     return 0; /* vm_jit_event served it, or not due: as the exit goes on */
-  bool lsp = s->lsp;
-  uint8_t lsrt = s->lsrt;
-  if (e->nth) {
-    const struct vm_icache_entry *prev = &((const struct vm_block_op *)e)[-1].d;
-    vm_fast_ls_after(prev->fast, &prev->insn, c->t.ls_pipeline, &lsp, &lsrt);
-  }
   c->exec_pc = s->exec_pc; /* (the exit stored the entry before op there) */
-  c->r[15] = e->tag;
-  c->cycles = s->cy;
-  c->instret = s->ir + e->nth;
-  c->ls_pipe = lsp;
-  c->ls_rt = lsrt;
-  c->apsr = lflags_pack(&s->fl, c->apsr);
+  jit_sync(vm, s, e);
   /* `event_synced` (needs_service: the cycle is due) */
   if (c->run_mtb && c->instret != c->run_ir)
     c->last_pc = c->exec_pc;
@@ -940,19 +947,7 @@ int vm_jit_serve(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_bl
     }
   }
   s->exec_pc = c->exec_pc;
-  if (how != 1)
-    return how;
-  /* LOAD and check_mode */
-  if (VM_UNLIKELY(c->itstate || !(c->epsr & EPSR_T) || c->cycles >= vm->event_cycle))
-    return VM_JIT_SYNCED;
-  s->pc = c->r[15];
-  s->cy = c->cycles;
-  s->ir = c->instret;
-  s->ev = vm->event_cycle;
-  s->lsp = c->ls_pipe;
-  s->lsrt = c->ls_rt;
-  lflags_unpack(&s->fl, c->apsr);
-  return 1;
+  return how != 1 ? how : jit_reload(vm, s); /* (attention is clear here) */
 }
 #endif
 

@@ -2258,14 +2258,12 @@ static void flag_use(const struct vm_block_op *op, unsigned *wr, unsigned *rd)
   }
 }
 
-/* live[i]: the flags some later reader needs after entry i of the block at
- * first (a backward pass over the entries vm_jit_compile goes through), so
- * that flags written again before anything reads them are not stored. */
-static void flags_live(const struct vm_block_op *first, unsigned live[VM_BLOCK_LEN + 1])
+/* The indexes of the entries of the block at first that vm_jit_compile goes
+ * through, in order (an IT instruction stands for its block), into at;
+ * returns how many. */
+static unsigned block_entries(const struct vm_block_op *first, unsigned at[VM_BLOCK_LEN + 1])
 {
-  unsigned at[VM_BLOCK_LEN + 1], n = 0;
-  for (unsigned i = 0; i <= VM_BLOCK_LEN; i++)
-    live[i] = FL_ALL;
+  unsigned n = 0;
   for (unsigned i = 0; i < VM_BLOCK_LEN;) {
     const struct vm_block_op *op = &first[i];
     const unsigned f = op->d.fast;
@@ -2280,6 +2278,17 @@ static void flags_live(const struct vm_block_op *first, unsigned live[VM_BLOCK_L
       break;
     i++;
   }
+  return n;
+}
+
+/* live[i]: the flags some later reader needs after entry i of the block at
+ * first (a backward pass over the entries vm_jit_compile goes through), so
+ * that flags written again before anything reads them are not stored. */
+static void flags_live(const struct vm_block_op *first, unsigned live[VM_BLOCK_LEN + 1])
+{
+  unsigned at[VM_BLOCK_LEN + 1], n = block_entries(first, at);
+  for (unsigned i = 0; i <= VM_BLOCK_LEN; i++)
+    live[i] = FL_ALL;
   unsigned after = FL_ALL; /* every exit reads them all */
   while (n--) {
     const struct vm_block_op *op = &first[at[n]];
@@ -2401,28 +2410,20 @@ static unsigned regs_written(const struct vm_block_op *op)
 static void flags_live_hot(const struct vm_block_op *first, bool fuse_ok,
                            unsigned hot[VM_BLOCK_LEN + 1], bool fuse[VM_BLOCK_LEN + 1])
 {
-  unsigned at[VM_BLOCK_LEN + 1], n = 0;
+  unsigned at[VM_BLOCK_LEN + 1], n = block_entries(first, at);
   for (unsigned i = 0; i <= VM_BLOCK_LEN; i++) {
     hot[i] = FL_ALL;
     fuse[i] = false;
   }
-  for (unsigned i = 0; i < VM_BLOCK_LEN;) {
+  for (unsigned k = 0; fuse_ok && k < n; k++) {
+    const unsigned i = at[k];
     const struct vm_block_op *op = &first[i];
-    const unsigned f = op->d.fast;
     unsigned alu;
     bool imm;
-    if (f == VM_FAST_SLOW || f == VM_FAST_BLKEND)
-      break;
-    at[n++] = i;
-    if (f == VM_FAST_IT) {
-      i += 1 + vm_it_length(op->d.insn.imm);
-      continue;
-    }
-    if (vm_fast_ends_block(f, &op->d.insn))
-      break;
-    if (fuse_ok && i + 1 < VM_BLOCK_LEN && (i == 0 || !fuse[i - 1]) && fusable(op, &alu, &imm))
+    if (op->d.fast == VM_FAST_IT || vm_fast_ends_block(op->d.fast, &op->d.insn))
+      continue; /* (an IT block's instructions are not entries here) */
+    if (i + 1 < VM_BLOCK_LEN && (i == 0 || !fuse[i - 1]) && fusable(op, &alu, &imm))
       fuse[i] = true;
-    i++;
   }
   unsigned after = FL_ALL; /* what leaves inline reads them all */
   while (n--) {
