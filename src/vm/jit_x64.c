@@ -368,6 +368,22 @@ static void emit_go_block(struct emit *e, const struct vm_block_op *from)
   emit_try_checked(e, RAX);
 }
 
+/* The block map's entry of the guest PC in eax: rdx = its address; compares
+ * its tag with the PC | 1 and returns the jne to patch for a miss (the entry
+ * holds another PC, or none). Uses rcx and rsi. */
+static uint8_t *emit_map_lookup(struct emit *e, const struct vm_jit *j)
+{
+  mov_rr(&e->a, RCX, RAX);
+  shift_ri(&e->a, false, SH_SHR, RCX, 1);
+  alu_ri(&e->a, false, ALU_AND, RCX, VM_BLOCK_MAP - 1);
+  shift_ri(&e->a, true, SH_SHL, RCX, 4);
+  mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)j->map);
+  alu_rr(&e->a, true, ALU_ADD, RDX, RCX);
+  op_m(&e->a, false, 0x8d, RSI, RAX, 1); /* lea esi, [rax + 1] */
+  op_m(&e->a, false, 0x39, RSI, RDX, 0); /* cmp [rdx], esi */
+  return jcc_fwd(&e->a, CC_NE);
+}
+
 static void emit_stubs_common(struct emit *e, struct vm_jit *j)
 {
   /* entry: int (*)(state *rdi, cpu *rsi, pages *rdx, code *rcx) */
@@ -424,15 +440,7 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
     patch(&e->a, off, e->a.p);
     patch(&e->a, done, e->a.p);
   }
-  mov_rr(&e->a, RCX, RAX);
-  shift_ri(&e->a, false, SH_SHR, RCX, 1);
-  alu_ri(&e->a, false, ALU_AND, RCX, VM_BLOCK_MAP - 1);
-  shift_ri(&e->a, true, SH_SHL, RCX, 4);
-  mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)j->map);
-  alu_rr(&e->a, true, ALU_ADD, RDX, RCX);
-  op_m(&e->a, false, 0x8d, RSI, RAX, 1); /* lea esi, [rax + 1] */
-  op_m(&e->a, false, 0x39, RSI, RDX, 0); /* cmp [rdx], esi */
-  uint8_t *miss = jcc_fwd(&e->a, CC_NE);
+  uint8_t *miss = emit_map_lookup(e, j);
   op_m(&e->a, false, 0x89, RAX, R15, ST_PC); /* mov [r15 + pc], eax (for a bound miss) */
   load64(&e->a, RAX, RDX, (int32_t)offsetof(struct vm_block, op));
   emit_go_block(e, NULL);
@@ -484,16 +492,8 @@ static void emit_stubs_common(struct emit *e, struct vm_jit *j)
   load64(&e->a, R13, R15, ST_EV);
   load64(&e->a, R14, R15, ST_IR);
   load32(&e->a, RAX, R15, ST_PC);
-  mov_rr(&e->a, RCX, RAX);
-  shift_ri(&e->a, false, SH_SHR, RCX, 1);
-  alu_ri(&e->a, false, ALU_AND, RCX, VM_BLOCK_MAP - 1);
-  shift_ri(&e->a, true, SH_SHL, RCX, 4);
-  mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)j->map);
-  alu_rr(&e->a, true, ALU_ADD, RDX, RCX);
-  op_m(&e->a, false, 0x8d, RSI, RAX, 1); /* lea esi, [rax + 1] */
-  op_m(&e->a, false, 0x39, RSI, RDX, 0); /* cmp [rdx], esi */
   uint8_t *synced[4];
-  synced[0] = jcc_fwd(&e->a, CC_NE);
+  synced[0] = emit_map_lookup(e, j);
   load64(&e->a, RAX, RDX, (int32_t)offsetof(struct vm_block, op));
   load32(&e->a, RSI, RAX, OP_BOUND);
   alu_rr(&e->a, true, ALU_ADD, RSI, R12);
