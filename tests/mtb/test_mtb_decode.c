@@ -775,18 +775,21 @@ static void demo(const char *fw, const char *machine, const char *culprit, uint3
   fault_run_free(&fr);
 }
 /* Ground truth at the HardFault entry: the registers the stacked frame does
- * not hold (r4-r11, S0-S31), read from the VM at the entry, and the last
- * instruction that retired before it. */
+ * not hold (r4-r11, S0-S31), read from the VM at the entry, the last
+ * instruction that retired before it and the PC after it (the instruction
+ * the core was about to run). */
 struct entry_truth {
   struct sonde_vm *vm;
   bool seen;
-  uint32_t r4_r11[8], s[32], msp, psp, last_retired, retired;
+  uint32_t r4_r11[8], s[32], msp, psp, last_retired, retired, next, interrupted;
 };
 
 static void truth_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
 {
   (void)cycle, (void)cycles;
-  ((struct entry_truth *)ctx)->retired = pc;
+  struct entry_truth *t = ctx;
+  t->retired = pc;
+  sonde_vm_read_reg(t->vm, 15, &t->next);
 }
 
 static void truth_exc(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc)
@@ -797,6 +800,7 @@ static void truth_exc(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, uns
     return;
   t->seen = true;
   t->last_retired = t->retired;
+  t->interrupted = t->next & ~1u;
   for (unsigned i = 0; i < 8; i++)
     sonde_vm_read_reg(t->vm, 4 + i, &t->r4_r11[i]);
   for (unsigned i = 0; i < 32; i++)
@@ -946,6 +950,7 @@ static void test_demo_stack_m33(void)
     struct sonde_mtb_site site;
     CHECK_EQ_I(sonde_mtb_entry_site(&h, fr.sym, &site), 0);
     CHECK_EQ_U(site.last, t.last_retired);
+    CHECK_EQ_U(site.pc, t.interrupted);
     CHECK_EQ_STR(sonde_sym_name(fr.sym, site.pc, NULL), "recurse");
     CHECK_EQ_STR(sonde_sym_name(fr.sym, site.handler, NULL), "HardFault_Handler");
     /* Here the limit is crossed by a SysTick's exception frame: the M33
