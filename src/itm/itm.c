@@ -1093,14 +1093,46 @@ struct mix_block {
   _Alignas(32) uint16_t sf[MB_POS];
 };
 
-/* The packets of a block from position *ip while below lim, up to the
- * first one for the cold path (bz 0). In a function of its own so that its
- * few variables stay in registers (with the cold path in line, GCC kept
- * the position and the limit on the stack). */
+/* The cold packets of the walk (GTS1, GTS2, extension), by class: 0 GTS1,
+ * 1 GTS2, 2 stimulus page (extension, SH = 0), 3 other extension (SH = 1).
+ * Decoded without a branch on the class (the classes come at random, and
+ * a branch per class mispredicted about once a cold packet), exactly as
+ * decode_rare does:
+ *   v       pext(packet bytes, vm): GTS1 TS[25:0], GTS2 TS[..:26] (shifted
+ *           by sh), extension EX (the header's bits 6:4 first)
+ *   repl    global timestamp bits replaced: GTS1 the bits its payload
+ *           carries (pext of the packet's all-ones bytes by vm: 7 a byte,
+ *           26 for a full one), GTS2 bits 63:26 (fix), extension none
+ *   gm      value = the global timestamp (GTS) or v (extension)
+ *   fm      GTS1: Wrap and ClkCh from its fourth payload byte
+ *   pg      the stimulus page changes (page base = min(v, 2047) * 32) */
+struct itm_cold {
+  uint64_t vm, lenrepl, fixrepl, gm, meta, fm, pg;
+  uint8_t sh, type, pad[6];
+};
+
+#define COLD_META(type, flags) ((uint64_t)(type) << 16 | (uint64_t)(flags) << 32)
+static const struct itm_cold itm_cold_table[4] = {
+    {0x1f7f7f7f00ull, ~0ull, 0, ~0ull, COLD_META(SONDE_ITM_GTS, 0), 3, 0, 0, SONDE_ITM_GTS, {0}},
+    {0x7f7f7f7f7f7f00ull, 0, ~((1ull << 26) - 1), ~0ull, COLD_META(SONDE_ITM_GTS, SONDE_ITM_GTS2),
+     0, 0, 26, SONDE_ITM_GTS, {0}},
+    {0xff7f7f7f70ull, 0, 0, 0, COLD_META(SONDE_ITM_PAGE, 0), 0, ~0ull, 0, SONDE_ITM_PAGE, {0}},
+    {0xff7f7f7f70ull, 0, 0, 0, COLD_META(SONDE_ITM_EXT, 1), 0, 0, 0, SONDE_ITM_EXT, {0}},
+};
+#undef COLD_META
+
+/* The packets of a block from position i while below lim, up to the
+ * first one for the general path (returned: below lim). In a function of
+ * its own so that its few variables stay in registers (with the walk in
+ * line in mixed_blocks, GCC kept the position and the limit on the
+ * stack). The cold packets (bz 0) are decoded in the loop, out of line:
+ * a return to mixed_blocks for each (as the sixth pass did) cost some 65
+ * cycles a cold packet, 5% of the mixed stream's packets. */
 struct mix_walk {
   struct sonde_itm_packet *o;
   uint64_t ts, page_base, offb; /* offb: stream offset of the block */
   uint64_t *cnt;
+  uint64_t *gts;
 };
 
 static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) unsigned
@@ -1109,14 +1141,39 @@ mixed_walk(const struct mix_block *b, const uint8_t *base, unsigned i, unsigned 
 {
   struct sonde_itm_packet *o = r->o;
   uint64_t ts = r->ts, offb = r->offb;
-  const uint64_t page_base = r->page_base;
+  uint64_t page_base = r->page_base;
   uint64_t *cnt = r->cnt;
   do {
     unsigned bits = b->bz[i];
-    if (UNLIKELY(!bits))
-      break;
     uint64_t w;
     memcpy(&w, base + i, 8);
+    if (UNLIKELY(!bits)) {
+      /* GTS1, GTS2, extension (itm_fast.h kinds 3, 4, 5) whose end
+       * mixed_next found (the same length decode_rare finds: both look
+       * for the first C = 0 in the next 4 bytes); anything else is the
+       * general path's */
+      unsigned kind = itm_fast_table[w & 0xff].kind, len = b->nxt[i] - i;
+      if (kind < 3 || !len)
+        break;
+      const struct itm_cold *c = &itm_cold_table[kind - 3 + (((unsigned)w >> 2) & (kind == 5))];
+      uint64_t cut = _bzhi_u64(w, 8 * len);
+      uint64_t v = _pext_u64(cut, c->vm);
+      uint64_t repl = (_pext_u64(_bzhi_u64(~0ull, 8 * len), c->vm) & c->lenrepl) | c->fixrepl;
+      uint64_t g = (*r->gts & ~repl) | ((v << c->sh) & repl);
+      *r->gts = g;
+      uint64_t flags = (((cut >> 38) & 1) | ((cut >> 36) & 2)) & c->fm;
+      uint64_t npg = (v < 2047 ? v : 2047) * 32;
+      page_base = (page_base & ~c->pg) | (npg & c->pg);
+      o->offset = offb + i;
+      o->ts = ts;
+      o->value = (g & c->gm) | (v & ~c->gm);
+      uint64_t meta = c->meta | (uint64_t)(len - 1) << 24 | flags << 32;
+      memcpy(&o->port, &meta, sizeof meta);
+      o++;
+      cnt[c->type]++;
+      i = b->nxt[i];
+      continue;
+    }
     const struct itm_mix *e = &itm_mix_table[w & 0xff];
     uint64_t wb = _bzhi_u64(w, bits);
     uint64_t meta = (e->meta | (uint64_t)b->sf[i] << 24) + (page_base & e->pgmask);
@@ -1131,6 +1188,7 @@ mixed_walk(const struct mix_block *b, const uint8_t *base, unsigned i, unsigned 
   } while (i < lim);
   r->o = o;
   r->ts = ts;
+  r->page_base = page_base;
   return i;
 }
 
@@ -1148,7 +1206,7 @@ mixed_blocks(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
              struct sonde_itm_packet **op, const struct sonde_itm_packet *oend, uint64_t off0)
 {
   const uint8_t *base = *pp;
-  struct mix_walk r = {*op, d->ts_abs, d->page_base, 0, d->st.packets};
+  struct mix_walk r = {*op, d->ts_abs, d->page_base, 0, d->st.packets, &d->gts};
   bool stopped = false;
   unsigned i = 0;
   struct mix_block b;
@@ -1159,36 +1217,15 @@ mixed_blocks(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
     unsigned lim = oend - r.o < MB_POS ? (unsigned)(oend - r.o) : MB_POS;
     mixed_next(base, (lim + 31) & ~31u, b.nxt, b.bz, b.sf);
     r.offb = off0 + (uint64_t)(uintptr_t)base;
-    i = 0;
-    for (;;) {
-      i = mixed_walk_x86v3(&b, base, i, lim, &r, d->cfg.ts_prescale);
-      if (i >= lim)
-        break;
-      /* the cold path: GTS and extension packets, as fast_loop decodes
-       * them; anything else stops the loop */
-      uint64_t w, value = 0, meta = 0;
-      unsigned type = 0;
-      memcpy(&w, base + i, 8);
-      unsigned kind = itm_fast_table[w & 0xff].kind, len = b.nxt[i] - i;
-      /* (len 0: not ended within 4 bytes; decode_rare gives 0 when malformed) */
-      if (kind < 3 || !len || decode_rare(d, w, kind, &r.page_base, &value, &meta, &type, true) != len) {
-        stopped = true;
-        goto out;
-      }
-      struct sonde_itm_packet *o = r.o++;
-      o->offset = r.offb + i;
-      o->ts = r.ts;
-      o->value = value;
-      memcpy(&o->port, &meta, sizeof meta);
-      r.cnt[type]++;
-      i = b.nxt[i];
-      if (i >= lim)
-        break;
+    i = mixed_walk_x86v3(&b, base, 0, lim, &r, d->cfg.ts_prescale);
+    if (i < lim) {
+      /* a packet of the general path's: stop */
+      stopped = true;
+      break;
     }
     base += i;
     i = 0;
   }
-out:
   d->ts_abs = r.ts;
   d->ts_out = r.ts;
   d->page_base = (uint32_t)r.page_base;

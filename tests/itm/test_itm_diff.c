@@ -88,8 +88,23 @@ static struct res A, B;
 
 static bool same(const struct res *a, const struct res *b)
 {
-  return a->n == b->n && !memcmp(a->p, b->p, a->n * sizeof *a->p) &&
-         !memcmp(&a->st, &b->st, sizeof a->st);
+  if (a->n == b->n && !memcmp(a->p, b->p, a->n * sizeof *a->p) &&
+      !memcmp(&a->st, &b->st, sizeof a->st))
+    return true;
+  /* the first record that differs, for the failure message */
+  for (size_t i = 0; i < a->n && i < b->n; i++)
+    if (memcmp(&a->p[i], &b->p[i], sizeof a->p[i])) {
+      const struct sonde_itm_packet *x = &a->p[i], *y = &b->p[i];
+      fprintf(stderr,
+              "record %zu: offset %llu/%llu ts %llu/%llu value %llx/%llx port %u/%u type %u/%u "
+              "size %u/%u flags %u/%u\n",
+              i, (unsigned long long)x->offset, (unsigned long long)y->offset,
+              (unsigned long long)x->ts, (unsigned long long)y->ts,
+              (unsigned long long)x->value, (unsigned long long)y->value, x->port, y->port,
+              x->type, y->type, x->size, y->size, x->flags, y->flags);
+      break;
+    }
+  return false;
 }
 
 static int streams; /* streams compared */
