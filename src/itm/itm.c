@@ -1033,7 +1033,21 @@ static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt")
 mixed_next(const uint8_t *p, unsigned npos, uint8_t *nxt, uint8_t *bz, uint16_t *sf)
 {
 #define V(q) _mm256_loadu_si256((const __m256i *)(const void *)(q))
-#define B(x) _mm256_set1_epi8(x)
+  /* the splat constants from memory (one table; its address hidden from
+   * the optimiser): GCC built each with a movabs and a broadcast, again
+   * per block, as the walk's call between blocks clobbers every ymm */
+  static const _Alignas(32) int8_t splat[][32] = {
+#define X8(x) x, x, x, x, x, x, x, x
+#define X32(x) {X8(x), X8(x), X8(x), X8(x)}
+      X32(0x0f), X32(0x30), X32(5), X32(4), X32(3), X32(2), X32(0x0e), X32(0x3f), X32(1),
+      X32(0x20), X32(-1),
+#undef X32
+#undef X8
+  };
+  const int8_t(*sp)[32] = splat;
+  __asm__("" : "+r"(sp));
+  enum { S_0F, S_30, S_05, S_04, S_03, S_02, S_0E, S_3F, S_01, S_20, S_FF };
+#define B(x) V(sp[S_##x])
   /* by the header's low nibble: a fixed packet's length (size bits) */
   const __m256i lfix = _mm256_setr_epi8(1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5,
                                         1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5);
@@ -1049,7 +1063,7 @@ mixed_next(const uint8_t *p, unsigned npos, uint8_t *nxt, uint8_t *bz, uint16_t 
   const __m256i chi = _mm256_setr_epi8(48, 16, 16, 16, 16, 16, 16, 16, 56, 58, 56, 60, 25, 25,
                                        25, 25, 48, 16, 16, 16, 16, 16, 16, 16, 56, 58, 56, 60,
                                        25, 25, 25, 25);
-  const __m256i nib = B(0x0f), neg = B(-1), zero = _mm256_setzero_si256();
+  const __m256i nib = B(0F), neg = B(FF), zero = _mm256_setzero_si256();
   __m256i idx = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
                                  18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
   for (unsigned i = 0; i < npos; i += 32) {
@@ -1058,13 +1072,13 @@ mixed_next(const uint8_t *p, unsigned npos, uint8_t *nxt, uint8_t *bz, uint16_t 
     __m256i lo = _mm256_and_si256(h, nib);
     __m256i hi = _mm256_and_si256(_mm256_srli_epi16(h, 4), nib);
     __m256i cls = _mm256_and_si256(_mm256_shuffle_epi8(clo, lo), _mm256_shuffle_epi8(chi, hi));
-    __m256i var = _mm256_cmpgt_epi8(_mm256_and_si256(cls, B(15)), zero);
-    __m256i cold = _mm256_cmpgt_epi8(_mm256_and_si256(cls, B(48)), zero);
+    __m256i var = _mm256_cmpgt_epi8(_mm256_and_si256(cls, B(0F)), zero);
+    __m256i cold = _mm256_cmpgt_epi8(_mm256_and_si256(cls, B(30)), zero);
     /* the first of the next four bytes with C = 0 ends a variable packet */
-    __m256i lv = _mm256_and_si256(_mm256_cmpgt_epi8(V(q + 4), neg), B(5));
-    lv = _mm256_blendv_epi8(lv, B(4), _mm256_cmpgt_epi8(V(q + 3), neg));
-    lv = _mm256_blendv_epi8(lv, B(3), _mm256_cmpgt_epi8(b2, neg));
-    lv = _mm256_blendv_epi8(lv, B(2), _mm256_cmpgt_epi8(b1, neg));
+    __m256i lv = _mm256_and_si256(_mm256_cmpgt_epi8(V(q + 4), neg), B(05));
+    lv = _mm256_blendv_epi8(lv, B(04), _mm256_cmpgt_epi8(V(q + 3), neg));
+    lv = _mm256_blendv_epi8(lv, B(03), _mm256_cmpgt_epi8(b2, neg));
+    lv = _mm256_blendv_epi8(lv, B(02), _mm256_cmpgt_epi8(b1, neg));
     cold = _mm256_or_si256(cold, _mm256_and_si256(var, _mm256_cmpeq_epi8(lv, zero)));
     __m256i len = _mm256_blendv_epi8(_mm256_shuffle_epi8(lfix, lo), lv, var);
     _mm256_store_si256((__m256i *)(void *)(nxt + i), _mm256_add_epi8(idx, len));
@@ -1072,15 +1086,15 @@ mixed_next(const uint8_t *p, unsigned npos, uint8_t *nxt, uint8_t *bz, uint16_t 
                        _mm256_andnot_si256(cold, _mm256_slli_epi16(len, 3)));
     /* EXC (0x0e): FN = payload byte 1 bits 5:4; EVCNT (0x05): byte 0 bits 5:0 */
     __m256i fl = _mm256_or_si256(
-        _mm256_and_si256(_mm256_cmpeq_epi8(h, B(0x0e)),
-                         _mm256_and_si256(_mm256_srli_epi16(b2, 4), B(3))),
-        _mm256_and_si256(_mm256_cmpeq_epi8(h, B(0x05)), _mm256_and_si256(b1, B(0x3f))));
+        _mm256_and_si256(_mm256_cmpeq_epi8(h, B(0E)),
+                         _mm256_and_si256(_mm256_srli_epi16(b2, 4), B(03))),
+        _mm256_and_si256(_mm256_cmpeq_epi8(h, B(05)), _mm256_and_si256(b1, B(3F))));
     /* size | flags << 8, in position order (the unpacks work per 128-bit lane) */
-    __m256i sz = _mm256_permute4x64_epi64(_mm256_sub_epi8(len, B(1)), 0xd8);
+    __m256i sz = _mm256_permute4x64_epi64(_mm256_sub_epi8(len, B(01)), 0xd8);
     fl = _mm256_permute4x64_epi64(fl, 0xd8);
     _mm256_store_si256((__m256i *)(void *)(sf + i), _mm256_unpacklo_epi8(sz, fl));
     _mm256_store_si256((__m256i *)(void *)(sf + i + 16), _mm256_unpackhi_epi8(sz, fl));
-    idx = _mm256_add_epi8(idx, B(32));
+    idx = _mm256_add_epi8(idx, B(20));
   }
 #undef V
 #undef B
