@@ -1145,7 +1145,8 @@ static const struct itm_cold itm_cold_table[4] = {
 struct mix_walk {
   struct sonde_itm_packet *o;
   uint64_t ts, page_base, offb; /* offb: stream offset of the block */
-  struct sonde_itm *d;          /* statistics and the global timestamp */
+  uint64_t *cnt;
+  uint64_t *gts;
 };
 
 static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) unsigned
@@ -1154,9 +1155,8 @@ mixed_walk(const struct mix_block *b, const uint8_t *base, unsigned i, unsigned 
 {
   struct sonde_itm_packet *o = r->o;
   uint64_t ts = r->ts, offb = r->offb;
-  /* the page base inverted: page base & pgmask is one andn */
-  uint64_t npage = ~r->page_base;
-  struct sonde_itm *d = r->d;
+  uint64_t page_base = r->page_base;
+  uint64_t *cnt = r->cnt;
   do {
     unsigned bits = b->bz[i];
     uint64_t w;
@@ -1173,36 +1173,36 @@ mixed_walk(const struct mix_block *b, const uint8_t *base, unsigned i, unsigned 
       uint64_t cut = _bzhi_u64(w, 8 * len);
       uint64_t v = _pext_u64(cut, c->vm);
       uint64_t repl = (_pext_u64(_bzhi_u64(~0ull, 8 * len), c->vm) & c->lenrepl) | c->fixrepl;
-      uint64_t g = (d->gts & ~repl) | ((v << c->sh) & repl);
-      d->gts = g;
+      uint64_t g = (*r->gts & ~repl) | ((v << c->sh) & repl);
+      *r->gts = g;
       uint64_t flags = (((cut >> 38) & 1) | ((cut >> 36) & 2)) & c->fm;
       uint64_t npg = (v < 2047 ? v : 2047) * 32;
-      npage = (npage & ~c->pg) | (~npg & c->pg);
+      page_base = (page_base & ~c->pg) | (npg & c->pg);
       o->offset = offb + i;
       o->ts = ts;
       o->value = (g & c->gm) | (v & ~c->gm);
       uint64_t meta = c->meta | (uint64_t)(len - 1) << 24 | flags << 32;
       memcpy(&o->port, &meta, sizeof meta);
       o++;
-      d->st.packets[c->type]++;
+      cnt[c->type]++;
       i = b->nxt[i];
       continue;
     }
-    const unsigned h = (unsigned)w & 0xff;
+    const struct itm_mix *e = &itm_mix_table[w & 0xff];
     uint64_t wb = _bzhi_u64(w, bits);
-    uint64_t meta = (itm_mix.meta[h] | (uint64_t)b->sf[i] << 24) + (~npage & itm_mix.pgmask[h]);
-    ts += _pext_u64(wb, itm_mix.tsm[h]) * pre;
+    uint64_t meta = (e->meta | (uint64_t)b->sf[i] << 24) + (page_base & e->pgmask);
+    ts += _pext_u64(wb, e->tsm) * pre;
     o->offset = offb + i;
     o->ts = ts;
-    o->value = _pext_u64(wb, itm_mix.pm[h]);
+    o->value = _pext_u64(wb, e->pm);
     memcpy(&o->port, &meta, sizeof meta);
     o++;
-    d->st.packets[itm_mix.type[h]]++;
+    cnt[e->type]++;
     i = b->nxt[i];
   } while (i < lim);
   r->o = o;
   r->ts = ts;
-  r->page_base = ~npage;
+  r->page_base = page_base;
   return i;
 }
 
@@ -1220,7 +1220,7 @@ mixed_blocks(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
              struct sonde_itm_packet **op, const struct sonde_itm_packet *oend, uint64_t off0)
 {
   const uint8_t *base = *pp;
-  struct mix_walk r = {*op, d->ts_abs, d->page_base, 0, d};
+  struct mix_walk r = {*op, d->ts_abs, d->page_base, 0, d->st.packets, &d->gts};
   bool stopped = false;
   unsigned i = 0;
   struct mix_block b;
