@@ -1151,7 +1151,8 @@ struct mix_walk {
 
 static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) unsigned
 mixed_walk(const struct mix_block *b, const uint8_t *base, unsigned i, unsigned lim,
-           struct mix_walk *r, const uint64_t pre)
+           struct mix_walk *r, const uint64_t pre, const struct sonde_itm_packet *oend,
+           const bool room)
 {
   struct sonde_itm_packet *o = r->o;
   uint64_t ts = r->ts, offb = r->offb;
@@ -1199,20 +1200,25 @@ mixed_walk(const struct mix_block *b, const uint8_t *base, unsigned i, unsigned 
     o++;
     cnt[e->type]++;
     i = b->nxt[i];
-  } while (i < lim);
+  } while (i < lim && (!room || o < oend));
   r->o = o;
   r->ts = ts;
   r->page_base = page_base;
   return i;
 }
 
+/* oend: NULL when the room holds one packet a position (the block's
+ * last), else the walk checks the room per packet too */
 ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static unsigned
 mixed_walk_x86v3(const struct mix_block *b, const uint8_t *base, unsigned i, unsigned lim,
-                 struct mix_walk *r, uint64_t pre)
+                 struct mix_walk *r, uint64_t pre, const struct sonde_itm_packet *oend)
 {
+  if (oend)
+    return pre == 1 ? mixed_walk(b, base, i, lim, r, 1, oend, true)
+                    : mixed_walk(b, base, i, lim, r, pre, oend, true);
   if (pre == 1)
-    return mixed_walk(b, base, i, lim, r, 1);
-  return mixed_walk(b, base, i, lim, r, pre);
+    return mixed_walk(b, base, i, lim, r, 1, NULL, false);
+  return mixed_walk(b, base, i, lim, r, pre, NULL, false);
 }
 
 static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) bool
@@ -1227,14 +1233,19 @@ mixed_blocks(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
   /* mixed_next's last load ends at base + MB_POS + 3, the walk's last word
    * at base + MB_POS + 6: below pend (8 bytes readable there) */
   while ((size_t)(pend - base) >= MB_POS + 32 && oend - r.o >= 16) {
-    /* at most one packet a position: `lim` positions fit the room */
-    unsigned lim = oend - r.o < MB_POS ? (unsigned)(oend - r.o) : MB_POS;
-    mixed_next(base, (lim + 31) & ~31u, b.nxt, b.bz, b.sf);
+    /* At most one packet a position: while the room holds MB_POS packets
+     * the walk need not check it. Below that the walk checks it per
+     * packet: blocks of `room` positions (the sixth pass) shrank with the
+     * room, and with the bench's 512-record output made some 12 blocks a
+     * decode call instead of 6, each with its set-up and a mispredicted
+     * exit. */
+    mixed_next(base, MB_POS, b.nxt, b.bz, b.sf);
     r.offb = off0 + (uint64_t)(uintptr_t)base;
-    i = mixed_walk_x86v3(&b, base, 0, lim, &r, d->cfg.ts_prescale);
-    if (i < lim) {
-      /* a packet of the general path's: stop */
-      stopped = true;
+    i = mixed_walk_x86v3(&b, base, 0, MB_POS, &r, d->cfg.ts_prescale,
+                         oend - r.o >= MB_POS ? NULL : oend);
+    if (i < MB_POS) {
+      /* the room is full, or a packet of the general path's: stop */
+      stopped = r.o < oend;
       break;
     }
     base += i;
