@@ -63,6 +63,8 @@ static void decode(const uint8_t *s, size_t len, long chunk, size_t room, struct
     while (done < k) {
       size_t used = 0;
       size_t got = sonde_itm_decode(d, s + pos + done, k - done, &used, buf, room);
+      if (got > room)
+        CHECK_FAIL_("%zu packets written to a room of %zu", got, room);
       if (r->n + got + 4 > r->cap) {
         r->cap = (r->n + got + 4) * 2;
         r->p = realloc(r->p, r->cap * sizeof *r->p);
@@ -383,6 +385,16 @@ static void test_mixed_streams(void)
       compare_rooms("mixed stream", s, n);
     }
   }
+  /* 1-byte packets only (LTS2, overflow, stimulus pages): a packet at
+   * every position, the most a block can hold against the room */
+  s[0] = 0x10;
+  for (size_t k = 1; k < 20000; k++) {
+    uint32_t r = rnd();
+    s[k] = r % 50 == 0 ? (uint8_t)(0x08 | (r >> 8 & 7) << 4)
+           : r % 7 == 0 ? 0x70 : (uint8_t)((1 + (r >> 8) % 6) << 4);
+  }
+  compare("1-byte packets", s, 20000);
+  compare_rooms("1-byte packets", s, 20000);
   free(s);
 }
 
