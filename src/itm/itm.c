@@ -700,7 +700,9 @@ run5_steps(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *o
   r->nlts = nlts;
 }
 
-ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
+/* aligned: where its loop fell relative to 64-byte lines moved sw32 by ~2%
+ * when code before it changed (itm8: 2,017 against 2,050 MB/s, same code) */
+ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"), aligned(64))) static void
 run5_x86v3(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *olim, uint64_t off0,
            uint64_t pre)
 {
