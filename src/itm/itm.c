@@ -1023,9 +1023,11 @@ runs_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
  *    bits) << 8, i.e. bits 24..39 of the record's meta word.
  * The loop then follows nxt[] (the loop-carried chain is one byte load)
  * and per packet needs a table entry (itm_mix.h) and two pext: value and
- * time delta (an LTS1's without a branch), ~30 instructions. Blocks of at
- * most `room` positions, so the output room is checked per block, not per
- * packet (a packet takes at least a byte). Same records and counts as
+ * time delta (an LTS1's without a branch), ~27 instructions; GTS and
+ * extension packets on a cold branch of the same loop (itm_cold_table).
+ * While the output room holds a block's MB_POS positions (a packet takes
+ * at least a byte) the room is checked per block, below that per packet
+ * too. Same records and counts as
  * fast_loop (tests/itm/test_itm_diff.c forces both). Returns true when it
  * stopped at a packet of the general path's, false when the input (a
  * block reads up to MB_POS + 7 bytes) or the output room ran short. */
