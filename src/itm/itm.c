@@ -1140,7 +1140,8 @@ static const struct itm_cold itm_cold_table[4] = {
 #undef COLD_META
 
 /* The packets of a block from position i while below lim, up to the
- * first one for the general path (returned: below lim). In a function of
+ * first one for the general path (returned: below lim) or, with `room`,
+ * until the output is full (oend). In a function of
  * its own so that its few variables stay in registers (with the walk in
  * line in mixed_blocks, GCC kept the position and the limit on the
  * stack). The cold packets (bz 0) are decoded in the loop, out of line:
