@@ -139,9 +139,16 @@ int vm_sys_timer_add(struct sonde_vm *vm, vm_timer_fn fire, void *ctx)
   struct vm_sys_timer *t = &s->timers[s->ntimers];
   t->due = UINT64_MAX;
   t->fire = fire;
+  t->direct = NULL;
   t->ctx = ctx;
   s->next_valid = false;
   return (int)s->ntimers++;
+}
+
+void vm_sys_timer_direct(struct vm_sys *s, int id, vm_timer_direct_fn direct)
+{
+  if (id >= 0 && (unsigned)id < s->ntimers)
+    s->timers[id].direct = direct;
 }
 
 _Static_assert(VM_SYS_MAX_TIMERS <= 32, "vm_sys.armed has a bit per timer");
@@ -635,14 +642,18 @@ VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc, bool quiet)
  * between vm_nvic_takeable() and the activation), nothing can fault, and the
  * entry's cycles are its own plus the wait states of the eight words and the
  * vector, as exception_entry() counts them through bus->stall_cycles.
+ * `direct` (the direct service): `exc`, of group priority `group`, is not
+ * pending and would be the NVIC's choice once pended (nothing else enabled is
+ * pending), so it becomes active without its pending bit going up and down;
+ * the choice's cache stays "none pending".
  * Returns false, having changed nothing, when exception_entry() must do it. */
-VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc)
+VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc, bool direct, int group)
 {
   struct vm_cpu *c = &vm->cpu;
   struct vm_sys *s = &vm->sys;
   struct vm_bus *bus = &vm->bus;
   const uint32_t control = c->control;
-  if ((vm->has_fpu && (control & CONTROL_FPCA)) || !s->hp_valid || exc != s->hp_exc)
+  if ((vm->has_fpu && (control & CONTROL_FPCA)) || (!direct && (!s->hp_valid || exc != s->hp_exc)))
     return false;
   const bool thread = c->ipsr == 0;
   const bool psp = thread && (control & CONTROL_SPSEL);
@@ -669,7 +680,10 @@ VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc)
   memcpy(&vector, vp->host + voff, 4);
   const uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;
   const uint32_t lr = base | 0x10 | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
-  vm_nvic_activate_choice(vm, exc);
+  if (direct)
+    vm_nvic_activate_group(s, exc, group);
+  else
+    vm_nvic_activate_choice(vm, exc);
   vm_cpu_exception_taken(vm, exc, lr, vector);
   s->exceptions_taken++;
   s->event_register = true;
@@ -1231,14 +1245,21 @@ static inline bool service_quiet_ok(const struct sonde_vm *vm)
          c->cycles < vm->max_cycles && exc_quiet(vm);
 }
 
-VM_INLINE bool service_quiet(struct sonde_vm *vm)
+/* dbgh_service(vm, true) of the quiet service: the debugger not involved. */
+static inline void dbgh_pre_quiet(struct sonde_vm *vm)
+{
+  if (vm->dbgh) {
+    vm->dbgh->taken0 = vm->sys.exceptions_taken;
+    vm->dbgh->resetting = 0;
+  }
+}
+
+/* The quiet service after dbgh_service's pre record: the timers due, the
+ * exception to take, event_cycle, attention and the post step. */
+VM_INLINE bool service_quiet_fire(struct sonde_vm *vm)
 {
   struct vm_sys *s = &vm->sys;
   struct vm_cpu *c = &vm->cpu;
-  if (vm->dbgh) { /* dbgh_service(vm, true), the debugger not involved */
-    vm->dbgh->taken0 = s->exceptions_taken;
-    vm->dbgh->resetting = 0;
-  }
   s->defer_exc_update = true;
   fire_timers(vm, c->cycles);
   s->defer_exc_update = false;
@@ -1248,7 +1269,7 @@ VM_INLINE bool service_quiet(struct sonde_vm *vm)
   if (VM_UNLIKELY(vm->attention))
     return service_rest(vm);
   unsigned exc = vm_nvic_takeable(vm);
-  if (exc && !entry_quiet(vm, exc))
+  if (exc && !entry_quiet(vm, exc, false, 0))
     entry_declined(vm, exc);
   update_event(vm);
   exc_update(vm);
@@ -1257,8 +1278,85 @@ VM_INLINE bool service_quiet(struct sonde_vm *vm)
   return (vm->attention & VM_ATTN_STOP) != 0;
 }
 
+VM_INLINE bool service_quiet(struct sonde_vm *vm)
+{
+  dbgh_pre_quiet(vm);
+  return service_quiet_fire(vm);
+}
+
+/* The direct service did the first timer's fire less its pend (`exc`, 0:
+ * none) and cannot take `exc` at once: the pend as the fire would have made
+ * it, then the quiet service goes on (the other timers due, the choice, the
+ * entry). */
+static __attribute__((noinline)) bool direct_declined(struct sonde_vm *vm, unsigned exc)
+{
+  if (exc) {
+    vm->sys.defer_exc_update = true;
+    vm_exc_pend(vm, exc);
+  }
+  return service_quiet_fire(vm);
+}
+
+/* The direct service (issue 20 item 2): the quiet case, with the first timer
+ * due one with a direct function (SysTick, the demo timer). The general path
+ * would fire it (its pend setting the pending bit and the choice's cache),
+ * fire any other timer due, find that exception the one to take, and enter
+ * it (clearing the pending bit, the cache back to "none pending"). When
+ * nothing else enabled is pending, no other timer is due now or during the
+ * stacking and the exception preempts, this fires the timer less its pend
+ * and enters the exception at once (entry_quiet's `direct`): the same state
+ * without the pending bit's round trip, the fire loop and the choice's
+ * lookups. Anything else: direct_declined(). */
+VM_INLINE bool service_direct(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  const unsigned id = s->next_timer;
+  struct vm_sys_timer *t = &s->timers[id];
+  dbgh_pre_quiet(vm);
+  /* fire_timers()'s turn for this timer */
+  unsigned exc;
+  if (t->direct == vm_systick_direct && s->syst_rvr) {
+    /* vm_systick_advance() with the re-arm and the cache's scan in one */
+    s->syst_csr |= VM_SYST_CSR_COUNTFLAG;
+    exc = (s->syst_csr & VM_SYST_CSR_TICKINT) ? VM_EXC_SYSTICK : 0;
+    s->syst_base_cycle += (uint64_t)s->syst_rvr + 1;
+    t->due = s->syst_base_cycle; /* armed before and after */
+    scan_timers(s);
+  } else {
+    s->firing = true;
+    set_due(s, id, UINT64_MAX);
+    scan_timers(s);
+    exc = t->direct(vm, t->ctx);
+    s->firing = false;
+  }
+  /* vm_nvic_takeable() once `exc` pended: nothing else enabled pending, so
+   * `exc` if enabled and of a group above the execution priority */
+  int g;
+  if (VM_UNLIKELY(!exc || vm->attention || !s->hp_valid || s->hp_exc ||
+                  (exc != VM_EXC_SYSTICK && !vm_nvic_is_enabled(vm, exc)) ||
+                  (g = vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc))) >=
+                      vm_nvic_execution_priority(vm, false) ||
+                  !entry_quiet(vm, exc, true, g)))
+    return direct_declined(vm, exc);
+  update_event(vm);
+  /* Without observers nothing ran since the entry: nothing is takeable
+   * (nothing enabled pending), attention is still 0 (not asleep, no reset
+   * request) and the debugger still not involved, so exc_update() and
+   * dbgh_service's post part would change nothing. */
+  if (VM_LIKELY(!exc_observed(vm)))
+    return false;
+  exc_update(vm);
+  if (dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
+    return true;
+  return (vm->attention & VM_ATTN_STOP) != 0;
+}
+
 bool vm_sys_service(struct sonde_vm *vm)
 {
+  const struct vm_sys *s = &vm->sys;
+  if (s->next_valid && s->timers[s->next_timer].direct && s->next_due <= vm->cpu.cycles &&
+      VM_LIKELY(service_quiet_ok(vm)))
+    return service_direct(vm);
   if (service_one_sample(vm))
     return (vm->attention & VM_ATTN_STOP) != 0;
   if (VM_LIKELY(service_quiet_ok(vm)))
