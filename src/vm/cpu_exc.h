@@ -75,4 +75,31 @@ VM_INLINE void vm_cpu_exception_return(struct sonde_vm *vm, uint32_t ipsr, uint3
   c->ls_pipe = false;
 }
 
+/* vm_cpu_exception_return() from Handler mode (no process SP in r13 now)
+ * with the frame's words read straight from the host bytes at `frame`
+ * (unaligned-safe): the new mode's SP is r13, the MSP goes to the bank when
+ * that is the PSP. */
+VM_INLINE void vm_cpu_exception_return_handler(struct sonde_vm *vm, uint32_t ipsr,
+                                               uint32_t control, bool psp, uint32_t sp,
+                                               const uint8_t *frame)
+{
+  struct vm_cpu *c = &vm->cpu;
+  c->ipsr = ipsr & 0x1ffu;
+  c->control = control;
+  if (psp) /* then Thread mode on the PSP: the bank swaps */
+    c->sp_inactive = c->r[13];
+  c->r[13] = sp;
+  uint32_t w[4];
+  memcpy(&c->r[0], frame, 16);
+  memcpy(w, frame + 16, 16);
+  c->r[12] = w[0];
+  c->r[14] = w[1];
+  const uint32_t x = w[3];
+  c->apsr = x & (vm->has_dsp ? 0xf80f0000u : 0xf8000000u);
+  c->itstate = (uint8_t)(((x >> 25) & 3u) | (((x >> 10) & 0x3fu) << 2));
+  c->epsr = x & (VM_CPU_EXC_EPSR_T | 0x0600fc00u);
+  c->r[15] = w[2] & ~1u;
+  c->ls_pipe = false;
+}
+
 #endif

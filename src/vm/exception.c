@@ -635,6 +635,38 @@ VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc, bool quiet)
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
 }
 
+/* exception_entry()'s rest for the direct service's `exc` (of group priority
+ * `group`, not pending: the pend the general path makes before the stacking
+ * was left out) once its basic frame is written (`waits`: its wait states),
+ * when timers are due during the stacking: they fire, then late arrival as
+ * exception_entry() decides it. Taken instead, an exception leaves `exc`
+ * pending, so `exc` is pended then; otherwise `exc` is taken as it is (the
+ * activation of a pending bit already clear changes no more than that). */
+static __attribute__((noinline)) void entry_direct_fired(struct sonde_vm *vm, unsigned exc,
+                                                         int group, uint32_t lr, uint64_t start,
+                                                         uint32_t waits)
+{
+  struct vm_sys *s = &vm->sys;
+  struct vm_bus *bus = &vm->bus;
+  const uint64_t end = start + entry_cycles(vm);
+  s->defer_exc_update = true;
+  fire_due(vm, end - 1);
+  s->defer_exc_update = false;
+  int prio;
+  unsigned late = vm_nvic_highest_pending(vm, &prio);
+  if (late && late != exc && vm_nvic_group_priority(vm, prio) < group &&
+      vm_nvic_group_priority(vm, prio) < vm_nvic_execution_priority(vm, false)) {
+    if (!vm_nvic_is_pending(vm, exc))
+      vm_nvic_set_pending(vm, exc, true);
+    exc = late;
+  }
+  const uint64_t stalls = bus->stall_cycles;
+  exception_taken(vm, exc, lr);
+  vm->cpu.cycles = end + waits + (bus->stall_cycles - stalls);
+  bus->stall_cycles = stalls;
+  hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
+}
+
 /* exception_entry() of the quiet service in one go (issue 20): a basic frame
  * into plain memory of one page (within the ARMv8-M stack limit), the vector
  * from plain memory, no timer due during the stacking, `exc` the NVIC's
@@ -645,9 +677,11 @@ VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc, bool quiet)
  * `direct` (the direct service): `exc`, of group priority `group`, is not
  * pending and would be the NVIC's choice once pended (nothing else enabled is
  * pending), so it becomes active without its pending bit going up and down;
- * the choice's cache stays "none pending".
+ * the choice's cache stays "none pending"; with a timer due during the
+ * stacking, entry_direct_fired() takes over once the frame is written and
+ * sets *fired.
  * Returns false, having changed nothing, when exception_entry() must do it. */
-VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc, bool direct, int group)
+VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc, bool direct, int group, bool *fired)
 {
   struct vm_cpu *c = &vm->cpu;
   struct vm_sys *s = &vm->sys;
@@ -668,18 +702,26 @@ VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc, bool direct, int g
   const struct vm_page *vp = &bus->page[vaddr >> VM_PAGE_SHIFT];
   const uint32_t voff = vaddr & ((1u << VM_PAGE_SHIFT) - 1);
   const uint64_t start = c->cycles;
-  if (!vm_page_fast(fp, foff, 0x20, true) || !vm_page_fast(vp, voff, 4, false) ||
-      next_timer_due(s) <= start + entry_cycles(vm) - 1)
+  const bool due = next_timer_due(s) <= start + entry_cycles(vm) - 1;
+  if (!vm_page_fast(fp, foff, 0x20, true) || !vm_page_fast(vp, voff, 4, false) || (!direct && due))
     return false;
   const uint32_t align = force8 ? (sp >> 2) & 1 : 0;
-  const uint32_t words[8] = {c->r[0],  c->r[1],  c->r[2],  c->r[3], c->r[12],
-                             c->r[14], c->r[15], (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9)};
-  memcpy(fp->host + foff, words, sizeof words);
+  /* the frame's words stored straight (no copy of them on the host stack) */
+  uint8_t *const h = fp->host + foff;
+  const uint32_t tail[4] = {c->r[12], c->r[14], c->r[15],
+                            (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9)};
+  memcpy(h, &c->r[0], 16);
+  memcpy(h + 16, tail, 16);
   c->r[13] = frame;
-  uint32_t vector;
-  memcpy(&vector, vp->host + voff, 4);
   const uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;
   const uint32_t lr = base | 0x10 | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
+  if (direct && VM_UNLIKELY(due)) {
+    entry_direct_fired(vm, exc, group, lr, start, 8u * fp->wait_write);
+    *fired = true;
+    return true;
+  }
+  uint32_t vector;
+  memcpy(&vector, vp->host + voff, 4);
   if (direct)
     vm_nvic_activate_group(s, exc, group);
   else
@@ -723,13 +765,14 @@ VM_INLINE bool pop_basic(struct sonde_vm *vm, uint32_t exc_return, bool observed
   const uint32_t off = frame & ((1u << VM_PAGE_SHIFT) - 1);
   if (!vm_page_fast(p, off, 0x20, false))
     return false;
-  uint32_t r[8];
-  memcpy(r, p->host + off, sizeof r);
+  const uint8_t *h = p->host + off;
+  uint32_t xpsr;
+  memcpy(&xpsr, h + 28, 4);
   const bool force8 = (vm->sys.ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
-  const uint32_t newsp = frame + 0x20 + ((force8 && (r[7] & (1u << 9))) ? 4 : 0);
+  const uint32_t newsp = frame + 0x20 + ((force8 && (xpsr & (1u << 9))) ? 4 : 0);
   const uint32_t control =
       (c->control & ~(CONTROL_SPSEL | CONTROL_FPCA)) | (psp ? CONTROL_SPSEL : 0);
-  vm_cpu_exception_return(vm, thread ? 0 : (r[7] & 0x1FF), control, psp, newsp, r);
+  vm_cpu_exception_return_handler(vm, thread ? 0 : (xpsr & 0x1FF), control, psp, newsp, h);
   c->cycles += exit_cycles(vm) + 8u * p->wait_read;
   vm->sys.event_register = true;
   if (observed)
@@ -1269,7 +1312,7 @@ VM_INLINE bool service_quiet_fire(struct sonde_vm *vm)
   if (VM_UNLIKELY(vm->attention))
     return service_rest(vm);
   unsigned exc = vm_nvic_takeable(vm);
-  if (exc && !entry_quiet(vm, exc, false, 0))
+  if (exc && !entry_quiet(vm, exc, false, 0, NULL))
     entry_declined(vm, exc);
   update_event(vm);
   exc_update(vm);
@@ -1332,18 +1375,19 @@ VM_INLINE bool service_direct(struct sonde_vm *vm)
   /* vm_nvic_takeable() once `exc` pended: nothing else enabled pending, so
    * `exc` if enabled and of a group above the execution priority */
   int g;
+  bool fired = false;
   if (VM_UNLIKELY(!exc || vm->attention || !s->hp_valid || s->hp_exc ||
                   (exc != VM_EXC_SYSTICK && !vm_nvic_is_enabled(vm, exc)) ||
                   (g = vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc))) >=
                       vm_nvic_execution_priority(vm, false) ||
-                  !entry_quiet(vm, exc, true, g)))
+                  !entry_quiet(vm, exc, true, g, &fired)))
     return direct_declined(vm, exc);
   update_event(vm);
-  /* Without observers nothing ran since the entry: nothing is takeable
-   * (nothing enabled pending), attention is still 0 (not asleep, no reset
-   * request) and the debugger still not involved, so exc_update() and
-   * dbgh_service's post part would change nothing. */
-  if (VM_LIKELY(!exc_observed(vm)))
+  /* Without observers or timers fired in the stacking nothing ran since the
+   * entry: nothing is takeable (nothing enabled pending), attention is still
+   * 0 (not asleep, no reset request) and the debugger still not involved, so
+   * exc_update() and dbgh_service's post part would change nothing. */
+  if (VM_LIKELY(!fired && !exc_observed(vm)))
     return false;
   exc_update(vm);
   if (dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
