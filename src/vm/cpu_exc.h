@@ -16,12 +16,12 @@
 /* Handler mode `exc` on MSP (CONTROL.SPSEL and FPCA cleared), IT state
  * cleared, LR = exc_return, the handler at `vector`, the exclusive monitor
  * cleared. */
-VM_INLINE void vm_cpu_exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return,
-                                      uint32_t vector)
+VM_INLINE void vm_cpu_exception_taken_sp(struct sonde_vm *vm, unsigned exc, uint32_t exc_return,
+                                         uint32_t vector, bool psp)
 {
   struct vm_cpu *c = &vm->cpu;
   /* Handler mode on MSP: the process SP, if active, moves to the bank. */
-  if (c->ipsr == 0 && (c->control & 2u)) {
+  if (psp) {
     uint32_t t = c->r[13];
     c->r[13] = c->sp_inactive;
     c->sp_inactive = t;
@@ -37,6 +37,14 @@ VM_INLINE void vm_cpu_exception_taken(struct sonde_vm *vm, unsigned exc, uint32_
   c->r[15] = vector & ~1u;
   c->ls_pipe = false;
   c->excl_valid = false;
+}
+
+/* `psp`: the process SP is active now (Thread mode, CONTROL.SPSEL). */
+VM_INLINE void vm_cpu_exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return,
+                                      uint32_t vector)
+{
+  const struct vm_cpu *c = &vm->cpu;
+  vm_cpu_exception_taken_sp(vm, exc, exc_return, vector, c->ipsr == 0 && (c->control & 2u));
 }
 
 /* IPSR, CONTROL, the SP `psp` names = sp, then r0-r3, r12, LR, xPSR (its

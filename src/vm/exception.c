@@ -726,7 +726,7 @@ VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc, bool direct, int g
     vm_nvic_activate_group(s, exc, group);
   else
     vm_nvic_activate_choice(vm, exc);
-  vm_cpu_exception_taken(vm, exc, lr, vector);
+  vm_cpu_exception_taken_sp(vm, exc, lr, vector, psp);
   s->exceptions_taken++;
   s->event_register = true;
   c->cycles = start + entry_cycles(vm) + 8u * fp->wait_write + vp->wait_read;
