@@ -1383,12 +1383,15 @@ VM_INLINE bool service_direct(struct sonde_vm *vm)
                   !entry_quiet(vm, exc, true, g, &fired)))
     return direct_declined(vm, exc);
   update_event(vm);
-  /* Without observers or timers fired in the stacking nothing ran since the
-   * entry: nothing is takeable (nothing enabled pending), attention is still
-   * 0 (not asleep, no reset request) and the debugger still not involved, so
-   * exc_update() and dbgh_service's post part would change nothing. */
-  if (VM_LIKELY(!fired && !exc_observed(vm)))
-    return false;
+  /* Without timers fired in the stacking and observers beyond the MTB,
+   * nothing but the MTB's hook ran since the entry, and that only writes its
+   * buffer and may ask for a stop: nothing is takeable (anything pending
+   * stays below the execution priority, now raised), attention has no
+   * exception or debug request (not asleep, no reset request) and the
+   * debugger is still not involved, so exc_update() and dbgh_service's post
+   * part would change nothing. */
+  if (VM_LIKELY(!fired && !exc_observed_beyond_mtb(vm)))
+    return (vm->attention & VM_ATTN_STOP) != 0;
   exc_update(vm);
   if (dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
     return true;
