@@ -702,9 +702,15 @@ VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc, bool direct, int g
   const struct vm_page *vp = &bus->page[vaddr >> VM_PAGE_SHIFT];
   const uint32_t voff = vaddr & ((1u << VM_PAGE_SHIFT) - 1);
   const uint64_t start = c->cycles;
-  const bool due = next_timer_due(s) <= start + entry_cycles(vm) - 1;
+  const uint64_t end = start + entry_cycles(vm);
+  const bool due = next_timer_due(s) <= end - 1;
   if (!vm_page_fast(fp, foff, 0x20, true) || !vm_page_fast(vp, voff, 4, false) || (!direct && due))
     return false;
+  /* What the VM's own state gives, worked out before the frame's stores
+   * (host memory, which the compiler must assume may alias it). */
+  const uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;
+  const uint32_t lr = base | 0x10 | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
+  const uint32_t waits = 8u * fp->wait_write;
   const uint32_t align = force8 ? (sp >> 2) & 1 : 0;
   /* the frame's words stored straight (no copy of them on the host stack) */
   uint8_t *const h = fp->host + foff;
@@ -713,10 +719,8 @@ VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc, bool direct, int g
   memcpy(h, &c->r[0], 16);
   memcpy(h + 16, tail, 16);
   c->r[13] = frame;
-  const uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;
-  const uint32_t lr = base | 0x10 | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
   if (direct && VM_UNLIKELY(due)) {
-    entry_direct_fired(vm, exc, group, lr, start, 8u * fp->wait_write);
+    entry_direct_fired(vm, exc, group, lr, start, waits);
     *fired = true;
     return true;
   }
@@ -729,7 +733,7 @@ VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc, bool direct, int g
   vm_cpu_exception_taken_sp(vm, exc, lr, vector, psp);
   s->exceptions_taken++;
   s->event_register = true;
-  c->cycles = start + entry_cycles(vm) + 8u * fp->wait_write + vp->wait_read;
+  c->cycles = end + waits + vp->wait_read;
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
   return true;
 }
