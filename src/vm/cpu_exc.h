@@ -16,12 +16,12 @@
 /* Handler mode `exc` on MSP (CONTROL.SPSEL and FPCA cleared), IT state
  * cleared, LR = exc_return, the handler at `vector`, the exclusive monitor
  * cleared. */
-VM_INLINE void vm_cpu_exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return,
-                                      uint32_t vector)
+VM_INLINE void vm_cpu_exception_taken_sp(struct sonde_vm *vm, unsigned exc, uint32_t exc_return,
+                                         uint32_t vector, bool psp)
 {
   struct vm_cpu *c = &vm->cpu;
   /* Handler mode on MSP: the process SP, if active, moves to the bank. */
-  if (c->ipsr == 0 && (c->control & 2u)) {
+  if (psp) {
     uint32_t t = c->r[13];
     c->r[13] = c->sp_inactive;
     c->sp_inactive = t;
@@ -37,6 +37,14 @@ VM_INLINE void vm_cpu_exception_taken(struct sonde_vm *vm, unsigned exc, uint32_
   c->r[15] = vector & ~1u;
   c->ls_pipe = false;
   c->excl_valid = false;
+}
+
+/* `psp`: the process SP is active now (Thread mode, CONTROL.SPSEL). */
+VM_INLINE void vm_cpu_exception_taken(struct sonde_vm *vm, unsigned exc, uint32_t exc_return,
+                                      uint32_t vector)
+{
+  const struct vm_cpu *c = &vm->cpu;
+  vm_cpu_exception_taken_sp(vm, exc, exc_return, vector, c->ipsr == 0 && (c->control & 2u));
 }
 
 /* IPSR, CONTROL, the SP `psp` names = sp, then r0-r3, r12, LR, xPSR (its
@@ -72,6 +80,33 @@ VM_INLINE void vm_cpu_exception_return(struct sonde_vm *vm, uint32_t ipsr, uint3
   c->itstate = (uint8_t)(((x >> 25) & 3u) | (((x >> 10) & 0x3fu) << 2));
   c->epsr = x & (VM_CPU_EXC_EPSR_T | 0x0600fc00u);
   c->r[15] = frame[6] & ~1u;
+  c->ls_pipe = false;
+}
+
+/* vm_cpu_exception_return() from Handler mode (no process SP in r13 now)
+ * with the frame's words read straight from the host bytes at `frame`
+ * (unaligned-safe): the new mode's SP is r13, the MSP goes to the bank when
+ * that is the PSP. */
+VM_INLINE void vm_cpu_exception_return_handler(struct sonde_vm *vm, uint32_t ipsr,
+                                               uint32_t control, bool psp, uint32_t sp,
+                                               const uint8_t *frame)
+{
+  struct vm_cpu *c = &vm->cpu;
+  c->ipsr = ipsr & 0x1ffu;
+  c->control = control;
+  if (psp) /* then Thread mode on the PSP: the bank swaps */
+    c->sp_inactive = c->r[13];
+  c->r[13] = sp;
+  uint32_t w[4];
+  memcpy(&c->r[0], frame, 16);
+  memcpy(w, frame + 16, 16);
+  c->r[12] = w[0];
+  c->r[14] = w[1];
+  const uint32_t x = w[3];
+  c->apsr = x & (vm->has_dsp ? 0xf80f0000u : 0xf8000000u);
+  c->itstate = (uint8_t)(((x >> 25) & 3u) | (((x >> 10) & 0x3fu) << 2));
+  c->epsr = x & (VM_CPU_EXC_EPSR_T | 0x0600fc00u);
+  c->r[15] = w[2] & ~1u;
   c->ls_pipe = false;
 }
 

@@ -139,9 +139,16 @@ int vm_sys_timer_add(struct sonde_vm *vm, vm_timer_fn fire, void *ctx)
   struct vm_sys_timer *t = &s->timers[s->ntimers];
   t->due = UINT64_MAX;
   t->fire = fire;
+  t->direct = NULL;
   t->ctx = ctx;
   s->next_valid = false;
   return (int)s->ntimers++;
+}
+
+void vm_sys_timer_direct(struct vm_sys *s, int id, vm_timer_direct_fn direct)
+{
+  if (id >= 0 && (unsigned)id < s->ntimers)
+    s->timers[id].direct = direct;
 }
 
 _Static_assert(VM_SYS_MAX_TIMERS <= 32, "vm_sys.armed has a bit per timer");
@@ -629,6 +636,38 @@ VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc, bool quiet)
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
 }
 
+/* exception_entry()'s rest for the direct service's `exc` (of group priority
+ * `group`, not pending: the pend the general path makes before the stacking
+ * was left out) once its basic frame is written (`waits`: its wait states),
+ * when timers are due during the stacking: they fire, then late arrival as
+ * exception_entry() decides it. Taken instead, an exception leaves `exc`
+ * pending, so `exc` is pended then; otherwise `exc` is taken as it is (the
+ * activation of a pending bit already clear changes no more than that). */
+static __attribute__((noinline)) void entry_direct_fired(struct sonde_vm *vm, unsigned exc,
+                                                         int group, uint32_t lr, uint64_t start,
+                                                         uint32_t waits)
+{
+  struct vm_sys *s = &vm->sys;
+  struct vm_bus *bus = &vm->bus;
+  const uint64_t end = start + entry_cycles(vm);
+  s->defer_exc_update = true;
+  fire_due(vm, end - 1);
+  s->defer_exc_update = false;
+  int prio;
+  unsigned late = vm_nvic_highest_pending(vm, &prio);
+  if (late && late != exc && vm_nvic_group_priority(vm, prio) < group &&
+      vm_nvic_group_priority(vm, prio) < vm_nvic_execution_priority(vm, false)) {
+    if (!vm_nvic_is_pending(vm, exc))
+      vm_nvic_set_pending(vm, exc, true);
+    exc = late;
+  }
+  const uint64_t stalls = bus->stall_cycles;
+  exception_taken(vm, exc, lr);
+  vm->cpu.cycles = end + waits + (bus->stall_cycles - stalls);
+  bus->stall_cycles = stalls;
+  hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
+}
+
 /* exception_entry() of the quiet service in one go (issue 20): a basic frame
  * into plain memory of one page (within the ARMv8-M stack limit), the vector
  * from plain memory, no timer due during the stacking, `exc` the NVIC's
@@ -636,14 +675,20 @@ VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc, bool quiet)
  * between vm_nvic_takeable() and the activation), nothing can fault, and the
  * entry's cycles are its own plus the wait states of the eight words and the
  * vector, as exception_entry() counts them through bus->stall_cycles.
+ * `direct` (the direct service): `exc`, of group priority `group`, is not
+ * pending and would be the NVIC's choice once pended (nothing else enabled is
+ * pending), so it becomes active without its pending bit going up and down;
+ * the choice's cache stays "none pending"; with a timer due during the
+ * stacking, entry_direct_fired() takes over once the frame is written and
+ * sets *fired.
  * Returns false, having changed nothing, when exception_entry() must do it. */
-VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc)
+VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc, bool direct, int group, bool *fired)
 {
   struct vm_cpu *c = &vm->cpu;
   struct vm_sys *s = &vm->sys;
   struct vm_bus *bus = &vm->bus;
   const uint32_t control = c->control;
-  if ((vm->has_fpu && (control & CONTROL_FPCA)) || !s->hp_valid || exc != s->hp_exc)
+  if ((vm->has_fpu && (control & CONTROL_FPCA)) || (!direct && (!s->hp_valid || exc != s->hp_exc)))
     return false;
   const bool thread = c->ipsr == 0;
   const bool psp = thread && (control & CONTROL_SPSEL);
@@ -658,24 +703,39 @@ VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc)
   const struct vm_page *vp = &bus->page[vaddr >> VM_PAGE_SHIFT];
   const uint32_t voff = vaddr & ((1u << VM_PAGE_SHIFT) - 1);
   const uint64_t start = c->cycles;
-  if (!vm_page_fast(fp, foff, 0x20, true) || !vm_page_fast(vp, voff, 4, false) ||
-      next_timer_due(s) <= start + entry_cycles(vm) - 1)
+  const uint64_t end = start + entry_cycles(vm);
+  const bool due = next_timer_due(s) <= end - 1;
+  if (!vm_page_fast(fp, foff, 0x20, true) || !vm_page_fast(vp, voff, 4, false) || (!direct && due))
     return false;
-  const uint32_t align = force8 ? (sp >> 2) & 1 : 0;
-  const uint32_t words[8] = {c->r[0],  c->r[1],  c->r[2],  c->r[3], c->r[12],
-                             c->r[14], c->r[15], (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9)};
-  memcpy(fp->host + foff, words, sizeof words);
-  c->r[13] = frame;
-  c->last_pc = c->r[15]; /* the MTB entry packet's source */
-  uint32_t vector;
-  memcpy(&vector, vp->host + voff, 4);
+  /* What the VM's own state gives, worked out before the frame's stores
+   * (host memory, which the compiler must assume may alias it). */
   const uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;
   const uint32_t lr = base | 0x10 | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
-  vm_nvic_activate_choice(vm, exc);
-  vm_cpu_exception_taken(vm, exc, lr, vector);
+  const uint32_t waits = 8u * fp->wait_write;
+  const uint32_t align = force8 ? (sp >> 2) & 1 : 0;
+  /* the frame's words stored straight (no copy of them on the host stack) */
+  uint8_t *const h = fp->host + foff;
+  const uint32_t tail[4] = {c->r[12], c->r[14], c->r[15],
+                            (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9)};
+  memcpy(h, &c->r[0], 16);
+  memcpy(h + 16, tail, 16);
+  c->r[13] = frame;
+  c->last_pc = c->r[15]; /* the MTB entry packet's source */
+  if (direct && VM_UNLIKELY(due)) {
+    entry_direct_fired(vm, exc, group, lr, start, waits);
+    *fired = true;
+    return true;
+  }
+  uint32_t vector;
+  memcpy(&vector, vp->host + voff, 4);
+  if (direct)
+    vm_nvic_activate_group(s, exc, group);
+  else
+    vm_nvic_activate_choice(vm, exc);
+  vm_cpu_exception_taken_sp(vm, exc, lr, vector, psp);
   s->exceptions_taken++;
   s->event_register = true;
-  c->cycles = start + entry_cycles(vm) + 8u * fp->wait_write + vp->wait_read;
+  c->cycles = end + waits + vp->wait_read;
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
   return true;
 }
@@ -711,13 +771,14 @@ VM_INLINE bool pop_basic(struct sonde_vm *vm, uint32_t exc_return, bool observed
   const uint32_t off = frame & ((1u << VM_PAGE_SHIFT) - 1);
   if (!vm_page_fast(p, off, 0x20, false))
     return false;
-  uint32_t r[8];
-  memcpy(r, p->host + off, sizeof r);
+  const uint8_t *h = p->host + off;
+  uint32_t xpsr;
+  memcpy(&xpsr, h + 28, 4);
   const bool force8 = (vm->sys.ccr & CCR_STKALIGN) || !vm->has_v7m || vm->has_v8m;
-  const uint32_t newsp = frame + 0x20 + ((force8 && (r[7] & (1u << 9))) ? 4 : 0);
+  const uint32_t newsp = frame + 0x20 + ((force8 && (xpsr & (1u << 9))) ? 4 : 0);
   const uint32_t control =
       (c->control & ~(CONTROL_SPSEL | CONTROL_FPCA)) | (psp ? CONTROL_SPSEL : 0);
-  vm_cpu_exception_return(vm, thread ? 0 : (r[7] & 0x1FF), control, psp, newsp, r);
+  vm_cpu_exception_return_handler(vm, thread ? 0 : (xpsr & 0x1FF), control, psp, newsp, h);
   c->cycles += exit_cycles(vm) + 8u * p->wait_read;
   vm->sys.event_register = true;
   if (observed)
@@ -1233,14 +1294,21 @@ static inline bool service_quiet_ok(const struct sonde_vm *vm)
          c->cycles < vm->max_cycles && exc_quiet(vm);
 }
 
-VM_INLINE bool service_quiet(struct sonde_vm *vm)
+/* dbgh_service(vm, true) of the quiet service: the debugger not involved. */
+static inline void dbgh_pre_quiet(struct sonde_vm *vm)
+{
+  if (vm->dbgh) {
+    vm->dbgh->taken0 = vm->sys.exceptions_taken;
+    vm->dbgh->resetting = 0;
+  }
+}
+
+/* The quiet service after dbgh_service's pre record: the timers due, the
+ * exception to take, event_cycle, attention and the post step. */
+VM_INLINE bool service_quiet_fire(struct sonde_vm *vm)
 {
   struct vm_sys *s = &vm->sys;
   struct vm_cpu *c = &vm->cpu;
-  if (vm->dbgh) { /* dbgh_service(vm, true), the debugger not involved */
-    vm->dbgh->taken0 = s->exceptions_taken;
-    vm->dbgh->resetting = 0;
-  }
   s->defer_exc_update = true;
   fire_timers(vm, c->cycles);
   s->defer_exc_update = false;
@@ -1250,7 +1318,7 @@ VM_INLINE bool service_quiet(struct sonde_vm *vm)
   if (VM_UNLIKELY(vm->attention))
     return service_rest(vm);
   unsigned exc = vm_nvic_takeable(vm);
-  if (exc && !entry_quiet(vm, exc))
+  if (exc && !entry_quiet(vm, exc, false, 0, NULL))
     entry_declined(vm, exc);
   update_event(vm);
   exc_update(vm);
@@ -1259,8 +1327,89 @@ VM_INLINE bool service_quiet(struct sonde_vm *vm)
   return (vm->attention & VM_ATTN_STOP) != 0;
 }
 
+VM_INLINE bool service_quiet(struct sonde_vm *vm)
+{
+  dbgh_pre_quiet(vm);
+  return service_quiet_fire(vm);
+}
+
+/* The direct service did the first timer's fire less its pend (`exc`, 0:
+ * none) and cannot take `exc` at once: the pend as the fire would have made
+ * it, then the quiet service goes on (the other timers due, the choice, the
+ * entry). */
+static __attribute__((noinline)) bool direct_declined(struct sonde_vm *vm, unsigned exc)
+{
+  if (exc) {
+    vm->sys.defer_exc_update = true;
+    vm_exc_pend(vm, exc);
+  }
+  return service_quiet_fire(vm);
+}
+
+/* The direct service (issue 20 item 2): the quiet case, with the first timer
+ * due one with a direct function (SysTick, the demo timer). The general path
+ * would fire it (its pend setting the pending bit and the choice's cache),
+ * fire any other timer due, find that exception the one to take, and enter
+ * it (clearing the pending bit, the cache back to "none pending"). When
+ * nothing else enabled is pending, no other timer is due now or during the
+ * stacking and the exception preempts, this fires the timer less its pend
+ * and enters the exception at once (entry_quiet's `direct`): the same state
+ * without the pending bit's round trip, the fire loop and the choice's
+ * lookups. Anything else: direct_declined(). */
+VM_INLINE bool service_direct(struct sonde_vm *vm)
+{
+  struct vm_sys *s = &vm->sys;
+  const unsigned id = s->next_timer;
+  struct vm_sys_timer *t = &s->timers[id];
+  dbgh_pre_quiet(vm);
+  /* fire_timers()'s turn for this timer */
+  unsigned exc;
+  if (t->direct == vm_systick_direct && s->syst_rvr) {
+    /* vm_systick_advance() with the re-arm and the cache's scan in one */
+    s->syst_csr |= VM_SYST_CSR_COUNTFLAG;
+    exc = (s->syst_csr & VM_SYST_CSR_TICKINT) ? VM_EXC_SYSTICK : 0;
+    s->syst_base_cycle += (uint64_t)s->syst_rvr + 1;
+    t->due = s->syst_base_cycle; /* armed before and after */
+    scan_timers(s);
+  } else {
+    s->firing = true;
+    set_due(s, id, UINT64_MAX);
+    scan_timers(s);
+    exc = t->direct(vm, t->ctx);
+    s->firing = false;
+  }
+  /* vm_nvic_takeable() once `exc` pended: nothing else enabled pending, so
+   * `exc` if enabled and of a group above the execution priority */
+  int g;
+  bool fired = false;
+  if (VM_UNLIKELY(!exc || vm->attention || !s->hp_valid || s->hp_exc ||
+                  (exc != VM_EXC_SYSTICK && !vm_nvic_is_enabled(vm, exc)) ||
+                  (g = vm_nvic_group_priority(vm, vm_nvic_priority(vm, exc))) >=
+                      vm_nvic_execution_priority(vm, false) ||
+                  !entry_quiet(vm, exc, true, g, &fired)))
+    return direct_declined(vm, exc);
+  update_event(vm);
+  /* Without timers fired in the stacking and observers beyond the MTB,
+   * nothing but the MTB's hook ran since the entry, and that only writes its
+   * buffer and may ask for a stop: nothing is takeable (anything pending
+   * stays below the execution priority, now raised), attention has no
+   * exception or debug request (not asleep, no reset request) and the
+   * debugger is still not involved, so exc_update() and dbgh_service's post
+   * part would change nothing. */
+  if (VM_LIKELY(!fired && !exc_observed_beyond_mtb(vm)))
+    return (vm->attention & VM_ATTN_STOP) != 0;
+  exc_update(vm);
+  if (dbgh_service(vm, false)) /* vector catch, arm a step (dbg_halt.c) */
+    return true;
+  return (vm->attention & VM_ATTN_STOP) != 0;
+}
+
 bool vm_sys_service(struct sonde_vm *vm)
 {
+  const struct vm_sys *s = &vm->sys;
+  if (s->next_valid && s->timers[s->next_timer].direct && s->next_due <= vm->cpu.cycles &&
+      VM_LIKELY(service_quiet_ok(vm)))
+    return service_direct(vm);
   if (service_one_sample(vm))
     return (vm->attention & VM_ATTN_STOP) != 0;
   if (VM_LIKELY(service_quiet_ok(vm)))

@@ -259,6 +259,19 @@ VM_INLINE void vm_nvic_activate(struct sonde_vm *vm, unsigned exc)
   vm_nvic_set_active(vm, exc, true);
 }
 
+/* `exc` (not active, of group priority g) becomes active: the active bit,
+ * the count and the active group's cache. */
+VM_INLINE void vm_nvic_activate_group(struct vm_sys *s, unsigned exc, int g)
+{
+  s->nvic_active[exc >> 5] |= 1u << (exc & 31);
+  if (!s->nactive++) {
+    s->act_group = g; /* the only one */
+    s->act_valid = true;
+  } else if (s->act_valid && g < s->act_group) {
+    s->act_group = g;
+  }
+}
+
 /* vm_nvic_activate() of the cached choice (hp_valid, exc == hp_exc, not
  * active): its group priority is the cache's, and clearing its pending bit
  * leaves "nothing pending" or a new scan. */
@@ -269,13 +282,7 @@ VM_INLINE void vm_nvic_activate_choice(struct sonde_vm *vm, unsigned exc)
   const int g = s->hp_group;
   s->nvic_pending[exc >> 5] &= ~(1u << (exc & 31));
   s->hp_valid = vm_nvic_none_pending(s);
-  s->nvic_active[exc >> 5] |= 1u << (exc & 31);
-  if (!s->nactive++) {
-    s->act_group = g; /* the only one */
-    s->act_valid = true;
-  } else if (s->act_valid && g < s->act_group) {
-    s->act_group = g;
-  }
+  vm_nvic_activate_group(s, exc, g);
 }
 
 /* Exception return: `exc` is no longer active; an IRQ whose level-sensitive
@@ -321,20 +328,32 @@ VM_INLINE void vm_nvic_irq_level(struct sonde_vm *vm, unsigned irq, bool high)
 #define VM_SYST_CSR_TICKINT 2u
 #define VM_SYST_CSR_COUNTFLAG (1u << 16)
 void vm_systick_fire(struct sonde_vm *vm, void *ctx);
-VM_INLINE void vm_systick_wrap(struct sonde_vm *vm)
+unsigned vm_systick_direct(struct sonde_vm *vm, void *ctx);
+/* The wrap less the pend: returns VM_EXC_SYSTICK with TICKINT (to pend),
+ * else 0 (the timer's direct function, exception.c inlines it). */
+VM_INLINE unsigned vm_systick_advance(struct sonde_vm *vm)
 {
   struct vm_sys *s = &vm->sys;
   s->syst_csr |= VM_SYST_CSR_COUNTFLAG;
-  if (s->syst_csr & VM_SYST_CSR_TICKINT)
-    vm_exc_pend(vm, VM_EXC_SYSTICK);
+  const unsigned exc = (s->syst_csr & VM_SYST_CSR_TICKINT) ? VM_EXC_SYSTICK : 0;
   if (s->syst_rvr == 0) {
     s->syst_cvr = 0;
     vm_sys_timer_set(vm, s->syst_timer, UINT64_MAX);
-    return;
+    return exc;
   }
   s->syst_base_cycle += (uint64_t)s->syst_rvr + 1;
   assert(s->firing);
   vm_sys_timer_rearm(s, (unsigned)s->syst_timer, s->syst_base_cycle);
+  return exc;
+}
+
+/* The pend and the timer's re-arm touch different state: their order does
+ * not matter. */
+VM_INLINE void vm_systick_wrap(struct sonde_vm *vm)
+{
+  const unsigned exc = vm_systick_advance(vm);
+  if (exc)
+    vm_exc_pend(vm, exc);
 }
 
 /* NVIC registers at 0xE000E000 + off; false if `off` is not an NVIC register. */

@@ -49,7 +49,11 @@ static void update_irq(struct sonde_vm *vm, struct tmr *t)
 }
 
 
-static void tmr_fire(struct sonde_vm *vm, void *ctx)
+/* The match: MATCH set, the next period (periodic) or a stop, and the
+ * interrupt line (update_irq) set without the pend: returns the exception
+ * vm_nvic_irq_level() would pend now, or 0 (the timer's direct function;
+ * exception.c takes that exception at once when it can). */
+static unsigned tmr_direct(struct sonde_vm *vm, void *ctx)
 {
   struct tmr *t = ctx;
   t->status |= 1;
@@ -62,7 +66,21 @@ static void tmr_fire(struct sonde_vm *vm, void *ctx)
     t->ctrl &= ~1u;
     t->count_stopped = t->load;
   }
-  update_irq(vm, t);
+  if (t->irq < 0 || (unsigned)t->irq >= vm->sys.num_irqs)
+    return 0;
+  const unsigned exc = VM_EXC_IRQ0 + (unsigned)t->irq;
+  const bool high = (t->status & 1) && (t->ctrl & 2);
+  const bool was = vm_nvic_bit(vm->sys.irq_level, exc);
+  vm_nvic_bit_put(vm->sys.irq_level, exc, high);
+  return high && !was ? exc : 0;
+}
+
+/* tmr_direct() and its pend: update_irq() of the match. */
+static void tmr_fire(struct sonde_vm *vm, void *ctx)
+{
+  const unsigned exc = tmr_direct(vm, ctx);
+  if (exc)
+    vm_exc_pend(vm, exc);
 }
 
 static int tmr_read(void *ctx, struct sonde_vm *vm, uint32_t off, unsigned size,
@@ -150,5 +168,6 @@ int vm_timer_new(struct sonde_vm *vm, const struct vm_machine_periph *cfg, struc
   t->timer = vm_sys_timer_add(vm, tmr_fire, t);
   if (t->timer < 0)
     return SONDE_E_LIMIT;
+  vm_sys_timer_direct(&vm->sys, t->timer, tmr_direct);
   return vm_bus_add_device(&vm->bus, cfg->base, 0x1000, &tmr_ops, t);
 }

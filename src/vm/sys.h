@@ -36,9 +36,14 @@ enum vm_fault {
 /* A timed event of the system side (SysTick, demo timers): `fire` runs at the
  * first instruction boundary with cycles >= due; it may re-arm itself. */
 typedef void (*vm_timer_fn)(struct sonde_vm *vm, void *ctx);
+/* Optional: `fire` less the exception it pends, which it returns instead (0:
+ * none) without touching the pending bit, so the direct service
+ * (exception.c) can take that exception at once. */
+typedef unsigned (*vm_timer_direct_fn)(struct sonde_vm *vm, void *ctx);
 struct vm_sys_timer {
   uint64_t due; /* UINT64_MAX: off */
   vm_timer_fn fire;
+  vm_timer_direct_fn direct; /* NULL: none */
   void *ctx;
 };
 #define VM_SYS_MAX_TIMERS 12
@@ -135,6 +140,8 @@ int vm_sys_init(struct sonde_vm *vm, unsigned num_irqs, unsigned prio_bits);
 /* Timed events: add returns an id (or -1 when full); set arms it at absolute
  * cycle `due` (UINT64_MAX disarms) and keeps vm->event_cycle exact. */
 int vm_sys_timer_add(struct sonde_vm *vm, vm_timer_fn fire, void *ctx);
+/* Give timer `id` its direct function (vm_timer_direct_fn). */
+void vm_sys_timer_direct(struct vm_sys *s, int id, vm_timer_direct_fn direct);
 void vm_sys_timer_set(struct sonde_vm *vm, int id, uint64_t due);
 
 /* timers[id].due and the `armed` bit. */

@@ -44,12 +44,20 @@ void vm_systick_fire(struct sonde_vm *vm, void *ctx)
   vm_systick_wrap(vm);
 }
 
+/* The same less the pend, for the direct service: vm_systick_advance(). */
+unsigned vm_systick_direct(struct sonde_vm *vm, void *ctx)
+{
+  (void)ctx;
+  return vm_systick_advance(vm);
+}
+
 int vm_systick_init(struct sonde_vm *vm)
 {
   int id = vm_sys_timer_add(vm, vm_systick_fire, NULL);
   if (id < 0)
     return SONDE_E_LIMIT;
   vm->sys.syst_timer = id;
+  vm_sys_timer_direct(&vm->sys, id, vm_systick_direct);
   return 0;
 }
 
