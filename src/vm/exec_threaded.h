@@ -866,8 +866,10 @@ static inline void jit_sync(struct sonde_vm *vm, const struct vm_jit_state *s,
 
 /* run_block's LOAD and check_mode's tests after vm_jit_slow or
  * vm_jit_serve: VM_JIT_SYNCED when run_block must go on itself, else 1
- * with s reloaded for compiled code to go on at the new PC. */
-static inline int jit_reload(struct sonde_vm *vm, struct vm_jit_state *s)
+ * with s reloaded for compiled code to go on at the new PC. `apsr`: the
+ * APSR the sync packed s->fl into; while it holds, s->fl means the same
+ * flags (an exception's entry keeps them) and is kept. */
+static inline int jit_reload(struct sonde_vm *vm, struct vm_jit_state *s, uint32_t apsr)
 {
   const struct vm_cpu *c = &vm->cpu;
   if (VM_UNLIKELY(vm->attention || c->itstate || !(c->epsr & EPSR_T) ||
@@ -879,8 +881,24 @@ static inline int jit_reload(struct sonde_vm *vm, struct vm_jit_state *s)
   s->ev = vm->event_cycle;
   s->lsp = c->ls_pipe;
   s->lsrt = c->ls_rt;
-  lflags_unpack(&s->fl, c->apsr);
+  if (c->apsr != apsr)
+    lflags_unpack(&s->fl, c->apsr);
   return 1;
+}
+
+/* vm_jit_slow's label `slow`: apart, so that the EXC_RETURN's way does not
+ * carry exec_insn's stack frame. The APSR jit_sync packed. */
+static __attribute__((noinline)) uint32_t jit_slow_step(struct sonde_vm *vm,
+                                                        const struct vm_jit_state *s,
+                                                        const struct vm_icache_entry *e)
+{
+  struct vm_cpu *c = &vm->cpu;
+  c->exec_pc = e->nth ? ((const struct vm_block_op *)e)[-1].d.tag
+                      : s->exec_pc; /* (run_block's, after the exit) */
+  jit_sync(vm, s, e);
+  const uint32_t apsr = c->apsr;
+  step_one(vm, false);
+  return apsr;
 }
 
 /* (jit.h) What run_block does for op after compiled code stopped before it:
@@ -896,7 +914,7 @@ int vm_jit_slow(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_blo
   const uint64_t ev = VM_UNLIKELY(vm->attention) ? 0 : vm->event_cycle; /* run_block's, after the exit */
   if (VM_UNLIKELY(s->cy >= ev || c->itstate)) /* the event first; an IT block: as before */
     return 0;
-  uint32_t v = 0;
+  uint32_t v = 0, apsr;
   if (e->fast == VM_FAST_BX && ((v = c->r[e->insn.rm]) & 1) && is_exc_return(vm, v)) {
     /* EXC_RETURN_RETIRE(v, 1) */
     c->r[15] = v;
@@ -904,19 +922,16 @@ int vm_jit_slow(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_blo
     c->instret = s->ir + e->nth + 1u;
     c->ls_pipe = false;
     c->ls_rt = VM_NOREG;
-    c->apsr = lflags_pack(&s->fl, c->apsr);
+    c->apsr = apsr = lflags_pack(&s->fl, c->apsr);
     c->last_pc = c->exec_pc = e->tag;
     if (VM_UNLIKELY(vm->mtb_observe))
       vm_mtb_retire(vm, e->tag, e->insn.len);
     vm_exc_return(vm, v);
   } else { /* `slow` */
-    c->exec_pc = e->nth ? ((const struct vm_block_op *)e)[-1].d.tag
-                        : s->exec_pc; /* (run_block's, after the exit) */
-    jit_sync(vm, s, e);
-    step_one(vm, false);
+    apsr = jit_slow_step(vm, s, e);
   }
   s->exec_pc = c->exec_pc; /* (run_block copies it back after every exit) */
-  return jit_reload(vm, s);
+  return jit_reload(vm, s, apsr);
 }
 
 /* (jit.h) A single load or store that compiled code's page check sent
@@ -990,13 +1005,13 @@ int vm_jit_dev(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_bloc
   if (VM_UNLIKELY(rc != VM_BUS_OK)) { /* exec_insn's fault: a precise BusFault */
     c->ls_pipe = lsp;
     c->ls_rt = lsrt;
-    c->apsr = lflags_pack(&s->fl, c->apsr);
+    const uint32_t apsr = c->apsr = lflags_pack(&s->fl, c->apsr);
     vm_fault(vm, VM_FAULT_PRECISERR, addr);
     c->ls_pipe = false;
     vm_bus_take_stalls(&vm->bus);
     c->cycles = start + 1;
     s->exec_pc = c->exec_pc;
-    return jit_reload(vm, s);
+    return jit_reload(vm, s, apsr);
   }
   if (load) {
     if (sign)
@@ -1029,10 +1044,10 @@ int vm_jit_dev(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_bloc
   c->instret = s->ir + e->nth + 1u;
   c->ls_pipe = lsp_after;
   c->ls_rt = lsrt_after;
-  c->apsr = lflags_pack(&s->fl, c->apsr);
+  const uint32_t apsr = c->apsr = lflags_pack(&s->fl, c->apsr);
   if (VM_UNLIKELY(vm->mtb_observe) && vm->mtb_hooked)
     vm_mtb_retire(vm, pc, in->len);
-  return jit_reload(vm, s);
+  return jit_reload(vm, s, apsr);
 }
 
 /* (jit.h) run_block's way at a checked variant's stop at the event before
@@ -1046,6 +1061,7 @@ int vm_jit_serve(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_bl
     return 0; /* vm_jit_event served it, or not due: as the exit goes on */
   c->exec_pc = s->exec_pc; /* (the exit stored the entry before op there) */
   jit_sync(vm, s, e);
+  const uint32_t apsr = c->apsr;
   /* `event_synced` (needs_service: the cycle is due) */
   if (c->run_mtb && c->instret != c->run_ir)
     c->last_pc = c->exec_pc;
@@ -1063,7 +1079,7 @@ int vm_jit_serve(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_bl
     }
   }
   s->exec_pc = c->exec_pc;
-  return how != 1 ? how : jit_reload(vm, s); /* (attention is clear here) */
+  return how != 1 ? how : jit_reload(vm, s, apsr); /* (attention is clear here) */
 }
 #endif
 
