@@ -23,6 +23,9 @@ sonde_firmware(mtb_tstart SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
 # three sessions on both cores: mtb_sessions_* below.
 sonde_firmware(mtb_tstart_m0plus SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
                DEFINES TSTART_TEST=1 INCLUDES ${_mtb_inc})
+# The same with a 4 KiB buffer: every packet up to the first preemption at entry.
+sonde_firmware(mtb_atentry_whole SOURCES ${_mtb_src} CORE m33 MACHINE cm33 OPT -O1
+               DEFINES NEST_MODE=3 MTB_SIZE=4096 LOOPS=200000 INCLUDES ${_mtb_inc})
 # Sessions forever, for `sonde mtb fetch` (tests/cli/mtb_fetch.sh): the fetch
 # must leave TSTARTEN clear so that the next start cannot overwrite the buffer.
 sonde_firmware(mtb_sessions_hang_m0plus SOURCES ${_mtb_src} CORE m0plus MACHINE cm0plus OPT -O1
@@ -53,6 +56,13 @@ foreach(_core m33 m0plus)
                  DEFINES NEST_MODE=1 LOOPS=60 INCLUDES ${_mtb_inc})
   sonde_firmware(mtb_chain_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach} OPT -O1
                  DEFINES NEST_MODE=2 LOOPS=60 INCLUDES ${_mtb_inc})
+  # The timer preempts SysTick before its first instruction, its SysTick
+  # packet in-line (_fast) or in the 64-byte circle's last slot (_slow).
+  sonde_firmware(mtb_atentry_fast_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach}
+                 OPT -O1 DEFINES NEST_MODE=3 MTB_SIZE=64 LOOPS=200000 INCLUDES ${_mtb_inc})
+  sonde_firmware(mtb_atentry_slow_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach}
+                 OPT -O1 DEFINES NEST_MODE=3 NEST_SLOW_SLOT=1 MTB_SIZE=64 LOOPS=200000
+                 INCLUDES ${_mtb_inc})
   # Three TSTART/TSTOP sessions with SysTick inside and outside them.
   sonde_firmware(mtb_sessions_${_core} SOURCES ${_mtb_src} CORE ${_core} MACHINE ${_mach} OPT -O1
                  DEFINES TSTART_TEST=1 WINDOWS=3 TSTART_IRQ=1 INCLUDES ${_mtb_inc})

@@ -93,7 +93,7 @@ int sonde_mtb_packets(const struct sonde_mtb_raw *raw, struct sonde_mtb_packet *
 enum sonde_mtb_kind {
   SONDE_MTB_INSN,      /* an instruction that retired: pc, size */
   SONDE_MTB_BRANCH,    /* a taken branch: pc (the branch) -> dst */
-  SONDE_MTB_EXC_ENTRY, /* exception entry: pc (last instruction before) -> dst (handler) */
+  SONDE_MTB_EXC_ENTRY, /* exception entry: pc (the interrupted instruction, not run) -> dst */
   SONDE_MTB_EXC_RETURN, /* exception return: pc (return instruction), exc_return -> dst */
   SONDE_MTB_SESSION,   /* a trace session starts (S-bit): what precedes is not contiguous */
   SONDE_MTB_GAP,       /* an inconsistent packet: the history restarts at pc */
@@ -206,15 +206,14 @@ const char *sonde_mtb_fault_words(uint32_t cfsr, uint32_t hfsr, char *buf, size_
 struct sonde_mtb_site {
   uint32_t pc;      /* the instruction the entry interrupted: for a synchronous
                      * fault the faulting one (it did not retire) */
-  uint32_t last;    /* the entry packet's source: the last instruction retired */
+  uint32_t last;    /* the last instruction retired before the entry, as far as
+                     * the history shows (0: not in it) */
   uint32_t handler; /* where the entry went */
   uint32_t packet;  /* index of the entry packet */
 };
 /* The newest exception entry of the history and the instruction it
- * interrupted: the destination of a branch whose source the entry repeats,
- * else the instruction after the entry's source (its length from the ELF).
- * SONDE_E_NOTFOUND when the window holds no entry (or the code is not in the
- * ELF). Lets the decoder check the stacked PC, or stand in for it when the
+ * interrupted (the entry packet's source). SONDE_E_NOTFOUND when the window
+ * holds no entry. Lets the decoder check the stacked PC, or stand in for it when the
  * frame was not pushed (an ARMv8-M stack-limit fault). */
 int sonde_mtb_entry_site(const struct sonde_mtb_history *h, const struct sonde_sym *sym,
                          struct sonde_mtb_site *out);

@@ -700,7 +700,9 @@ run5_steps(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *o
   r->nlts = nlts;
 }
 
-ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static void
+/* aligned: where its loop fell relative to 64-byte lines moved sw32 by ~2%
+ * when code before it changed (itm8: 2,017 against 2,050 MB/s, same code) */
+ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"), aligned(64))) static void
 run5_x86v3(struct run5 *r, const uint8_t *plim, const struct sonde_itm_packet *olim, uint64_t off0,
            uint64_t pre)
 {
@@ -1021,9 +1023,11 @@ runs_x86v3(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
  *    bits) << 8, i.e. bits 24..39 of the record's meta word.
  * The loop then follows nxt[] (the loop-carried chain is one byte load)
  * and per packet needs a table entry (itm_mix.h) and two pext: value and
- * time delta (an LTS1's without a branch), ~30 instructions. Blocks of at
- * most `room` positions, so the output room is checked per block, not per
- * packet (a packet takes at least a byte). Same records and counts as
+ * time delta (an LTS1's without a branch), ~27 instructions; GTS and
+ * extension packets on a cold branch of the same loop (itm_cold_table).
+ * While the output room holds a block's MB_POS positions (a packet takes
+ * at least a byte) the room is checked per block, below that per packet
+ * too. Same records and counts as
  * fast_loop (tests/itm/test_itm_diff.c forces both). Returns true when it
  * stopped at a packet of the general path's, false when the input (a
  * block reads up to MB_POS + 7 bytes) or the output room ran short. */
@@ -1033,7 +1037,21 @@ static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt")
 mixed_next(const uint8_t *p, unsigned npos, uint8_t *nxt, uint8_t *bz, uint16_t *sf)
 {
 #define V(q) _mm256_loadu_si256((const __m256i *)(const void *)(q))
-#define B(x) _mm256_set1_epi8(x)
+  /* the splat constants from memory (one table; its address hidden from
+   * the optimiser): GCC built each with a movabs and a broadcast, again
+   * per block, as the walk's call between blocks clobbers every ymm */
+  static const _Alignas(32) int8_t splat[][32] = {
+#define X8(x) x, x, x, x, x, x, x, x
+#define X32(x) {X8(x), X8(x), X8(x), X8(x)}
+      X32(0x0f), X32(0x30), X32(5), X32(4), X32(3), X32(2), X32(0x0e), X32(0x3f), X32(1),
+      X32(0x20), X32(-1),
+#undef X32
+#undef X8
+  };
+  const int8_t(*sp)[32] = splat;
+  __asm__("" : "+r"(sp));
+  enum { S_0F, S_30, S_05, S_04, S_03, S_02, S_0E, S_3F, S_01, S_20, S_FF };
+#define B(x) V(sp[S_##x])
   /* by the header's low nibble: a fixed packet's length (size bits) */
   const __m256i lfix = _mm256_setr_epi8(1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5,
                                         1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5);
@@ -1049,7 +1067,7 @@ mixed_next(const uint8_t *p, unsigned npos, uint8_t *nxt, uint8_t *bz, uint16_t 
   const __m256i chi = _mm256_setr_epi8(48, 16, 16, 16, 16, 16, 16, 16, 56, 58, 56, 60, 25, 25,
                                        25, 25, 48, 16, 16, 16, 16, 16, 16, 16, 56, 58, 56, 60,
                                        25, 25, 25, 25);
-  const __m256i nib = B(0x0f), neg = B(-1), zero = _mm256_setzero_si256();
+  const __m256i nib = B(0F), neg = B(FF), zero = _mm256_setzero_si256();
   __m256i idx = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
                                  18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
   for (unsigned i = 0; i < npos; i += 32) {
@@ -1058,13 +1076,13 @@ mixed_next(const uint8_t *p, unsigned npos, uint8_t *nxt, uint8_t *bz, uint16_t 
     __m256i lo = _mm256_and_si256(h, nib);
     __m256i hi = _mm256_and_si256(_mm256_srli_epi16(h, 4), nib);
     __m256i cls = _mm256_and_si256(_mm256_shuffle_epi8(clo, lo), _mm256_shuffle_epi8(chi, hi));
-    __m256i var = _mm256_cmpgt_epi8(_mm256_and_si256(cls, B(15)), zero);
-    __m256i cold = _mm256_cmpgt_epi8(_mm256_and_si256(cls, B(48)), zero);
+    __m256i var = _mm256_cmpgt_epi8(_mm256_and_si256(cls, B(0F)), zero);
+    __m256i cold = _mm256_cmpgt_epi8(_mm256_and_si256(cls, B(30)), zero);
     /* the first of the next four bytes with C = 0 ends a variable packet */
-    __m256i lv = _mm256_and_si256(_mm256_cmpgt_epi8(V(q + 4), neg), B(5));
-    lv = _mm256_blendv_epi8(lv, B(4), _mm256_cmpgt_epi8(V(q + 3), neg));
-    lv = _mm256_blendv_epi8(lv, B(3), _mm256_cmpgt_epi8(b2, neg));
-    lv = _mm256_blendv_epi8(lv, B(2), _mm256_cmpgt_epi8(b1, neg));
+    __m256i lv = _mm256_and_si256(_mm256_cmpgt_epi8(V(q + 4), neg), B(05));
+    lv = _mm256_blendv_epi8(lv, B(04), _mm256_cmpgt_epi8(V(q + 3), neg));
+    lv = _mm256_blendv_epi8(lv, B(03), _mm256_cmpgt_epi8(b2, neg));
+    lv = _mm256_blendv_epi8(lv, B(02), _mm256_cmpgt_epi8(b1, neg));
     cold = _mm256_or_si256(cold, _mm256_and_si256(var, _mm256_cmpeq_epi8(lv, zero)));
     __m256i len = _mm256_blendv_epi8(_mm256_shuffle_epi8(lfix, lo), lv, var);
     _mm256_store_si256((__m256i *)(void *)(nxt + i), _mm256_add_epi8(idx, len));
@@ -1072,15 +1090,15 @@ mixed_next(const uint8_t *p, unsigned npos, uint8_t *nxt, uint8_t *bz, uint16_t 
                        _mm256_andnot_si256(cold, _mm256_slli_epi16(len, 3)));
     /* EXC (0x0e): FN = payload byte 1 bits 5:4; EVCNT (0x05): byte 0 bits 5:0 */
     __m256i fl = _mm256_or_si256(
-        _mm256_and_si256(_mm256_cmpeq_epi8(h, B(0x0e)),
-                         _mm256_and_si256(_mm256_srli_epi16(b2, 4), B(3))),
-        _mm256_and_si256(_mm256_cmpeq_epi8(h, B(0x05)), _mm256_and_si256(b1, B(0x3f))));
+        _mm256_and_si256(_mm256_cmpeq_epi8(h, B(0E)),
+                         _mm256_and_si256(_mm256_srli_epi16(b2, 4), B(03))),
+        _mm256_and_si256(_mm256_cmpeq_epi8(h, B(05)), _mm256_and_si256(b1, B(3F))));
     /* size | flags << 8, in position order (the unpacks work per 128-bit lane) */
-    __m256i sz = _mm256_permute4x64_epi64(_mm256_sub_epi8(len, B(1)), 0xd8);
+    __m256i sz = _mm256_permute4x64_epi64(_mm256_sub_epi8(len, B(01)), 0xd8);
     fl = _mm256_permute4x64_epi64(fl, 0xd8);
     _mm256_store_si256((__m256i *)(void *)(sf + i), _mm256_unpacklo_epi8(sz, fl));
     _mm256_store_si256((__m256i *)(void *)(sf + i + 16), _mm256_unpackhi_epi8(sz, fl));
-    idx = _mm256_add_epi8(idx, B(32));
+    idx = _mm256_add_epi8(idx, B(20));
   }
 #undef V
 #undef B
@@ -1093,30 +1111,89 @@ struct mix_block {
   _Alignas(32) uint16_t sf[MB_POS];
 };
 
-/* The packets of a block from position *ip while below lim, up to the
- * first one for the cold path (bz 0). In a function of its own so that its
- * few variables stay in registers (with the cold path in line, GCC kept
- * the position and the limit on the stack). */
+/* The cold packets of the walk (GTS1, GTS2, extension), by class: 0 GTS1,
+ * 1 GTS2, 2 stimulus page (extension, SH = 0), 3 other extension (SH = 1).
+ * Decoded without a branch on the class (the classes come at random, and
+ * a branch per class mispredicted about once a cold packet), exactly as
+ * decode_rare does:
+ *   v       pext(packet bytes, vm): GTS1 TS[25:0], GTS2 TS[..:26] (shifted
+ *           by sh), extension EX (the header's bits 6:4 first)
+ *   repl    global timestamp bits replaced: GTS1 the bits its payload
+ *           carries (pext of the packet's all-ones bytes by vm: 7 a byte,
+ *           26 for a full one), GTS2 bits 63:26 (fix), extension none
+ *   gm      value = the global timestamp (GTS) or v (extension)
+ *   fm      GTS1: Wrap and ClkCh from its fourth payload byte
+ *   pg      the stimulus page changes (page base = min(v, 2047) * 32) */
+struct itm_cold {
+  uint64_t vm, lenrepl, fixrepl, gm, meta, fm, pg;
+  uint8_t sh, type, pad[6];
+};
+
+#define COLD_META(type, flags) ((uint64_t)(type) << 16 | (uint64_t)(flags) << 32)
+static const struct itm_cold itm_cold_table[4] = {
+    {0x1f7f7f7f00ull, ~0ull, 0, ~0ull, COLD_META(SONDE_ITM_GTS, 0), 3, 0, 0, SONDE_ITM_GTS, {0}},
+    {0x7f7f7f7f7f7f00ull, 0, ~((1ull << 26) - 1), ~0ull, COLD_META(SONDE_ITM_GTS, SONDE_ITM_GTS2),
+     0, 0, 26, SONDE_ITM_GTS, {0}},
+    {0xff7f7f7f70ull, 0, 0, 0, COLD_META(SONDE_ITM_PAGE, 0), 0, ~0ull, 0, SONDE_ITM_PAGE, {0}},
+    {0xff7f7f7f70ull, 0, 0, 0, COLD_META(SONDE_ITM_EXT, 1), 0, 0, 0, SONDE_ITM_EXT, {0}},
+};
+#undef COLD_META
+
+/* The packets of a block from position i while below lim, up to the
+ * first one for the general path (returned: below lim) or, with `room`,
+ * until the output is full (oend). In a function of
+ * its own so that its few variables stay in registers (with the walk in
+ * line in mixed_blocks, GCC kept the position and the limit on the
+ * stack). The cold packets (bz 0) are decoded in the loop, out of line:
+ * a return to mixed_blocks for each (as the sixth pass did) cost some 65
+ * cycles a cold packet, 5% of the mixed stream's packets. */
 struct mix_walk {
   struct sonde_itm_packet *o;
   uint64_t ts, page_base, offb; /* offb: stream offset of the block */
   uint64_t *cnt;
+  uint64_t *gts;
 };
 
 static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) unsigned
 mixed_walk(const struct mix_block *b, const uint8_t *base, unsigned i, unsigned lim,
-           struct mix_walk *r, const uint64_t pre)
+           struct mix_walk *r, const uint64_t pre, const struct sonde_itm_packet *oend,
+           const bool room)
 {
   struct sonde_itm_packet *o = r->o;
   uint64_t ts = r->ts, offb = r->offb;
-  const uint64_t page_base = r->page_base;
+  uint64_t page_base = r->page_base;
   uint64_t *cnt = r->cnt;
   do {
     unsigned bits = b->bz[i];
-    if (UNLIKELY(!bits))
-      break;
     uint64_t w;
     memcpy(&w, base + i, 8);
+    if (UNLIKELY(!bits)) {
+      /* GTS1, GTS2, extension (itm_fast.h kinds 3, 4, 5) whose end
+       * mixed_next found (the same length decode_rare finds: both look
+       * for the first C = 0 in the next 4 bytes); anything else is the
+       * general path's */
+      unsigned kind = itm_fast_table[w & 0xff].kind, len = b->nxt[i] - i;
+      if (kind < 3 || !len)
+        break;
+      const struct itm_cold *c = &itm_cold_table[kind - 3 + (((unsigned)w >> 2) & (kind == 5))];
+      uint64_t cut = _bzhi_u64(w, 8 * len);
+      uint64_t v = _pext_u64(cut, c->vm);
+      uint64_t repl = (_pext_u64(_bzhi_u64(~0ull, 8 * len), c->vm) & c->lenrepl) | c->fixrepl;
+      uint64_t g = (*r->gts & ~repl) | ((v << c->sh) & repl);
+      *r->gts = g;
+      uint64_t flags = (((cut >> 38) & 1) | ((cut >> 36) & 2)) & c->fm;
+      uint64_t npg = (v < 2047 ? v : 2047) * 32;
+      page_base = (page_base & ~c->pg) | (npg & c->pg);
+      o->offset = offb + i;
+      o->ts = ts;
+      o->value = (g & c->gm) | (v & ~c->gm);
+      uint64_t meta = c->meta | (uint64_t)(len - 1) << 24 | flags << 32;
+      memcpy(&o->port, &meta, sizeof meta);
+      o++;
+      cnt[c->type]++;
+      i = b->nxt[i];
+      continue;
+    }
     const struct itm_mix *e = &itm_mix_table[w & 0xff];
     uint64_t wb = _bzhi_u64(w, bits);
     uint64_t meta = (e->meta | (uint64_t)b->sf[i] << 24) + (page_base & e->pgmask);
@@ -1128,19 +1205,25 @@ mixed_walk(const struct mix_block *b, const uint8_t *base, unsigned i, unsigned 
     o++;
     cnt[e->type]++;
     i = b->nxt[i];
-  } while (i < lim);
+  } while (i < lim && (!room || o < oend));
   r->o = o;
   r->ts = ts;
+  r->page_base = page_base;
   return i;
 }
 
+/* oend: NULL when the room holds one packet a position (the block's
+ * last), else the walk checks the room per packet too */
 ITM_NOINLINE __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt"))) static unsigned
 mixed_walk_x86v3(const struct mix_block *b, const uint8_t *base, unsigned i, unsigned lim,
-                 struct mix_walk *r, uint64_t pre)
+                 struct mix_walk *r, uint64_t pre, const struct sonde_itm_packet *oend)
 {
+  if (oend)
+    return pre == 1 ? mixed_walk(b, base, i, lim, r, 1, oend, true)
+                    : mixed_walk(b, base, i, lim, r, pre, oend, true);
   if (pre == 1)
-    return mixed_walk(b, base, i, lim, r, 1);
-  return mixed_walk(b, base, i, lim, r, pre);
+    return mixed_walk(b, base, i, lim, r, 1, NULL, false);
+  return mixed_walk(b, base, i, lim, r, pre, NULL, false);
 }
 
 static inline __attribute__((always_inline, target("avx2,bmi,bmi2,lzcnt,popcnt"))) bool
@@ -1148,47 +1231,31 @@ mixed_blocks(struct sonde_itm *d, const uint8_t **pp, const uint8_t *pend,
              struct sonde_itm_packet **op, const struct sonde_itm_packet *oend, uint64_t off0)
 {
   const uint8_t *base = *pp;
-  struct mix_walk r = {*op, d->ts_abs, d->page_base, 0, d->st.packets};
+  struct mix_walk r = {*op, d->ts_abs, d->page_base, 0, d->st.packets, &d->gts};
   bool stopped = false;
   unsigned i = 0;
   struct mix_block b;
   /* mixed_next's last load ends at base + MB_POS + 3, the walk's last word
    * at base + MB_POS + 6: below pend (8 bytes readable there) */
   while ((size_t)(pend - base) >= MB_POS + 32 && oend - r.o >= 16) {
-    /* at most one packet a position: `lim` positions fit the room */
-    unsigned lim = oend - r.o < MB_POS ? (unsigned)(oend - r.o) : MB_POS;
-    mixed_next(base, (lim + 31) & ~31u, b.nxt, b.bz, b.sf);
+    /* At most one packet a position: while the room holds MB_POS packets
+     * the walk need not check it. Below that the walk checks it per
+     * packet: blocks of `room` positions (the sixth pass) shrank with the
+     * room, and with the bench's 512-record output made some 12 blocks a
+     * decode call instead of 6, each with its set-up and a mispredicted
+     * exit. */
+    mixed_next(base, MB_POS, b.nxt, b.bz, b.sf);
     r.offb = off0 + (uint64_t)(uintptr_t)base;
-    i = 0;
-    for (;;) {
-      i = mixed_walk_x86v3(&b, base, i, lim, &r, d->cfg.ts_prescale);
-      if (i >= lim)
-        break;
-      /* the cold path: GTS and extension packets, as fast_loop decodes
-       * them; anything else stops the loop */
-      uint64_t w, value = 0, meta = 0;
-      unsigned type = 0;
-      memcpy(&w, base + i, 8);
-      unsigned kind = itm_fast_table[w & 0xff].kind, len = b.nxt[i] - i;
-      /* (len 0: not ended within 4 bytes; decode_rare gives 0 when malformed) */
-      if (kind < 3 || !len || decode_rare(d, w, kind, &r.page_base, &value, &meta, &type, true) != len) {
-        stopped = true;
-        goto out;
-      }
-      struct sonde_itm_packet *o = r.o++;
-      o->offset = r.offb + i;
-      o->ts = r.ts;
-      o->value = value;
-      memcpy(&o->port, &meta, sizeof meta);
-      r.cnt[type]++;
-      i = b.nxt[i];
-      if (i >= lim)
-        break;
+    i = mixed_walk_x86v3(&b, base, 0, MB_POS, &r, d->cfg.ts_prescale,
+                         oend - r.o >= MB_POS ? NULL : oend);
+    if (i < MB_POS) {
+      /* the room is full, or a packet of the general path's: stop */
+      stopped = r.o < oend;
+      break;
     }
     base += i;
     i = 0;
   }
-out:
   d->ts_abs = r.ts;
   d->ts_out = r.ts;
   d->page_base = (uint32_t)r.page_base;

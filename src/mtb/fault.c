@@ -21,18 +21,17 @@ int sonde_mtb_entry_site(const struct sonde_mtb_history *h, const struct sonde_s
   const struct sonde_mtb_event *en = &h->ev[e];
   out->packet = en->packet;
   out->handler = en->dst;
-  out->last = en->pc;
-  /* An entry right after a taken branch (or return) repeats its source: the
-   * interrupted instruction is the branch's destination, which never ran. */
-  if (e > 0 && (h->ev[e - 1].kind == SONDE_MTB_BRANCH || h->ev[e - 1].kind == SONDE_MTB_EXC_RETURN) &&
-      h->ev[e - 1].pc == en->pc) {
-    out->pc = h->ev[e - 1].dst;
-    return 0;
+  out->pc = en->pc; /* the entry's source: the interrupted instruction */
+  /* the newest instruction before it that the history shows ran */
+  for (size_t i = e; i-- > 0;) {
+    if (h->ev[i].kind == SONDE_MTB_INSN) {
+      out->last = h->ev[i].pc;
+      break;
+    }
+    if (h->ev[i].kind == SONDE_MTB_SESSION || h->ev[i].kind == SONDE_MTB_GAP)
+      break;
   }
-  uint8_t hw[2];
-  if (sonde_sym_read(sym, en->pc, hw, 2) < 0)
-    return SONDE_E_NOTFOUND;
-  out->pc = en->pc + sonde_mtb_insn_size((uint16_t)(hw[0] | hw[1] << 8));
+  (void)sym;
   return 0;
 }
 

@@ -91,20 +91,24 @@ static unsigned size_at(const struct sonde_sym *sym, uint32_t addr)
   return sonde_mtb_insn_size((uint16_t)(hw[0] | hw[1] << 8));
 }
 
-/* Emit the instructions from `from` through `to` (both executed). On a
- * source that is not reached, nothing is emitted and an issue is recorded. */
-static bool walk(struct builder *b, uint32_t packet, uint32_t from, uint32_t to)
+/* Emit the instructions from `from` through `to` (both executed), or up to
+ * `to` without it (`upto`: an exception entry's source, which did not run;
+ * nothing when from == to). On a source that is not reached, nothing is
+ * emitted and an issue is recorded. */
+static bool walk(struct builder *b, uint32_t packet, uint32_t from, uint32_t to, bool upto)
 {
   size_t mark = b->h->n, insns = b->h->instructions;
   uint32_t addr = from;
   for (;;) {
+    if (upto && addr == to)
+      return true;
     unsigned sz = size_at(b->sym, addr);
     if (!sz) {
       issue(b, packet, from, to, "0x%08x is not in the ELF's code", addr);
       break;
     }
     push(b, ev(SONDE_MTB_INSN, (uint8_t)sz, addr, 0, 0, packet));
-    if (addr == to)
+    if (addr == to && !upto)
       return true;
     if (to < from || addr > to || to - from > SONDE_MTB_MAX_RUN) {
       issue(b, packet, from, to,
@@ -229,8 +233,6 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
   out->packets = n;
   bool known = false;      /* cur is where the core went last */
   uint32_t cur = 0;
-  bool have_last = false;  /* last is the newest instruction in the history */
-  uint32_t last = 0;
   bool ret_pending = false; /* the previous packet went to an EXC_RETURN */
   uint32_t ret_insn = 0, ret_value = 0;
   for (size_t i = 0; i < n && !b.nomem; i++) {
@@ -240,7 +242,7 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
     count_in_image(&b, P->dst);
     if (P->s) {
       push(&b, ev(SONDE_MTB_SESSION, 0, P->src, 0, 0, pi));
-      known = have_last = ret_pending = false;
+      known = ret_pending = false;
     }
     if (P->a && sonde_mtb_is_exc_return(P->src)) { /* second half of a return */
       if (ret_pending) {
@@ -258,7 +260,6 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
         issue(&b, pi, cur, P->src, "EXC_RETURN 0x%08x without the return packet before it",
               P->src);
         push(&b, ev(SONDE_MTB_GAP, 0, P->dst, 0, P->src, pi));
-        have_last = false;
       }
       ret_pending = false;
       known = true;
@@ -271,15 +272,17 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
       push(&b, ev(SONDE_MTB_GAP, 0, P->src, 0, ret_value, pi));
       ret_pending = known = false;
     }
-    if (P->a && have_last && P->src == last) {
-      /* entry right after a branch or return: the interrupted instruction is
-       * already in the history; the branch target runs after the return */
-    } else if (known) {
-      if (!walk(&b, pi, cur, P->src)) {
+    /* An entry's source is the interrupted instruction (the preferred
+     * return address: MTB-M0+ TRM 2.3.1), which has not run; the same as the
+     * previous destination when the entry came right after a branch, a
+     * return or another entry. A branch's source is the branch, which ran. */
+    if (known) {
+      if (!walk(&b, pi, cur, P->src, P->a)) {
         push(&b, ev(SONDE_MTB_GAP, 0, P->src, cur, 0, pi));
-        start_at(&b, pi, P->src);
+        if (!P->a)
+          start_at(&b, pi, P->src);
       }
-    } else {
+    } else if (!P->a) {
       start_at(&b, pi, P->src);
     }
     uint32_t target;
@@ -288,8 +291,6 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
     else if (!P->a && direct_target(sym, P->src, &target) && (P->dst & ~1u) != target)
       issue(&b, pi, P->src, P->dst, "the destination is not 0x%08x, where the branch goes",
             target);
-    have_last = true;
-    last = P->src;
     if (!P->a && sonde_mtb_is_exc_return(P->dst)) {
       ret_pending = true;
       ret_insn = P->src;
@@ -305,7 +306,7 @@ int sonde_mtb_rebuild(const struct sonde_mtb_packet *p, size_t n, const struct s
   if (!b.nomem && known && n) {
     uint32_t pi = (uint32_t)(n - 1);
     if (opt && opt->end_pc) {
-      if (!walk(&b, pi, cur, opt->end_pc & ~1u))
+      if (!walk(&b, pi, cur, opt->end_pc & ~1u, false))
         start_at(&b, pi, cur); /* the issue says why end_pc was not reached */
     } else {
       start_at(&b, pi, cur);

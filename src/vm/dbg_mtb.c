@@ -23,8 +23,9 @@
  * vm_mtb_branch() (compiled code writes the packet itself while fast_left
  * says it is only the store and the advance, jit_x64.c), every other
  * instruction (exec_insn) vm_mtb_retire(), and the exception model
- * vm_mtb_exception(); the executor keeps cpu.last_pc, the
- * source of an entry packet. Only TSTART/TSTOP need every instruction (a
+ * vm_mtb_exception(), whose entry packets have the return address the entry
+ * stacked as their source (cpu.last_pc, set by exception.c: the preferred
+ * return address, MTB-M0+ TRM 2.3.1). Only TSTART/TSTOP need every instruction (a
  * comparator match on its address: the core DWT's on the M33, the MTBDWT's
  * on an M0+ that has one, dbg_mtbdwt.c): then vm->mtb_hooked selects the
  * hooked executor, which calls vm_mtb_retire() for each one. */
@@ -215,8 +216,6 @@ void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned 
   uint32_t pc = vm->cpu.r[15];
   emit(vm, vm_mtb_exc_source(m, ev, vm->cpu.last_pc), 1, pc);
   m->exc_return = 0;
-  if (ev == SONDE_VM_EXC_ENTER)
-    vm->cpu.last_pc = pc; /* late arrival: the next entry's source */
 }
 
 static int mtb_read(void *ctx, struct sonde_vm *vm, uint32_t offset, unsigned size,

@@ -125,7 +125,7 @@ static inline void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, uns
   /* The MTB writes packets at entry and return, none at the handler's exit:
    * no call then (half the calls). */
   if (VM_UNLIKELY(vm->mtb_observe) && ev != SONDE_VM_EXC_EXIT &&
-      !vm_mtb_exception_fast(vm->mtb, ev, vm->cpu.r[15], &vm->cpu.last_pc))
+      !vm_mtb_exception_fast(vm->mtb, ev, vm->cpu.r[15], vm->cpu.last_pc))
     vm_mtb_exception(vm, ev, exc); /* MTB entry/return packets (dbg_mtb.c) */
 }
 
@@ -625,6 +625,7 @@ VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc, bool quiet)
   vm->cpu.cycles = end;
   if (!quiet && vm->hooks.stacking) /* (quiet: none) */
     report_stacking(vm, &st, start, end, ret_pc, true);
+  vm->cpu.last_pc = ret_pc; /* the MTB entry packet's source */
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
 }
 
@@ -665,6 +666,7 @@ VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc)
                              c->r[14], c->r[15], (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9)};
   memcpy(fp->host + foff, words, sizeof words);
   c->r[13] = frame;
+  c->last_pc = c->r[15]; /* the MTB entry packet's source */
   uint32_t vector;
   memcpy(&vector, vp->host + voff, 4);
   const uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;

@@ -77,7 +77,8 @@ void vm_mtb_free(struct sonde_vm *vm);
  * vm->cpu.r[15] holds the next PC; a taken branch of a fast handler from `pc`
  * to `next` (not an exception return), with vm->cpu.r[15] = next; an
  * exception event (entry after the PC is the handler, return after the PC is
- * the return address). The source of an entry packet is vm->cpu.last_pc. */
+ * the return address). The source of an entry packet is vm->cpu.last_pc,
+ * which the entry sets to the return address it stacked. */
 void vm_mtb_retire_slow(struct sonde_vm *vm, uint32_t pc, unsigned size);
 /* vm_mtb_retire(vm, pc, size): a macro, so that the common case (no trace
  * window, a sequential instruction: nothing to record) costs the executors
@@ -125,27 +126,27 @@ static inline bool vm_mtb_packet_fast(struct vm_mtb *m, uint32_t src, uint32_t a
 }
 
 /* The source of an exception's packet (A-bit set, destination the new PC):
- * at entry the instruction the core left (last_pc), or the EXC_RETURN a
- * handler branched to when the entry tail-chains; at return that EXC_RETURN,
- * whose packet from the return instruction vm_mtb_retire_slow wrote. */
+ * at entry the preferred return address, the PC the entry stacked (`from`,
+ * vm->cpu.last_pc: MTB-M0+ TRM 2.3.1, "the architecturally-preferred return
+ * address"; for a fault the faulting instruction, for an interrupt the one
+ * that has not run), or the EXC_RETURN a handler branched to when the entry
+ * tail-chains; at return that EXC_RETURN, whose packet from the return
+ * instruction vm_mtb_retire_slow wrote. */
 static inline uint32_t vm_mtb_exc_source(const struct vm_mtb *m, enum sonde_vm_exc_event ev,
-                                         uint32_t last_pc)
+                                         uint32_t from)
 {
-  return ev == SONDE_VM_EXC_ENTER && !m->exc_return ? last_pc : m->exc_return;
+  return ev == SONDE_VM_EXC_ENTER && !m->exc_return ? from : m->exc_return;
 }
 
 /* vm_mtb_exception's common case in line (exception.c calls it for entry and
  * return only): false, having changed nothing, when the packet needs the full
- * path; then the caller calls vm_mtb_exception. An entry's PC is the next
- * entry's source when another exception arrives late (last_pc). */
+ * path; then the caller calls vm_mtb_exception. */
 static inline bool vm_mtb_exception_fast(struct vm_mtb *m, enum sonde_vm_exc_event ev,
-                                         uint32_t pc, uint32_t *last_pc)
+                                         uint32_t pc, uint32_t from)
 {
-  if (!vm_mtb_packet_fast(m, vm_mtb_exc_source(m, ev, *last_pc), 1, pc))
+  if (!vm_mtb_packet_fast(m, vm_mtb_exc_source(m, ev, from), 1, pc))
     return false;
   m->exc_return = 0;
-  if (ev == SONDE_VM_EXC_ENTER)
-    *last_pc = pc;
   return true;
 }
 /* Recompute vm->mtb_observe / mtb_hooked after an MTB or MTBDWT write. */

@@ -63,6 +63,8 @@ static void decode(const uint8_t *s, size_t len, long chunk, size_t room, struct
     while (done < k) {
       size_t used = 0;
       size_t got = sonde_itm_decode(d, s + pos + done, k - done, &used, buf, room);
+      if (got > room)
+        CHECK_FAIL_("%zu packets written to a room of %zu", got, room);
       if (r->n + got + 4 > r->cap) {
         r->cap = (r->n + got + 4) * 2;
         r->p = realloc(r->p, r->cap * sizeof *r->p);
@@ -88,8 +90,23 @@ static struct res A, B;
 
 static bool same(const struct res *a, const struct res *b)
 {
-  return a->n == b->n && !memcmp(a->p, b->p, a->n * sizeof *a->p) &&
-         !memcmp(&a->st, &b->st, sizeof a->st);
+  if (a->n == b->n && !memcmp(a->p, b->p, a->n * sizeof *a->p) &&
+      !memcmp(&a->st, &b->st, sizeof a->st))
+    return true;
+  /* the first record that differs, for the failure message */
+  for (size_t i = 0; i < a->n && i < b->n; i++)
+    if (memcmp(&a->p[i], &b->p[i], sizeof a->p[i])) {
+      const struct sonde_itm_packet *x = &a->p[i], *y = &b->p[i];
+      fprintf(stderr,
+              "record %zu: offset %llu/%llu ts %llu/%llu value %llx/%llx port %u/%u type %u/%u "
+              "size %u/%u flags %u/%u\n",
+              i, (unsigned long long)x->offset, (unsigned long long)y->offset,
+              (unsigned long long)x->ts, (unsigned long long)y->ts,
+              (unsigned long long)x->value, (unsigned long long)y->value, x->port, y->port,
+              x->type, y->type, x->size, y->size, x->flags, y->flags);
+      break;
+    }
+  return false;
 }
 
 static int streams; /* streams compared */
@@ -276,6 +293,8 @@ static size_t mixed_stream(uint8_t *s, size_t cap, unsigned style)
   while (n + 16 < cap) {
     uint32_t v = rnd(), r = rnd();
     unsigned c = v % 1000;
+    if (style == 2 && c < 500 && (v >> 20 & 1)) /* a third of them GTS and extension */
+      c = 700 + c % 200;
     if (c < 450) { /* a source packet */
       uint8_t h = src[(v >> 10) % sizeof src];
       s[n++] = h;
@@ -293,7 +312,7 @@ static size_t mixed_stream(uint8_t *s, size_t cap, unsigned style)
       unsigned pay = r & 1 ? 0 : 1 + (r >> 1) % 4;
       s[n++] = (uint8_t)((pay ? 0x80 : 0) | ((r >> 4) & 7) << 4 | 0x08 | (r & 0x100 ? 0x04 : 0));
       for (unsigned k = 0; k < pay; k++)
-        s[n++] = (uint8_t)((rnd() & (k == 3 ? 0x07 : 0x7f)) | (k + 1 < pay ? 0x80 : 0));
+        s[n++] = (uint8_t)((rnd() & (k == 3 && r & 0x200 ? 0x07 : 0x7f)) | (k + 1 < pay ? 0x80 : 0));
     } else if (c < 850) { /* GTS1 of 1-4 payload bytes */
       unsigned pay = 1 + (r >> 4) % 4;
       s[n++] = 0x94;
@@ -327,18 +346,55 @@ static size_t mixed_stream(uint8_t *s, size_t cap, unsigned style)
   return n;
 }
 
+/* Output rooms at the edges of the x86-64 mixed loop's walk: below 16
+ * records (no block), around MB_POS = 224 (below it the walk checks the
+ * room per packet, and the room ends inside a block), whole buffer and
+ * long chunks, prescale 4. */
+static void compare_rooms(const char *what, const uint8_t *s, size_t len)
+{
+  static const size_t rooms[] = {15, 16, 17, 223, 224, 225, 300, 448, 599};
+  ts_prescale = 4;
+  loop_mode = ITM_LOOP_AUTO;
+  decode(s, len, 1, 600, &A);
+  loop_mode = ITM_LOOP_MIXED;
+  for (size_t k = 0; k < sizeof rooms / sizeof rooms[0]; k++) {
+    decode(s, len, 0, rooms[k], &B);
+    if (!same(&A, &B))
+      CHECK_FAIL_("%s (%zu bytes): room %zu, whole buffer: %zu packets, byte by byte: %zu", what,
+                  len, rooms[k], B.n, A.n);
+    decode(s, len, -2, rooms[k], &B);
+    if (!same(&A, &B))
+      CHECK_FAIL_("%s (%zu bytes): room %zu, long chunks: %zu packets, byte by byte: %zu", what,
+                  len, rooms[k], B.n, A.n);
+  }
+  loop_mode = ITM_LOOP_AUTO;
+  ts_prescale = 1;
+}
+
 static void test_mixed_streams(void)
 {
   size_t cap = 1 << 17;
   uint8_t *s = malloc(cap);
-  for (unsigned style = 0; style < 2; style++) {
+  /* style 2: a third of the packets GTS and extension (the walk's cold path) */
+  for (unsigned style = 0; style < 3; style++) {
     for (int iter = 0; iter < 3; iter++) {
       size_t n = mixed_stream(s, cap, style);
       compare("mixed stream", s, n);
       for (size_t cut = 1; cut < 6; cut++)
         compare("mixed stream, cut", s, n - cut * 13 - iter);
+      compare_rooms("mixed stream", s, n);
     }
   }
+  /* 1-byte packets only (LTS2, overflow, stimulus pages): a packet at
+   * every position, the most a block can hold against the room */
+  s[0] = 0x10;
+  for (size_t k = 1; k < 20000; k++) {
+    uint32_t r = rnd();
+    s[k] = r % 50 == 0 ? (uint8_t)(0x08 | (r >> 8 & 7) << 4)
+           : r % 7 == 0 ? 0x70 : (uint8_t)((1 + (r >> 8) % 6) << 4);
+  }
+  compare("1-byte packets", s, 20000);
+  compare_rooms("1-byte packets", s, 20000);
   free(s);
 }
 

@@ -24,6 +24,7 @@ struct gt {
   struct ev *ev;
   size_t n, cap;
   uint32_t master; /* address of MTB_MASTER */
+  struct sonde_vm *vm;
 };
 
 static void push(struct gt *g, uint8_t kind, uint32_t pc)
@@ -52,12 +53,21 @@ static void on_transfer(void *ctx, uint64_t cycle, uint32_t pc, uint32_t addr, u
     push(g, (value >> 31) ? EV_EN : EV_DIS, pc);
 }
 
+/* An entry's `pc` is the return address in the frame it pushed (at SP + 24),
+ * which an MTB entry packet has as its source: the "architecturally-preferred
+ * return address" (MTB-M0+ TRM 2.3.1). */
 static void on_exc(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc)
 {
   (void)cycle;
   (void)exc;
-  push(ctx, ev == SONDE_VM_EXC_ENTER ? EV_ENTER : ev == SONDE_VM_EXC_EXIT ? EV_EXIT : EV_RETURN,
-       0);
+  struct gt *g = ctx;
+  uint32_t sp = 0, ret = 0;
+  if (ev == SONDE_VM_EXC_ENTER) {
+    sonde_vm_read_reg(g->vm, 13, &sp);
+    sonde_vm_read_mem(g->vm, sp + 24, &ret, 4);
+  }
+  push(g, ev == SONDE_VM_EXC_ENTER ? EV_ENTER : ev == SONDE_VM_EXC_EXIT ? EV_EXIT : EV_RETURN,
+       ret);
 }
 
 static int quiet(void *ctx, int stream, const void *data, size_t len)
@@ -69,7 +79,6 @@ static int quiet(void *ctx, int stream, const void *data, size_t len)
 #define WILD 0xFFFFFFFEu /* an EXC_RETURN value: any 0xFxxxxxxx */
 struct pkt {
   uint32_t src, dst; /* with the A- and S-bits in bit 0 */
-  bool skip;         /* expected(): a branch slot that turned out sequential */
 };
 
 /* Packets an MTB must write for the ground truth between the retire of the
@@ -82,55 +91,58 @@ static uint32_t insn_size(struct sonde_vm *vm, uint32_t pc)
 }
 
 /* Packets an MTB must write for the ground truth between the retire of the
- * enabling MASTER write and the retire of the disabling one. An exception
- * taken right after a taken branch gives the branch packet, then the entry
- * packet; the branch target is known only when the handler returns to it, so
- * a slot is kept on a stack until then. */
+ * enabling MASTER write and the retire of the disabling one, from the events
+ * between two retired instructions a and b: a taken branch (a -> b); an
+ * exception return ((a -> EXC_RETURN), (EXC_RETURN|A -> where it went)); an
+ * entry (A-bit) from the return address it stacked, after the packet of the
+ * branch a took when that address is not the instruction after a; a
+ * tail-chain, the second return packet going to the next handler; an entry
+ * taken before the first instruction of the handler just entered (or of the
+ * code a return went back to): its stacked address is that instruction. */
 static size_t expected(struct sonde_vm *vm, const struct gt *g, struct pkt **out)
 {
-  struct pkt *e = calloc(g->n * 3 + 1, sizeof *e);
-  bool *first = calloc(g->n * 3 + 1, sizeof *first); /* a session's packets begin here */
+  struct pkt *e = calloc(g->n * 4 + 1, sizeof *e);
+  bool *first = calloc(g->n * 4 + 1, sizeof *first); /* a session's packets begin here */
   size_t ne = 0;
   bool on = false, en_pending = false;
   long last = -1; /* index of the previous retire while tracing */
-  bool entered = false, exited = false, returned = false;
-  struct {
-    size_t slot;
-    uint32_t a;
-  } stack[16];
-  unsigned sp = 0;
+  bool exited = false, returned = false;
+  unsigned entered = 0;
+  uint32_t ret[4]; /* the entries' stacked return addresses since the last retire */
   for (size_t i = 0; i < g->n; i++) {
     const struct ev *v = &g->ev[i];
     switch (v->kind) {
     case EV_EN: en_pending = true; break;
     case EV_DIS: on = false; last = -1; break;
-    case EV_ENTER: entered = true; break;
+    case EV_ENTER:
+      if (entered < 4)
+        ret[entered++] = v->pc;
+      break;
     case EV_EXIT: exited = true; break;
     case EV_RETURN: returned = true; break;
     case EV_RETIRE:
       if (on && last >= 0) {
         uint32_t a = g->ev[last].pc, b = v->pc;
+        unsigned k = 0; /* the first entry with a packet from its return address */
         if (exited) {
-          e[ne++] = (struct pkt){a, WILD, false};
-          e[ne++] = (struct pkt){WILD | 1, b, false};
-          if (returned && !entered && sp > 0) { /* resumed: was it after a branch? */
-            sp--;
-            if (b != stack[sp].a + insn_size(vm, stack[sp].a))
-              e[stack[sp].slot] = (struct pkt){stack[sp].a, b, false};
-          }
+          e[ne++] = (struct pkt){a, WILD};
+          if (returned && entered) /* returned, then entered before b's first instruction */
+            e[ne++] = (struct pkt){WILD | 1, ret[0]};
+          else if (entered) /* tail-chained into ret[]'s first entry */
+            e[ne++] = (struct pkt){WILD | 1, entered > 1 ? ret[1] : b}, k = 1;
+          else
+            e[ne++] = (struct pkt){WILD | 1, b};
         } else if (entered) {
-          if (sp < 16) {
-            stack[sp].slot = ne;
-            stack[sp].a = a;
-            sp++;
-          }
-          e[ne++] = (struct pkt){0, 0, true};
-          e[ne++] = (struct pkt){a | 1, b, false};
+          if (ret[0] != a + insn_size(vm, a))
+            e[ne++] = (struct pkt){a, ret[0]}; /* the branch a took */
         } else if (b != a + insn_size(vm, a)) {
-          e[ne++] = (struct pkt){a, b, false};
+          e[ne++] = (struct pkt){a, b};
         }
+        for (; k < entered; k++)
+          e[ne++] = (struct pkt){ret[k] | 1, k + 1 < entered ? ret[k + 1] : b};
       }
-      entered = exited = returned = false;
+      entered = 0;
+      exited = returned = false;
       if (en_pending) {
         if (!on)
           first[ne] = true;
@@ -142,22 +154,11 @@ static size_t expected(struct sonde_vm *vm, const struct gt *g, struct pkt **out
       break;
     }
   }
-  /* drop the slots of exceptions taken after sequential code; S-bit on the
-   * first packet of each session (after each start) */
-  size_t k = 0;
-  bool s_next = false;
-  for (size_t i = 0; i < ne; i++) {
-    s_next |= first[i];
-    if (e[i].skip)
-      continue;
-    e[k] = e[i];
-    if (s_next)
-      e[k].dst |= 1;
-    s_next = false;
-    k++;
-  }
+  /* S-bit on the first packet of each session (after each start) */
+  for (size_t i = 0; i < ne; i++)
+    if (first[i])
+      e[i].dst |= 1;
   free(first);
-  ne = k;
   *out = e;
   return ne;
 }
@@ -259,6 +260,7 @@ static bool run_fw(struct run *r, const char *name, const char *machine)
     CHECK_FAIL_("cannot load %s", path);
     return false;
   }
+  r->g.vm = r->vm;
   sonde_vm_set_output(r->vm, quiet, NULL);
   struct sonde_vm_hooks h = {.ctx = &r->g, .retire = on_retire, .transfer = on_transfer,
                              .exception = on_exc};
@@ -279,7 +281,7 @@ static bool run_fw(struct run *r, const char *name, const char *machine)
   for (uint32_t off = 0; off < bytes; off += 8) {
     uint32_t w[2];
     sonde_vm_read_mem(r->vm, r->base + ((first + off) & (size - 1)), w, 8);
-    r->buf[r->nbuf++] = (struct pkt){w[0], w[1], false};
+    r->buf[r->nbuf++] = (struct pkt){w[0], w[1]};
   }
   same_without_hooks(r, img, n, name, size, false);
   same_without_hooks(r, img, n, name, size, true); /* and with the compiled blocks */
@@ -478,6 +480,77 @@ static void test_tstart_tstop_m0p(void) { tstart("mtb_tstart_m0plus", "cm0plus",
 static void test_sessions_m33(void) { tstart("mtb_sessions_m33", "cm33", 0xE0001000u, 3); }
 static void test_sessions_m0p(void) { tstart("mtb_sessions_m0plus", "cm0plus", 0xF0001000u, 3); }
 
+/* The demo timer preempts SysTick before SysTick_Handler's first instruction
+ * (firmware/mtb/mtb_trace.c NEST_MODE 3, which stops the MTB in the timer's
+ * handler the first time that happens): the timer's entry packet has
+ * SysTick_Handler as its source. SysTick's packet went in line (mtb.h) or,
+ * in the 64-byte circle's last slot (`slow`), through dbg_mtb.c's full path;
+ * both must leave the source of the next entry. */
+static void at_entry(const char *fw, const char *machine, bool slow)
+{
+  struct run r;
+  if (!run_fw(&r, fw, machine))
+    return;
+  CHECK_EQ_I(r.stop.reason, SONDE_VM_STOP_EXIT);
+  CHECK_EQ_I(r.stop.exit_code, 0); /* 3: never preempted at entry */
+  CHECK_EQ_U(r.master & 0x1F, 2);  /* 64 bytes */
+  CHECK_EQ_U(r.master >> 31, 0);
+  CHECK_EQ_U(r.position & 4, 4);
+  struct pkt *e;
+  size_t ne = expected(r.vm, &r.g, &e);
+  REQUIRE(ne > 8);
+  CHECK_EQ_U(r.position & ~7u & 63, (ne * 8) % 64);
+  CHECK_EQ_U(r.nbuf, 8);
+  compare(&r, e, ne - 8);
+  /* one entry packet sourced at the previous entry's handler, in the slot wanted */
+  unsigned found = 0;
+  for (size_t i = 1; i < 8; i++) {
+    const struct pkt *p = &e[ne - 8 + i - 1], *q = &e[ne - 8 + i];
+    if ((p->src & 1) && p->src != (WILD | 1) && (q->src & 1) && q->src != (WILD | 1) &&
+        (q->src & ~1u) == p->dst) {
+      found++;
+      unsigned slot = ((r.position & ~7u & 63) / 8 + (unsigned)i - 1) % 8;
+      CHECK_EQ_U(slot == 7, slow);
+    }
+  }
+  CHECK_EQ_U(found, 1);
+  free(e);
+  run_free(&r);
+}
+static void test_at_entry_m33(void) { at_entry("mtb_atentry_fast_m33", "cm33", false); }
+static void test_at_entry_slow_m33(void) { at_entry("mtb_atentry_slow_m33", "cm33", true); }
+static void test_at_entry_m0p(void) { at_entry("mtb_atentry_fast_m0plus", "cm0plus", false); }
+static void test_at_entry_slow_m0p(void)
+{
+  at_entry("mtb_atentry_slow_m0plus", "cm0plus", true);
+}
+
+/* The same firmware with a 4 KiB buffer, every packet from the start up to
+ * the first entry taken before its handler's first instruction (the run also
+ * has interrupts taken right after a return, before the code it returned to
+ * ran). */
+static void test_at_entry_whole(void)
+{
+  struct run r;
+  if (!run_fw(&r, "mtb_atentry_whole", "cm33"))
+    return;
+  CHECK_EQ_I(r.stop.exit_code, 0);
+  CHECK_EQ_U(r.position & 4, 0); /* no wrap */
+  struct pkt *e;
+  size_t ne = expected(r.vm, &r.g, &e);
+  CHECK(ne > 40);
+  CHECK_EQ_U(r.nbuf, ne);
+  compare(&r, e, 0);
+  unsigned after_return = 0;
+  for (size_t i = 1; i < ne; i++)
+    after_return += e[i - 1].src == (WILD | 1) && (e[i].src & 1) && e[i].src != (WILD | 1);
+  CHECK(after_return > 0);
+  printf("mtb_atentry_whole: %zu packets, %u entries right after a return, all match\n", ne,
+         after_return);
+  free(e);
+  run_free(&r);
+}
+
 int main(void)
 {
   RUN(test_m33);
@@ -490,5 +563,10 @@ int main(void)
   RUN(test_tstart_tstop_m0p);
   RUN(test_sessions_m33);
   RUN(test_sessions_m0p);
+  RUN(test_at_entry_m33);
+  RUN(test_at_entry_slow_m33);
+  RUN(test_at_entry_m0p);
+  RUN(test_at_entry_slow_m0p);
+  RUN(test_at_entry_whole);
   return check_summary();
 }

@@ -282,17 +282,24 @@ static void decode_and_compare(const char *fw, const char *machine, struct resul
   }
   CHECK_EQ_U(got, ni);
   CHECK_EQ_U(mism, 0);
-  /* Exceptions in the window, between the first and the last instruction. */
-  for (size_t i = first_retire; i <= k; i++) {
+  /* Exceptions in the window, between the first and the last instruction;
+   * when the window starts with an entry packet, the entry before the first
+   * instruction (the packet's source did not run) too. */
+  size_t from = first_retire;
+  if (np && p[0].a && !sonde_mtb_is_exc_return(p[0].src))
+    while (from > 0 && g.ev[from - 1].kind != EV_RETIRE)
+      from--;
+  for (size_t i = from; i <= k; i++) {
     gt_entries += g.ev[i].kind == EV_ENTER;
     gt_returns += g.ev[i].kind == EV_RETURN;
   }
   CHECK_EQ_U(res->entries + res->chains, gt_entries); /* a tail-chain enters the next handler */
   CHECK_EQ_U(res->returns, gt_returns);
-  /* The oldest instruction is the source of the oldest packet (its
-   * destination when the window starts with the second half of a return). */
+  /* The oldest instruction is the source of the oldest packet, or its
+   * destination when that is an exception's (the second half of a return,
+   * an entry whose source had not run). */
   if (np && ni)
-    CHECK_EQ_U(pcs[0], sonde_mtb_is_exc_return(p[0].src) ? p[0].dst : p[0].src);
+    CHECK_EQ_U(pcs[0], p[0].a ? p[0].dst : p[0].src);
   printf("%s on %s: %zu packets%s, %zu instructions, %zu exception entries, %zu returns, %zu "
          "tail-chains, %zu nested: equal to the ground truth\n",
          fw, machine, np, res->wrapped ? " (wrapped)" : "", ni, res->entries, res->returns,
@@ -671,11 +678,11 @@ static void fault(const char *fw, const char *machine, bool v8)
   if (e < np && e > 0) {
     CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e].dst, NULL), "HardFault_Handler");
     /* The load is culprit's first instruction: the call's branch packet goes
-     * to it, then the entry packet names the call (the last instruction that
-     * retired) as its source. */
+     * to it, then the entry packet names the load (the preferred return
+     * address of a fault, which the frame holds too) as its source. */
     CHECK_EQ_U(p[e - 1].dst, bu.frame[6]);
-    CHECK_EQ_U(p[e - 1].src, p[e].src);
-    CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e].src, NULL), "main");
+    CHECK_EQ_U(p[e].src & ~1u, bu.frame[6]);
+    CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e - 1].src, NULL), "main");
   } else {
     CHECK_FAIL_("no exception entry in %zu packets", np);
   }
@@ -735,7 +742,7 @@ static void test_fault_reset_m0p(void) { fault_reset("mtb_fault_reset_m0plus", "
 static void demo(const char *fw, const char *machine, const char *culprit, uint32_t wild)
 {
   struct result r;
-  outside_addresses = 1; /* the wild destination */
+  outside_addresses = 2; /* the wild destination, and the source of the fault's entry */
   decode_and_compare(fw, machine, &r, NULL);
   outside_addresses = 0;
   struct fault_run fr;
@@ -754,6 +761,7 @@ static void demo(const char *fw, const char *machine, const char *culprit, uint3
     if (e < np && e > 0) {
       CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e].dst, NULL), "HardFault_Handler");
       CHECK_EQ_U(p[e - 1].dst, wild);
+      CHECK_EQ_U(p[e].src & ~1u, wild); /* the fetch that faulted */
       CHECK_EQ_STR(sonde_sym_name(fr.sym, p[e - 1].src, NULL), culprit);
     } else {
       CHECK_FAIL_("no exception entry in %zu packets", np);
@@ -767,18 +775,21 @@ static void demo(const char *fw, const char *machine, const char *culprit, uint3
   fault_run_free(&fr);
 }
 /* Ground truth at the HardFault entry: the registers the stacked frame does
- * not hold (r4-r11, S0-S31), read from the VM at the entry, and the last
- * instruction that retired before it. */
+ * not hold (r4-r11, S0-S31), read from the VM at the entry, the last
+ * instruction that retired before it and the PC after it (the instruction
+ * the core was about to run). */
 struct entry_truth {
   struct sonde_vm *vm;
   bool seen;
-  uint32_t r4_r11[8], s[32], msp, psp, last_retired, retired;
+  uint32_t r4_r11[8], s[32], msp, psp, last_retired, retired, next, interrupted;
 };
 
 static void truth_retire(void *ctx, uint32_t pc, uint64_t cycle, uint32_t cycles)
 {
   (void)cycle, (void)cycles;
-  ((struct entry_truth *)ctx)->retired = pc;
+  struct entry_truth *t = ctx;
+  t->retired = pc;
+  sonde_vm_read_reg(t->vm, 15, &t->next);
 }
 
 static void truth_exc(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, unsigned exc)
@@ -789,6 +800,7 @@ static void truth_exc(void *ctx, uint64_t cycle, enum sonde_vm_exc_event ev, uns
     return;
   t->seen = true;
   t->last_retired = t->retired;
+  t->interrupted = t->next & ~1u;
   for (unsigned i = 0; i < 8; i++)
     sonde_vm_read_reg(t->vm, 4 + i, &t->r4_r11[i]);
   for (unsigned i = 0; i < 32; i++)
@@ -938,6 +950,7 @@ static void test_demo_stack_m33(void)
     struct sonde_mtb_site site;
     CHECK_EQ_I(sonde_mtb_entry_site(&h, fr.sym, &site), 0);
     CHECK_EQ_U(site.last, t.last_retired);
+    CHECK_EQ_U(site.pc, t.interrupted);
     CHECK_EQ_STR(sonde_sym_name(fr.sym, site.pc, NULL), "recurse");
     CHECK_EQ_STR(sonde_sym_name(fr.sym, site.handler, NULL), "HardFault_Handler");
     /* Here the limit is crossed by a SysTick's exception frame: the M33

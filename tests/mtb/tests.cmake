@@ -5,7 +5,9 @@ if(SONDE_FIRMWARE AND SONDE_ARM_GCC_FOR_MTB)
   sonde_unit_test(test_mtb mtb/test_mtb.c LIBS sonde_vm LABELS firmware)
   target_compile_definitions(test_mtb PRIVATE SONDE_FIRMWARE_DIR="${CMAKE_BINARY_DIR}/firmware")
   add_dependencies(test_mtb fw_mtb_m33 fw_mtb_m0p fw_mtb_m0p_regs fw_mtb_wrap fw_mtb_wm fw_mtb_halt fw_mtb_tstart
-    fw_mtb_tstart_m0plus fw_mtb_sessions_m33 fw_mtb_sessions_m0plus)
+    fw_mtb_tstart_m0plus fw_mtb_sessions_m33 fw_mtb_sessions_m0plus
+    fw_mtb_atentry_fast_m33 fw_mtb_atentry_slow_m33 fw_mtb_atentry_fast_m0plus
+    fw_mtb_atentry_slow_m0plus fw_mtb_atentry_whole)
 endif()
 # Register-level tests (no firmware needed).
 sonde_unit_test(test_mtb_regs mtb/test_mtb_regs.c LIBS sonde_vm)
