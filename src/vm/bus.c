@@ -13,7 +13,7 @@
 #define BB_SRAM_ALIAS 0x22000000u
 #define BB_PERI_BASE 0x40000000u
 #define BB_PERI_ALIAS 0x42000000u
-#define BB_ALIAS_SIZE 0x02000000u
+#define BB_ALIAS_SIZE 0x02000000u /* (vm_bus_device_seen, bus.h, tests the same windows) */
 
 void vm_bus_init(struct vm_bus *bus)
 {
@@ -144,6 +144,7 @@ const struct vm_region *vm_bus_find_region(const struct vm_bus *bus, uint32_t ad
   return NULL;
 }
 
+/* (vm_bus_device_seen, bus.h, reads the same slot) */
 static inline unsigned device_seen_slot(uint32_t addr)
 {
   return (addr >> 12) & (VM_BUS_DEVICE_SEEN - 1);

@@ -171,6 +171,46 @@ VM_INLINE int vm_bus_write(struct sonde_vm *vm, struct vm_bus *bus, uint32_t add
   return vm_bus_write_slow(vm, bus, addr, size, value);
 }
 
+/* A core access that only a device answers, the one the slow path met at
+ * addr before (bus->device_seen): vm_bus_*_slow's device case without its
+ * scans, for compiled code's loads and stores (exec_threaded.h, vm_jit_dev).
+ * VM_BUS_OK or VM_BUS_ERROR as the device answered; VM_BUS_NOT_SEEN, with
+ * nothing done, for anything else (a bit-band alias, memory, a device not
+ * met yet, an access that does not fit it): the slow path decides. */
+#define VM_BUS_NOT_SEEN 2
+VM_INLINE const struct vm_device *vm_bus_device_seen(const struct vm_bus *bus, uint32_t addr,
+                                                     unsigned size)
+{
+  if (bus->bitband && ((addr - 0x22000000u) < 0x02000000u || (addr - 0x42000000u) < 0x02000000u))
+    return NULL; /* (bus.c: BB_SRAM_ALIAS, BB_PERI_ALIAS) */
+  const struct vm_device *d = bus->device_seen[(addr >> 12) & (VM_BUS_DEVICE_SEEN - 1)];
+  if (!d || (uint64_t)(addr - d->base) + size > d->size || ((addr - d->base) & (size - 1)))
+    return NULL;
+  return d;
+}
+
+VM_INLINE int vm_bus_device_read(struct sonde_vm *vm, struct vm_bus *bus, uint32_t addr,
+                                 unsigned size, uint32_t *value)
+{
+  const struct vm_device *d = vm_bus_device_seen(bus, addr, size);
+  if (!d || !d->ops->read)
+    return VM_BUS_NOT_SEEN;
+  uint32_t v = 0;
+  int rc = d->ops->read(d->ctx, vm, addr - d->base, size, &v, false);
+  if (rc == VM_BUS_OK)
+    *value = size == 4 ? v : (v & ((1u << (size * 8)) - 1));
+  return rc;
+}
+
+VM_INLINE int vm_bus_device_write(struct sonde_vm *vm, struct vm_bus *bus, uint32_t addr,
+                                  unsigned size, uint32_t value)
+{
+  const struct vm_device *d = vm_bus_device_seen(bus, addr, size);
+  if (!d || !d->ops->write)
+    return VM_BUS_NOT_SEEN;
+  return d->ops->write(d->ctx, vm, addr - d->base, size, value, false);
+}
+
 /* Instruction fetch of a halfword (for the decoder / block builder): returns a
  * host pointer to executable memory at `addr` with at least `*avail` bytes, or
  * NULL when `addr` is not in executable memory. */

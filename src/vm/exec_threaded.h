@@ -866,8 +866,10 @@ static inline void jit_sync(struct sonde_vm *vm, const struct vm_jit_state *s,
 
 /* run_block's LOAD and check_mode's tests after vm_jit_slow or
  * vm_jit_serve: VM_JIT_SYNCED when run_block must go on itself, else 1
- * with s reloaded for compiled code to go on at the new PC. */
-static inline int jit_reload(struct sonde_vm *vm, struct vm_jit_state *s)
+ * with s reloaded for compiled code to go on at the new PC. `apsr`: the
+ * APSR the sync packed s->fl into; while it holds, s->fl means the same
+ * flags (an exception's entry keeps them) and is kept. */
+static inline int jit_reload(struct sonde_vm *vm, struct vm_jit_state *s, uint32_t apsr)
 {
   const struct vm_cpu *c = &vm->cpu;
   if (VM_UNLIKELY(vm->attention || c->itstate || !(c->epsr & EPSR_T) ||
@@ -879,8 +881,24 @@ static inline int jit_reload(struct sonde_vm *vm, struct vm_jit_state *s)
   s->ev = vm->event_cycle;
   s->lsp = c->ls_pipe;
   s->lsrt = c->ls_rt;
-  lflags_unpack(&s->fl, c->apsr);
+  if (c->apsr != apsr)
+    lflags_unpack(&s->fl, c->apsr);
   return 1;
+}
+
+/* vm_jit_slow's label `slow`: apart, so that the EXC_RETURN's way does not
+ * carry exec_insn's stack frame. The APSR jit_sync packed. */
+static __attribute__((noinline)) uint32_t jit_slow_step(struct sonde_vm *vm,
+                                                        const struct vm_jit_state *s,
+                                                        const struct vm_icache_entry *e)
+{
+  struct vm_cpu *c = &vm->cpu;
+  c->exec_pc = e->nth ? ((const struct vm_block_op *)e)[-1].d.tag
+                      : s->exec_pc; /* (run_block's, after the exit) */
+  jit_sync(vm, s, e);
+  const uint32_t apsr = c->apsr;
+  step_one(vm, false);
+  return apsr;
 }
 
 /* (jit.h) What run_block does for op after compiled code stopped before it:
@@ -896,7 +914,7 @@ int vm_jit_slow(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_blo
   const uint64_t ev = VM_UNLIKELY(vm->attention) ? 0 : vm->event_cycle; /* run_block's, after the exit */
   if (VM_UNLIKELY(s->cy >= ev || c->itstate)) /* the event first; an IT block: as before */
     return 0;
-  uint32_t v = 0;
+  uint32_t v = 0, apsr;
   if (e->fast == VM_FAST_BX && ((v = c->r[e->insn.rm]) & 1) && is_exc_return(vm, v)) {
     /* EXC_RETURN_RETIRE(v, 1) */
     c->r[15] = v;
@@ -904,19 +922,132 @@ int vm_jit_slow(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_blo
     c->instret = s->ir + e->nth + 1u;
     c->ls_pipe = false;
     c->ls_rt = VM_NOREG;
-    c->apsr = lflags_pack(&s->fl, c->apsr);
+    c->apsr = apsr = lflags_pack(&s->fl, c->apsr);
     c->last_pc = c->exec_pc = e->tag;
     if (VM_UNLIKELY(vm->mtb_observe))
       vm_mtb_retire(vm, e->tag, e->insn.len);
     vm_exc_return(vm, v);
   } else { /* `slow` */
-    c->exec_pc = e->nth ? ((const struct vm_block_op *)e)[-1].d.tag
-                        : s->exec_pc; /* (run_block's, after the exit) */
-    jit_sync(vm, s, e);
-    step_one(vm, false);
+    apsr = jit_slow_step(vm, s, e);
   }
   s->exec_pc = c->exec_pc; /* (run_block copies it back after every exit) */
-  return jit_reload(vm, s);
+  return jit_reload(vm, s, apsr);
+}
+
+/* (jit.h) A single load or store that compiled code's page check sent
+ * away (memory that is not plain), when a device the bus met before answers
+ * it: exec_insn's access and retirement (its LD/ST case and `retire`), with
+ * the core's state as jit_sync leaves it where a device may read it (the
+ * PC, the cycle and instruction counts, cpu.exec_pc: the DWT, a timer's
+ * count, a stop's PC). Anything else (a bit-band alias, memory, a device
+ * not met yet, an access it does not fit, the event due) is vm_jit_slow's
+ * (0). After it: VM_JIT_DEV_ON, compiled code goes on after op with s->cy
+ * and s->ev (nothing the rest of its block assumed changed: the event no
+ * sooner, no attention, the blocks kept); else as vm_jit_slow returns,
+ * with the core's state synced as step_one leaves it. */
+int vm_jit_dev(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_block_op *op)
+{
+  struct vm_cpu *c = &vm->cpu;
+  const struct vm_icache_entry *e = &op->d;
+  const struct vm_insn *in = &e->insn;
+  if (VM_UNLIKELY(vm->attention || s->cy >= vm->event_cycle || c->itstate))
+    return 0;
+  const unsigned f = e->fast;
+  uint32_t addr, offaddr, size;
+  bool load, wb, sign;
+  if (f >= VM_FAST_LDST && f < VM_FAST_LDST + 24) { /* LDR_IMM, STR_IMM */
+    const unsigned k = f - VM_FAST_LDST, mode = k / 8, form = k % 8;
+    static const uint8_t sz[8] = {4, 2, 2, 1, 1, 4, 2, 1};
+    addr = mode == VM_LDST_POST ? c->r[in->rn] : c->r[in->rn] + (uint32_t)e->soff;
+    offaddr = mode == VM_LDST_POST ? addr + (uint32_t)e->soff : addr;
+    wb = mode != VM_LDST_OFF;
+    size = sz[form];
+    load = form < VM_LDST_STR_W;
+    sign = form == VM_LDST_LDR_SH || form == VM_LDST_LDR_SB;
+  } else if (f == VM_FAST_LD || f == VM_FAST_ST) { /* `ld`, `st` */
+    const uint32_t base = (in->flags & VM_F_LIT) ? (e->tag + 4) & ~3u : c->r[in->rn];
+    const uint32_t off = in->rm != VM_NOREG ? c->r[in->rm] << in->sh_n : in->imm;
+    offaddr = (in->flags & VM_F_U) ? base + off : base - off;
+    addr = (in->flags & VM_F_P) ? offaddr : base;
+    wb = (in->flags & VM_F_W) != 0;
+    size = in->sub & 7;
+    load = f == VM_FAST_LD;
+    sign = (in->sub & VM_SZ_SIGNED) != 0;
+  } else {
+    return 0;
+  }
+  if (VM_UNLIKELY(addr & (size - 1)))
+    return 0;
+  /* jit_sync's, where a device may read it */
+  const uint32_t pc = e->tag;
+  const uint64_t start = s->cy;
+  const uint32_t used = vm->cpu.blocks->used; /* (0 after a flush) */
+  c->r[15] = pc;
+  c->cycles = start;
+  c->instret = s->ir + e->nth;
+  c->exec_pc = e->nth ? ((const struct vm_block_op *)e)[-1].d.tag : s->exec_pc;
+  uint32_t v = 0;
+  int rc;
+  if (load) {
+    rc = vm_bus_device_read(vm, &vm->bus, addr, size, &v);
+  } else {
+    v = in->rd == 15 ? pc : c->r[in->rd];
+    rc = vm_bus_device_write(vm, &vm->bus, addr, size, v);
+  }
+  if (rc == VM_BUS_NOT_SEEN)
+    return 0; /* (nothing done; vm_jit_slow syncs again) */
+  bool lsp = s->lsp; /* the pipelining state before op (jit_sync's) */
+  uint8_t lsrt = s->lsrt;
+  if (e->nth) {
+    const struct vm_icache_entry *prev = &((const struct vm_block_op *)e)[-1].d;
+    vm_fast_ls_after(prev->fast, &prev->insn, c->t.ls_pipeline, &lsp, &lsrt);
+  }
+  if (VM_UNLIKELY(rc != VM_BUS_OK)) { /* exec_insn's fault: a precise BusFault */
+    c->ls_pipe = lsp;
+    c->ls_rt = lsrt;
+    const uint32_t apsr = c->apsr = lflags_pack(&s->fl, c->apsr);
+    vm_fault(vm, VM_FAULT_PRECISERR, addr);
+    c->ls_pipe = false;
+    vm_bus_take_stalls(&vm->bus);
+    c->cycles = start + 1;
+    s->exec_pc = c->exec_pc;
+    return jit_reload(vm, s, apsr);
+  }
+  if (load) {
+    if (sign)
+      v = size == 1 ? (uint32_t)(int32_t)(int8_t)v : (uint32_t)(int32_t)(int16_t)v;
+    if (wb)
+      c->r[in->rn] = offaddr;
+    c->r[in->rd] = v;
+  } else if (wb) {
+    c->r[in->rn] = offaddr;
+  }
+  /* exec_insn's `retire` */
+  const uint64_t stalls = vm_bus_take_stalls(&vm->bus); /* (none from a device yet) */
+  const uint64_t end = start + vm_fast_ls_cycles(lsp, lsrt, in) + stalls;
+  c->last_pc = c->exec_pc = pc;
+  s->exec_pc = pc;
+  /* on in its block: its bound held for the event before (s->ev), and still
+   * holds without stalls beyond the table's */
+  if (VM_LIKELY(!vm->attention && vm->event_cycle >= s->ev && !stalls &&
+                vm->cpu.blocks->used == used && !vm->mtb_hooked)) {
+    s->cy = end;
+    s->ev = vm->event_cycle;
+    return VM_JIT_DEV_ON;
+  }
+  /* the rest of the block may not run: the state as step_one leaves it */
+  bool lsp_after;
+  uint8_t lsrt_after;
+  vm_fast_ls_after(f, in, c->t.ls_pipeline, &lsp_after, &lsrt_after);
+  c->r[15] = pc + in->len;
+  c->cycles = end;
+  c->instret = s->ir + e->nth + 1u;
+  c->ls_pipe = lsp_after;
+  c->ls_rt = lsrt_after;
+  const uint32_t apsr = c->apsr = lflags_pack(&s->fl, c->apsr);
+  if (VM_UNLIKELY(vm->mtb_observe) && vm->mtb_hooked)
+    vm_mtb_retire(vm, pc, in->len);
+  return jit_reload(vm, s, apsr);
 }
 
 /* (jit.h) run_block's way at a checked variant's stop at the event before
@@ -930,6 +1061,7 @@ int vm_jit_serve(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_bl
     return 0; /* vm_jit_event served it, or not due: as the exit goes on */
   c->exec_pc = s->exec_pc; /* (the exit stored the entry before op there) */
   jit_sync(vm, s, e);
+  const uint32_t apsr = c->apsr;
   /* `event_synced` (needs_service: the cycle is due) */
   if (c->run_mtb && c->instret != c->run_ir)
     c->last_pc = c->exec_pc;
@@ -947,7 +1079,7 @@ int vm_jit_serve(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_bl
     }
   }
   s->exec_pc = c->exec_pc;
-  return how != 1 ? how : jit_reload(vm, s); /* (attention is clear here) */
+  return how != 1 ? how : jit_reload(vm, s, apsr); /* (attention is clear here) */
 }
 #endif
 

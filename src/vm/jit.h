@@ -103,6 +103,18 @@ uint64_t vm_jit_event(struct sonde_vm *vm, struct vm_jit_state *s, const struct 
  * would go on: check_mode, then `enter`). VM_JIT_SYNCED: done, but the
  * block executor goes on (an IT block, the event, attention). */
 int vm_jit_slow(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_block_op *op);
+/* A single load or store op (LDR/STR forms, fast.h) that compiled code's
+ * page check sent to vm_jit_slow, done here at once when a device the bus
+ * met before answers it (bus.h, vm_bus_device_seen), exactly as exec_insn
+ * does it: the same state where a device may read it, the same cycles, a
+ * refused access's BusFault. s as for vm_jit_slow, with s->ev the event
+ * compiled code checks against (r13). 0: nothing done (on to vm_jit_slow).
+ * VM_JIT_DEV_ON: done, and compiled code goes on after op in its block with
+ * s->cy (the cycle after op) and s->ev (the event, no sooner than before).
+ * Else done, and as vm_jit_slow returns (1, VM_JIT_SYNCED): the access
+ * moved the event sooner, asked for attention or dropped the blocks. */
+#define VM_JIT_DEV_ON 8
+int vm_jit_dev(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_block_op *op);
 /* The checked variant's stop at the event before op, after vm_jit_event
  * left it (no periodic PC sample, or none alone): what run_block does from
  * that exit (VM_JIT_PLAIN) to its label `event` and the service there

@@ -185,6 +185,11 @@ struct stub {
   uint8_t it; /* a resume inside an IT block: its ITSTATE there (cpu.itstate), else 0 */
   bool plain; /* towards the event: one instruction at a time from op (VM_JIT_PLAIN) */
   bool slow;  /* run op by vm_jit_slow, here, and go on (the shared stub `slow`) */
+  /* a single load or store's `slow`: first vm_jit_dev, and when a device
+   * answered, back into the block at rejoin with pend_after cycles owed
+   * there (emit_dev_call); else NULL */
+  const uint8_t *rejoin;
+  uint32_t pend_after;
   /* the checked variant's event check that jumped here (emit_check), to go
    * back to when vm_jit_event served the event in place; else NULL */
   const uint8_t *again;
@@ -523,7 +528,8 @@ static bool add_stub(struct emit *e, uint8_t *patch_at, const struct vm_block_op
     e->a.full = true;
     return false;
   }
-  e->stub[e->nstub++] = (struct stub){patch_at, op, pend, taken, 0, false, false, NULL, e->df};
+  e->stub[e->nstub++] = (struct stub){.patch = patch_at, .op = op, .pend = pend, .taken = taken,
+                                      .df = e->df};
   return true;
 }
 
@@ -966,6 +972,54 @@ static void emit_event_call(struct emit *e, const struct stub *s)
   patch(&e->a, other, e->a.p);
 }
 
+/* A single load or store's way to vm_jit_slow (stub s): first vm_jit_dev
+ * with the state it reads (the cycle op starts at, ir, the event in r13),
+ * and when it did the access and the block may go on, back into it after
+ * op, its cycles owed as the inline path leaves them there; when it did it
+ * and the block may not, on as after vm_jit_slow (the shared stub go);
+ * else (nothing done) on to vm_jit_slow, below. */
+static void emit_dev_call(struct emit *e, const struct stub *s)
+{
+  op_m(&e->a, true, 0x8d, RAX, R12, (int32_t)s->pend); /* lea rax, [r12 + pend] */
+  store64(&e->a, R15, ST_CY, RAX);
+  store64(&e->a, R15, ST_IR, R14);
+  store64(&e->a, R15, ST_EV, R13);
+  mov64_rr(&e->a, RDI, RBX);
+  mov64_rr(&e->a, RSI, R15);
+  mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)s->op);
+  mov64_ri(&e->a, RAX, (uint64_t)(uintptr_t)vm_jit_dev);
+  op_r(&e->a, false, 0xff, 2, RAX); /* call rax */
+  alu_ri(&e->a, false, ALU_CMP, RAX, VM_JIT_DEV_ON);
+  uint8_t *other = jcc_fwd(&e->a, CC_NE);
+  load64(&e->a, R12, R15, ST_CY);
+  if (s->pend_after)
+    alu_ri(&e->a, true, ALU_SUB, R12, s->pend_after);
+  load64(&e->a, R13, R15, ST_EV);
+  jmp_to(&e->a, s->rejoin);
+  patch(&e->a, other, e->a.p);
+  test_rr(&e->a, RAX, RAX);
+  patch(&e->a, jcc_fwd(&e->a, CC_NE), e->j->go);
+}
+
+/* After emit_page: the index + 1 of the `slow` stub its page check added
+ * for op, for a device's access (emit_dev_call), or 0. */
+static unsigned dev_stub(const struct emit *e, const struct vm_block_op *op)
+{
+  if (!e->nstub || e->a.full)
+    return 0;
+  const struct stub *s = &e->stub[e->nstub - 1];
+  return s->slow && s->op == op && !s->it ? e->nstub : 0;
+}
+
+/* ... and after the access's cycles (emit_ls_done): where it goes on. */
+static void dev_rejoin(struct emit *e, unsigned ds, uint32_t pend)
+{
+  if (!ds || e->a.full)
+    return;
+  e->stub[ds - 1].rejoin = e->a.p;
+  e->stub[ds - 1].pend_after = pend;
+}
+
 static void emit_stubs(struct emit *e)
 {
   for (unsigned i = 0; i < e->nstub; i++) {
@@ -982,6 +1036,8 @@ static void emit_stubs(struct emit *e)
     if (s->taken) {
       emit_taken(e, s->op, s->pend, &s->df);
     } else if (s->slow && !s->it) {
+      if (s->rejoin)
+        emit_dev_call(e, s);
       add_cy(e, s->pend);
       mov64_ri(&e->a, RDX, (uint64_t)(uintptr_t)s->op);
       jmp_to(&e->a, e->j->slow);
@@ -1189,6 +1245,7 @@ static bool emit_ldst_imm(struct emit *e, const struct vm_block_op *op, uint32_t
     alu_ri(&e->a, false, ALU_ADD, RAX, soff);
   emit_align(e, op, *pend, size);
   emit_page(e, op, *pend, size, !load);
+  const unsigned ds = dev_stub(e, op);
   if (e->tm)
     store32(&e->a, R15, ST_TMA, RAX);
   if (load) {
@@ -1209,6 +1266,7 @@ static bool emit_ldst_imm(struct emit *e, const struct vm_block_op *op, uint32_t
   if (load)
     store32(&e->a, RBX, GR(in->rd), R8);
   emit_ls_done(e, op, pend, !load);
+  dev_rejoin(e, ds, *pend);
   return true;
 }
 
@@ -1229,11 +1287,13 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
     if (addr & (size - 1))
       return false;
     emit_page_at(e, op, *pend, size, false, true, addr);
+    const unsigned ds = dev_stub(e, op);
     if (e->tm)
       store32_i(&e->a, R15, ST_TMA, addr);
     emit_host_load(e, size, sign);
     store32(&e->a, RBX, GR(in->rd), R8);
     emit_ls_done(e, op, pend, false);
+    dev_rejoin(e, ds, *pend);
     return true;
   }
   if (in->flags & VM_F_LIT)
@@ -1255,6 +1315,7 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
     mov_rr(&e->a, RAX, RDI);
   emit_align(e, op, *pend, size);
   emit_page(e, op, *pend, size, !load);
+  const unsigned ds = dev_stub(e, op);
   if (e->tm)
     store32(&e->a, R15, ST_TMA, RAX);
   if (load) {
@@ -1274,6 +1335,7 @@ static bool emit_ldst(struct emit *e, const struct vm_block_op *op, uint32_t *pe
       store32(&e->a, RBX, GR(in->rn), RDI);
   }
   emit_ls_done(e, op, pend, !load);
+  dev_rejoin(e, ds, *pend);
   return true;
 }
 
