@@ -84,8 +84,8 @@ struct vm_cpu {
   uint32_t fpscr;
   uint64_t cycles;       /* core clock cycles since reset */
   uint64_t instret;      /* retired instructions */
-  uint32_t last_pc;      /* address of the last retired instruction, kept where the
-                          * MTB may need it (exec.c: exits of the executors) */
+  uint32_t entry_return; /* the return address the exception entry being made stacked,
+                          * its MTB entry packet's source (exception.c) */
   /* The address of the last instruction that entered Execute (VM_EXEC_NONE:
    * none since power-on), what DWT PC sampling shows in and after it
    * (pc_at.c). Kept wherever an executor may stop at or after an event (the
@@ -95,11 +95,10 @@ struct vm_cpu {
   uint32_t exec_pc;
   /* vm_cpu_execute's call of run_block (exec.c), which may serve a PC
    * sample at its event and go on (exec_threaded.h, label `event`) as if
-   * it had returned and been called again: whether the call keeps last_pc
-   * for the MTB on its return (run_mtb: it was made with the MTB on) from
-   * the instructions retired since run_ir; `served`: it returned having
-   * done the service, `served_stop`: which returned true (stop the run). */
-  uint64_t run_ir;
+   * it had returned and been called again: run_mtb, whether the call was
+   * made with the MTB on (it returns when that changes); `served`: it
+   * returned having done the service, `served_stop`: which returned true
+   * (stop the run). */
   bool run_mtb, served, served_stop;
   bool sleeping;         /* in WFI/WFE */
   bool locked_up;

@@ -24,7 +24,7 @@
  * says it is only the store and the advance, jit_x64.c), every other
  * instruction (exec_insn) vm_mtb_retire(), and the exception model
  * vm_mtb_exception(), whose entry packets have the return address the entry
- * stacked as their source (cpu.last_pc, set by exception.c: the preferred
+ * stacked as their source (cpu.entry_return, set by exception.c: the preferred
  * return address, MTB-M0+ TRM 2.3.1). Only TSTART/TSTOP need every instruction (a
  * comparator match on its address: the core DWT's on the M33, the MTBDWT's
  * on an M0+ that has one, dbg_mtbdwt.c): then vm->mtb_hooked selects the
@@ -214,7 +214,7 @@ void vm_mtb_exception(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned 
   /* as vm_mtb_exception_fast (mtb.h), with the packet's full path */
   struct vm_mtb *m = vm->mtb;
   uint32_t pc = vm->cpu.r[15];
-  emit(vm, vm_mtb_exc_source(m, ev, vm->cpu.last_pc), 1, pc);
+  emit(vm, vm_mtb_exc_source(m, ev, vm->cpu.entry_return), 1, pc);
   m->exc_return = 0;
 }
 

@@ -125,7 +125,7 @@ static inline void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, uns
   /* The MTB writes packets at entry and return, none at the handler's exit:
    * no call then (half the calls). */
   if (VM_UNLIKELY(vm->mtb_observe) && ev != SONDE_VM_EXC_EXIT &&
-      !vm_mtb_exception_fast(vm->mtb, ev, vm->cpu.r[15], vm->cpu.last_pc))
+      !vm_mtb_exception_fast(vm->mtb, ev, vm->cpu.r[15], vm->cpu.entry_return))
     vm_mtb_exception(vm, ev, exc); /* MTB entry/return packets (dbg_mtb.c) */
 }
 
@@ -632,7 +632,7 @@ VM_INLINE void exception_entry(struct sonde_vm *vm, unsigned exc, bool quiet)
   vm->cpu.cycles = end;
   if (!quiet && vm->hooks.stacking) /* (quiet: none) */
     report_stacking(vm, &st, start, end, ret_pc, true);
-  vm->cpu.last_pc = ret_pc; /* the MTB entry packet's source */
+  vm->cpu.entry_return = ret_pc; /* the MTB entry packet's source */
   hook_exc(vm, SONDE_VM_EXC_ENTER, exc);
 }
 
@@ -720,7 +720,7 @@ VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc, bool direct, int g
   memcpy(h, &c->r[0], 16);
   memcpy(h + 16, tail, 16);
   c->r[13] = frame;
-  c->last_pc = c->r[15]; /* the MTB entry packet's source */
+  c->entry_return = c->r[15]; /* the MTB entry packet's source */
   if (direct && VM_UNLIKELY(due)) {
     entry_direct_fired(vm, exc, group, lr, start, waits);
     *fired = true;

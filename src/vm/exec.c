@@ -917,7 +917,7 @@ retire:
   c->r[15] = x.next;
   c->cycles = start + x.cycles;
   c->instret++;
-  c->last_pc = c->exec_pc = pc;
+  c->exec_pc = pc;
   if (hooked && x.cycles) /* (a folded IT takes no cycle: nothing to observe) */
     observe(vm, pc, start, x.cycles, in->len, &x.tx);
   else if (VM_UNLIKELY(vm->mtb_observe) && (x.branched || vm->mtb_hooked))
@@ -1286,11 +1286,8 @@ uint64_t vm_jit_event(struct sonde_vm *vm, struct vm_jit_state *s, const struct 
   c->cycles = s->cy;
   c->instret = s->ir + op->d.nth;
   c->exec_pc = s->exec_pc;
-  if (c->run_mtb && c->instret != c->run_ir)
-    c->last_pc = c->exec_pc;
   if (!vm_sys_service_sample(vm))
     return 0;
-  c->run_ir = c->instret;
   if (VM_UNLIKELY(vm->attention || vm->hooked || vm->mtb_observe != c->run_mtb ||
                   !vm->event_cycle)) {
     c->served = true; /* (0 is the exit) */
@@ -1333,16 +1330,13 @@ int vm_cpu_execute(struct sonde_vm *vm)
         run_block(vm);
     } else {
       /* The MTB: its branch packets from the blocks and compiled code
-       * (NONSEQ); the source of an entry packet is the last instruction
-       * that ran (cpu.last_pc), which their exits keep in cpu.exec_pc. */
+       * (NONSEQ); an entry packet's source is the return address the
+       * entry stacks (cpu.entry_return, exception.c). */
       c->run_mtb = true;
-      c->run_ir = c->instret;
       if (vm->tm)
         run_block_tm(vm);
       else
         run_block(vm);
-      if (c->instret != c->run_ir)
-        c->last_pc = c->exec_pc;
     }
   }
 }

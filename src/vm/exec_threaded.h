@@ -3,7 +3,7 @@
  * FAST_HOOKED (0 or 1) says whether every retired instruction is reported to
  * observe_retire() (the hooked path: retire/transfer hooks, DWT, MTB with
  * TSTART/TSTOP), FAST_MTB (0 or 1, only without FAST_HOOKED) whether the
- * MTB is told of each taken branch and cpu.last_pc kept (dbg_mtb.c), and
+ * MTB is told of each taken branch (dbg_mtb.c), and
  * FAST_BLOCK (0 or 1, only without the other two) whether it runs whole
  * blocks (block.c): straight-line runs of fast instructions ending at a
  * branch, whose cycles are bounded beforehand, so that inside a block no
@@ -218,7 +218,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     lsrt = VM_NOREG;                                                                   \
     pc = v_;                                                                           \
     SYNC();                                                                            \
-    c->last_pc = c->exec_pc = ipc_;                                                    \
+    c->exec_pc = ipc_;                                                                 \
     if (VM_UNLIKELY(vm->mtb_observe))                                                  \
       vm_mtb_retire(vm, ipc_, in->len);                                                \
     vm_exc_return(vm, v_);                                                             \
@@ -263,8 +263,6 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
 #define RETIRE(NEXT, CYCLES, LS_PIPE, LS_RT)                                           \
   do {                                                                                 \
     cy += (CYCLES);                                                                    \
-    if (FAST_MTB)                                                                      \
-      c->last_pc = pc;                                                                 \
     /* for the event, or a fault of the next (its entry shows this one) */            \
     c->exec_pc = pc;                                                                   \
     pc = (NEXT);                                                                       \
@@ -293,7 +291,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     lsp = (LS_PIPE);                                                                   \
     lsrt = (LS_RT);                                                                    \
     SYNC();                                                                            \
-    c->last_pc = c->exec_pc = ipc_;                                                    \
+    c->exec_pc = ipc_;                                                                 \
     observe(vm, ipc_, start_, icy_, in->len, &tx);                                     \
     tx.n = 0;                                                                          \
     if (VM_UNLIKELY(vm->attention || !vm->hooked))                                     \
@@ -503,22 +501,18 @@ synced_out: __attribute__((unused));
   /* At the event: the service, here, and on, as vm_cpu_execute would do it
    * after this function returned and then call it again (exec.c): a PC
    * sample, a timer, an exception to take (issue 20: no trip out and back
-   * in for a timer's interrupt). The MTB's last_pc kept for that return;
-   * when the service stops the run, or vm_cpu_execute would pick another
-   * executor (or the MTB's way to call this one), return with the service
-   * done (cpu.served, cpu.served_stop). */
+   * in for a timer's interrupt). When the service stops the run, or
+   * vm_cpu_execute would pick another executor (or the MTB's way to call
+   * this one), return with the service done (cpu.served, cpu.served_stop). */
 event:
   SYNC();
 event_synced:
   if (!needs_service(vm))
     return;
-  if (c->run_mtb && c->instret != c->run_ir)
-    c->last_pc = c->exec_pc;
   if (vm_sys_service(vm)) {
     c->served = c->served_stop = true;
     return;
   }
-  c->run_ir = c->instret;
   if (VM_UNLIKELY(c->sleeping || c->locked_up)) /* vm_cpu_execute serves again */
     return;
   if (VM_UNLIKELY(vm->attention || vm->hooked || vm->mtb_observe != c->run_mtb)) {
@@ -923,7 +917,7 @@ int vm_jit_slow(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_blo
     c->ls_pipe = false;
     c->ls_rt = VM_NOREG;
     c->apsr = apsr = lflags_pack(&s->fl, c->apsr);
-    c->last_pc = c->exec_pc = e->tag;
+    c->exec_pc = e->tag;
     if (VM_UNLIKELY(vm->mtb_observe))
       vm_mtb_retire(vm, e->tag, e->insn.len);
     vm_exc_return(vm, v);
@@ -1025,7 +1019,7 @@ int vm_jit_dev(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_bloc
   /* exec_insn's `retire` */
   const uint64_t stalls = vm_bus_take_stalls(&vm->bus); /* (none from a device yet) */
   const uint64_t end = start + vm_fast_ls_cycles(lsp, lsrt, in) + stalls;
-  c->last_pc = c->exec_pc = pc;
+  c->exec_pc = pc;
   s->exec_pc = pc;
   /* on in its block: its bound held for the event before (s->ev), and still
    * holds without stalls beyond the table's */
@@ -1063,14 +1057,11 @@ int vm_jit_serve(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_bl
   jit_sync(vm, s, e);
   const uint32_t apsr = c->apsr;
   /* `event_synced` (needs_service: the cycle is due) */
-  if (c->run_mtb && c->instret != c->run_ir)
-    c->last_pc = c->exec_pc;
   int how = 1;
   if (vm_sys_service(vm)) {
     c->served = c->served_stop = true;
     how = VM_JIT_SERVED;
   } else {
-    c->run_ir = c->instret;
     if (VM_UNLIKELY(c->sleeping || c->locked_up)) {
       how = VM_JIT_SERVED;
     } else if (VM_UNLIKELY(vm->attention || vm->hooked || vm->mtb_observe != c->run_mtb)) {

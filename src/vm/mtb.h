@@ -77,7 +77,7 @@ void vm_mtb_free(struct sonde_vm *vm);
  * vm->cpu.r[15] holds the next PC; a taken branch of a fast handler from `pc`
  * to `next` (not an exception return), with vm->cpu.r[15] = next; an
  * exception event (entry after the PC is the handler, return after the PC is
- * the return address). The source of an entry packet is vm->cpu.last_pc,
+ * the return address). The source of an entry packet is vm->cpu.entry_return,
  * which the entry sets to the return address it stacked. */
 void vm_mtb_retire_slow(struct sonde_vm *vm, uint32_t pc, unsigned size);
 /* vm_mtb_retire(vm, pc, size): a macro, so that the common case (no trace
@@ -127,7 +127,7 @@ static inline bool vm_mtb_packet_fast(struct vm_mtb *m, uint32_t src, uint32_t a
 
 /* The source of an exception's packet (A-bit set, destination the new PC):
  * at entry the preferred return address, the PC the entry stacked (`from`,
- * vm->cpu.last_pc: MTB-M0+ TRM 2.3.1, "the architecturally-preferred return
+ * vm->cpu.entry_return: MTB-M0+ TRM 2.3.1, "the architecturally-preferred return
  * address"; for a fault the faulting instruction, for an interrupt the one
  * that has not run), or the EXC_RETURN a handler branched to when the entry
  * tail-chains; at return that EXC_RETURN, whose packet from the return
