@@ -47,6 +47,19 @@ VM_INLINE void vm_cpu_exception_taken(struct sonde_vm *vm, unsigned exc, uint32_
   vm_cpu_exception_taken_sp(vm, exc, exc_return, vector, c->ipsr == 0 && (c->control & 2u));
 }
 
+/* The end of an exception return: set_xpsr of the frame's xPSR `x` with
+ * the IPSR already set, then branch() to the return address `ret` with the
+ * frame's T bit (in EPSR now). */
+VM_INLINE void vm_cpu_return_to(struct sonde_vm *vm, uint32_t x, uint32_t ret)
+{
+  struct vm_cpu *c = &vm->cpu;
+  c->apsr = x & (vm->has_dsp ? 0xf80f0000u : 0xf8000000u);
+  c->itstate = (uint8_t)(((x >> 25) & 3u) | (((x >> 10) & 0x3fu) << 2));
+  c->epsr = x & (VM_CPU_EXC_EPSR_T | 0x0600fc00u);
+  c->r[15] = ret & ~1u;
+  c->ls_pipe = false;
+}
+
 /* IPSR, CONTROL, the SP `psp` names = sp, then r0-r3, r12, LR, xPSR (its
  * IPSR replaced) and the return address from the basic frame. */
 VM_INLINE void vm_cpu_exception_return(struct sonde_vm *vm, uint32_t ipsr, uint32_t control,
@@ -73,14 +86,7 @@ VM_INLINE void vm_cpu_exception_return(struct sonde_vm *vm, uint32_t ipsr, uint3
   c->r[3] = frame[3];
   c->r[12] = frame[4];
   c->r[14] = frame[5];
-  /* set_xpsr of the frame's xPSR with this IPSR, then branch() to the
-   * return address with the frame's T bit (already in EPSR) */
-  const uint32_t x = frame[7];
-  c->apsr = x & (vm->has_dsp ? 0xf80f0000u : 0xf8000000u);
-  c->itstate = (uint8_t)(((x >> 25) & 3u) | (((x >> 10) & 0x3fu) << 2));
-  c->epsr = x & (VM_CPU_EXC_EPSR_T | 0x0600fc00u);
-  c->r[15] = frame[6] & ~1u;
-  c->ls_pipe = false;
+  vm_cpu_return_to(vm, frame[7], frame[6]);
 }
 
 /* vm_cpu_exception_return() from Handler mode (no process SP in r13 now)
@@ -102,12 +108,7 @@ VM_INLINE void vm_cpu_exception_return_handler(struct sonde_vm *vm, uint32_t ips
   memcpy(w, frame + 16, 16);
   c->r[12] = w[0];
   c->r[14] = w[1];
-  const uint32_t x = w[3];
-  c->apsr = x & (vm->has_dsp ? 0xf80f0000u : 0xf8000000u);
-  c->itstate = (uint8_t)(((x >> 25) & 3u) | (((x >> 10) & 0x3fu) << 2));
-  c->epsr = x & (VM_CPU_EXC_EPSR_T | 0x0600fc00u);
-  c->r[15] = w[2] & ~1u;
-  c->ls_pipe = false;
+  vm_cpu_return_to(vm, w[3], w[2]);
 }
 
 #endif
