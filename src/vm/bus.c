@@ -10,10 +10,7 @@
 
 /* ARMv7-M ARM B3.5 (bit-banding): 32 MiB alias windows over 1 MiB regions. */
 #define BB_SRAM_BASE 0x20000000u
-#define BB_SRAM_ALIAS 0x22000000u
 #define BB_PERI_BASE 0x40000000u
-#define BB_PERI_ALIAS 0x42000000u
-#define BB_ALIAS_SIZE 0x02000000u /* (vm_bus_device_seen, bus.h, tests the same windows) */
 
 void vm_bus_init(struct vm_bus *bus)
 {
@@ -65,8 +62,8 @@ static void page_update(struct vm_bus *bus, uint32_t pageno)
   for (unsigned i = 0; i < bus->ndevices; i++)
     if (overlaps(pbase, PAGE_SIZE, bus->device[i].base, bus->device[i].size))
       n++;
-  if (bus->bitband && (overlaps(pbase, PAGE_SIZE, BB_SRAM_ALIAS, BB_ALIAS_SIZE) ||
-                       overlaps(pbase, PAGE_SIZE, BB_PERI_ALIAS, BB_ALIAS_SIZE)))
+  if (bus->bitband && (overlaps(pbase, PAGE_SIZE, VM_BUS_BB_SRAM_ALIAS, VM_BUS_BB_ALIAS_SIZE) ||
+                       overlaps(pbase, PAGE_SIZE, VM_BUS_BB_PERI_ALIAS, VM_BUS_BB_ALIAS_SIZE)))
     n++;
   if (n || !hit)
     return;
@@ -195,13 +192,13 @@ static bool bitband_target(const struct vm_bus *bus, uint32_t addr, uint32_t *wo
   if (!bus->bitband)
     return false;
   uint32_t region_base;
-  if (addr - BB_SRAM_ALIAS < BB_ALIAS_SIZE)
+  if (addr - VM_BUS_BB_SRAM_ALIAS < VM_BUS_BB_ALIAS_SIZE)
     region_base = BB_SRAM_BASE;
-  else if (addr - BB_PERI_ALIAS < BB_ALIAS_SIZE)
+  else if (addr - VM_BUS_BB_PERI_ALIAS < VM_BUS_BB_ALIAS_SIZE)
     region_base = BB_PERI_BASE;
   else
     return false;
-  uint32_t off = addr & (BB_ALIAS_SIZE - 1);
+  uint32_t off = addr & (VM_BUS_BB_ALIAS_SIZE - 1);
   uint32_t byte_off = off >> 5;
   *bit = (off >> 2) & 7;
   *word = region_base + byte_off; /* the byte holding the bit */

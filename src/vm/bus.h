@@ -178,11 +178,16 @@ VM_INLINE int vm_bus_write(struct sonde_vm *vm, struct vm_bus *bus, uint32_t add
  * nothing done, for anything else (a bit-band alias, memory, a device not
  * met yet, an access that does not fit it): the slow path decides. */
 #define VM_BUS_NOT_SEEN 2
+/* The bit-band alias windows (ARMv7-M ARM B3.1.2), which bus.c maps. */
+#define VM_BUS_BB_SRAM_ALIAS 0x22000000u
+#define VM_BUS_BB_PERI_ALIAS 0x42000000u
+#define VM_BUS_BB_ALIAS_SIZE 0x02000000u
 VM_INLINE const struct vm_device *vm_bus_device_seen(const struct vm_bus *bus, uint32_t addr,
                                                      unsigned size)
 {
-  if (bus->bitband && ((addr - 0x22000000u) < 0x02000000u || (addr - 0x42000000u) < 0x02000000u))
-    return NULL; /* (bus.c: BB_SRAM_ALIAS, BB_PERI_ALIAS) */
+  if (bus->bitband && (addr - VM_BUS_BB_SRAM_ALIAS < VM_BUS_BB_ALIAS_SIZE ||
+                       addr - VM_BUS_BB_PERI_ALIAS < VM_BUS_BB_ALIAS_SIZE))
+    return NULL;
   const struct vm_device *d = bus->device_seen[(addr >> 12) & (VM_BUS_DEVICE_SEEN - 1)];
   if (!d || (uint64_t)(addr - d->base) + size > d->size || ((addr - d->base) & (size - 1)))
     return NULL;
