@@ -11,6 +11,9 @@ foreach(t nesting:m3:cm3 nesting:m0plus:cm0plus basepri:m3:cm3 faults:m3:cm3 fau
   sonde_firmware(exc_${prog}_${core} SOURCES tests/exc_${prog}.c CORE ${core} MACHINE ${mach}
                  OPT -O2)
 endforeach()
+# SysTick and the timer at one priority: neither preempts the other.
+sonde_firmware(exc_timers_eq_m3 SOURCES tests/exc_timers.c CORE m3 MACHINE cm3 OPT -O2
+               DEFINES EQUAL_PRIO=1)
 # The ARMv8-M ones again at QEMU mps2-an505's addresses (ld/an505.ld), compared
 # with QEMU by tests/vm/test_exc_qemu.c on tests/vm/an505.machine.
 foreach(prog nesting basepri stklim stklim_insn)

@@ -13,7 +13,10 @@
  * the return sets the register again, so the first WFE after it does not
  * sleep (B1.5.18). Run by
  * tests/vm/test_exc_quiet.c, the exception path's quiet way against its
- * general way (exception.c); ARMv7-M ARM B1.5.12. */
+ * general way (exception.c); ARMv7-M ARM B1.5.12.
+ * EQUAL_PRIO 1: SysTick and the timer at one group priority, so neither may
+ * preempt the other (B1.5.4): a timer falling due in SysTick's handler waits
+ * for its return and tail-chains, and the other way round. */
 #include "exc_common.h"
 
 #define SCB_ICSR SONDE_REG(0xE000ED04u)
@@ -23,7 +26,11 @@
 #define NVIC_IABR0 SONDE_REG(0xE000E300u)
 #define SHCSR_SYSTICKACT (1u << 11)
 
-static volatile uint32_t ticks, timer_irqs, late, nested, plain, pendsvs, preempted;
+#ifndef EQUAL_PRIO
+#define EQUAL_PRIO 0
+#endif
+
+static volatile uint32_t ticks, timer_irqs, late, nested, plain, pendsvs, preempted, ticks_nested;
 
 void PendSV_Handler(void)
 {
@@ -35,6 +42,8 @@ void PendSV_Handler(void)
 void SysTick_Handler(void)
 {
   ticks++;
+  if (NVIC_IABR0 & (1u << VM_TIMER0_IRQ))
+    ticks_nested++; /* SysTick preempted the timer's handler */
   __asm__ volatile("wfe" ::: "memory");
   for (volatile int i = 0; i < 6; i++)
     ;
@@ -58,7 +67,7 @@ int main(void)
 {
   SHPR_BYTE(15) = 0xC0;
   SHPR_BYTE(14) = 0x80;
-  nvic_prio(1, 0x00);
+  nvic_prio(1, EQUAL_PRIO ? 0xC0 : 0x00);
   NVIC_ISER(0) = 1u << VM_TIMER0_IRQ;
   SYST_RVR = 301 - 1;
   SYST_CVR = 0;
@@ -80,7 +89,14 @@ int main(void)
   out_kv("plain", plain);
   out_kv("pendsv", pendsvs);
   out_kv("pendsv preempting the timer", preempted);
-  check(late > 0 && nested > 0 && plain > 0, "every case seen");
-  check(pendsvs == nested && !preempted, "PendSV after the timer handler");
+  out_kv("SysTick preempting the timer", ticks_nested);
+  check(!ticks_nested, "SysTick never preempts the timer");
+  if (EQUAL_PRIO) {
+    check(!nested && !pendsvs, "the timer never preempts SysTick at its priority");
+    check(late > 0 && plain > 0, "the timer due in SysTick's entry or handler, and not");
+  } else {
+    check(late > 0 && nested > 0 && plain > 0, "every case seen");
+    check(pendsvs == nested && !preempted, "PendSV after the timer handler");
+  }
   return exc_failures;
 }

@@ -201,6 +201,7 @@ static void test_quiet_against_general(void)
   compare("exc_nesting_m3", "cm3", 1000000);
   compare("exc_latearrival_m3", "cm3", 1000000);
   compare("exc_timers_m3", "cm3", 2000000); /* a timer at every offset from SysTick */
+  compare("exc_timers_eq_m3", "cm3", 2000000); /* ... at SysTick's priority: no preemption */
   compare("exc_svc_pendsv_m3", "cm3", 1000000);
   /* FreeRTOS: SysTick and PendSV at one (the lowest) priority, so a wrap
    * during a context switch must wait */
@@ -218,6 +219,7 @@ static void test_quiet_against_general(void)
   compare("exc_systick_m3", cm3_wait, 1000000);
   compare("exc_latearrival_m3", cm3_wait, 1000000);
   compare("exc_timers_m3", cm3_wait, 2000000);
+  compare("exc_timers_eq_m3", cm3_wait, 2000000);
 }
 
 int main(void)
