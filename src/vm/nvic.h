@@ -308,16 +308,25 @@ VM_INLINE void vm_exc_pend(struct sonde_vm *vm, unsigned exc)
     vm_exc_update(vm);
 }
 
+/* vm_nvic_irq_level() less the pend: the line's new level, and the
+ * exception its rising edge pends (0: none), which the caller pends or,
+ * for the direct service (exception.c), takes at once. */
+VM_INLINE unsigned vm_nvic_irq_level_edge(struct sonde_vm *vm, unsigned irq, bool high)
+{
+  if (irq >= vm->sys.num_irqs)
+    return 0;
+  const unsigned exc = VM_EXC_IRQ0 + irq;
+  const bool was = vm_nvic_bit(vm->sys.irq_level, exc);
+  vm_nvic_bit_put(vm->sys.irq_level, exc, high);
+  return high && !was ? exc : 0;
+}
+
 /* vm_irq_set_level() (sys.h), inline: the demo timer sets its line from its
  * timed event, in the service (periph_timer.c). */
 VM_INLINE void vm_nvic_irq_level(struct sonde_vm *vm, unsigned irq, bool high)
 {
-  if (irq >= vm->sys.num_irqs)
-    return;
-  unsigned exc = VM_EXC_IRQ0 + irq;
-  bool was = vm_nvic_bit(vm->sys.irq_level, exc);
-  vm_nvic_bit_put(vm->sys.irq_level, exc, high);
-  if (high && !was)
+  const unsigned exc = vm_nvic_irq_level_edge(vm, irq, high);
+  if (exc)
     vm_exc_pend(vm, exc);
 }
 

@@ -66,13 +66,9 @@ static unsigned tmr_direct(struct sonde_vm *vm, void *ctx)
     t->ctrl &= ~1u;
     t->count_stopped = t->load;
   }
-  if (t->irq < 0 || (unsigned)t->irq >= vm->sys.num_irqs)
+  if (t->irq < 0)
     return 0;
-  const unsigned exc = VM_EXC_IRQ0 + (unsigned)t->irq;
-  const bool high = (t->status & 1) && (t->ctrl & 2);
-  const bool was = vm_nvic_bit(vm->sys.irq_level, exc);
-  vm_nvic_bit_put(vm->sys.irq_level, exc, high);
-  return high && !was ? exc : 0;
+  return vm_nvic_irq_level_edge(vm, (unsigned)t->irq, (t->status & 1) && (t->ctrl & 2));
 }
 
 /* tmr_direct() and its pend: update_irq() of the match. */
