@@ -84,6 +84,10 @@ struct sonde_vm {
   struct vm_mtb *mtb;        /* Micro Trace Buffer (mtb.h); NULL without one */
   bool mtb_observe;          /* MTB enabled: the executors feed it (dbg_mtb.c) */
   bool mtb_hooked;           /* ... and needs every instruction (TSTART/TSTOP armed) */
+  /* Who observes exceptions (VM_EXC_OBS_*, 0: nobody), kept by
+   * vm_update_hooked(): exception.c tests this one byte at each entry and
+   * return instead of the hook, the DWT's DEMCR.TRCENA and the MTB. */
+  uint8_t exc_observe;
   unsigned nperiph;
   struct vm_power power;     /* power model (power.c) */
   /* The timing model of a machine that declares a memory system (tm.h,
@@ -146,6 +150,17 @@ static inline void vm_request_stop(struct sonde_vm *vm, enum sonde_vm_stop_reaso
   vm->attention |= VM_ATTN_STOP;
 }
 
+/* vm->exc_observe: the user's exception hook or the DWT's exception trace
+ * (DEMCR.TRCENA; any code may run, a DebugMonitor may pend), and the MTB
+ * (writes its buffer, may ask for a stop). */
+#define VM_EXC_OBS_HOOKS 1u
+#define VM_EXC_OBS_MTB 2u
+static inline uint8_t vm_exc_observers(const struct sonde_vm *vm)
+{
+  const bool hooks = vm->hooks.exception || (vm->dbg && (vm->dbg->demcr & VM_DEMCR_TRCENA));
+  return (uint8_t)((hooks ? VM_EXC_OBS_HOOKS : 0) | (vm->mtb_observe ? VM_EXC_OBS_MTB : 0));
+}
+
 /* Recompute vm->hooked (the executor that reports every instruction) after an
  * observer changed. An executor that now reports too little leaves at the next
  * boundary (exec.c, vm_cpu_execute picks again); one that reports too much
@@ -155,6 +170,7 @@ static inline void vm_update_hooked(struct sonde_vm *vm, bool mtb_was)
   bool was = vm->hooked;
   vm->hooked = vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception ||
                vm->dbg_observe || vm->mtb_hooked;
+  vm->exc_observe = vm_exc_observers(vm);
   if ((vm->hooked && !was) || (vm->mtb_observe && !mtb_was))
     vm->event_cycle = 0;
 }
