@@ -920,8 +920,12 @@ retire:
   c->exec_pc = pc;
   if (hooked && x.cycles) /* (a folded IT takes no cycle: nothing to observe) */
     observe(vm, pc, start, x.cycles, in->len, &x.tx);
-  else if (VM_UNLIKELY(vm->mtb_observe) && (x.branched || vm->mtb_hooked))
-    vm_mtb_retire(vm, pc, in->len); /* the MTB executor's slow path (nothing else writes x.next) */
+  else if (VM_UNLIKELY(vm->mtb_observe) && (x.branched || vm->mtb_hooked)) {
+    if (x.exc_ret)
+      vm_mtb_retire_exc_return(vm, pc, in->len, x.exc_ret);
+    else
+      vm_mtb_retire(vm, pc, in->len); /* the MTB executor's slow path (nothing else writes x.next) */
+  }
   if (VM_UNLIKELY(x.exc_ret | x.post)) {
     if (x.exc_ret)
       vm_exc_return(vm, x.exc_ret); /* sets the PC from the unstacked frame */

@@ -175,6 +175,21 @@ static inline void vm_update_hooked(struct sonde_vm *vm, bool mtb_was)
     vm->event_cycle = 0;
 }
 
+/* vm_mtb_retire() (mtb.h) of an instruction that wrote EXC_RETURN `v` to
+ * the PC (vm->cpu.r[15] = v) while vm->mtb_observe: the first of the
+ * return's two packets (dbg_mtb.c) inline while it is nothing but the
+ * store and the advance and no start/stop source is watched. */
+static inline void vm_mtb_retire_exc_return(struct sonde_vm *vm, uint32_t pc, unsigned size,
+                                            uint32_t v)
+{
+  struct vm_mtb *m = vm->mtb;
+  if (VM_LIKELY(!vm->mtb_hooked) && vm_mtb_packet_fast(m, pc, 0, v)) {
+    m->exc_return = v;
+    return;
+  }
+  vm_mtb_retire_slow(vm, pc, size);
+}
+
 /* Write target output (semihosting, UART) through the user's callback. */
 int vm_output(struct sonde_vm *vm, int stream, const void *data, size_t len);
 
