@@ -195,7 +195,13 @@ void vm_irq_set_level(struct sonde_vm *vm, unsigned irq, bool high);
 /* Make exception `exc` pending (NMI, PendSV, SysTick, IRQs). */
 void vm_exc_set_pending(struct sonde_vm *vm, unsigned exc);
 
-/* Cycle costs of the exception model (exception.c; documented in docs/vm.md). */
+/* Cycle costs of the exception model (exception.c; documented in docs/vm.md):
+ * entry and return of ARMv7-M (Cortex-M3/M4 TRM) and ARMv6-M (Cortex-M0+
+ * TRM), kept for the core by vm_features_init (vm->exc_entry_cycles, ...). */
+#define VM_EXC_ENTRY_CYCLES_V7 12u
+#define VM_EXC_ENTRY_CYCLES_V6 15u
+#define VM_EXC_EXIT_CYCLES_V7 10u
+#define VM_EXC_EXIT_CYCLES_V6 13u
 unsigned vm_exc_entry_cycles(const struct sonde_vm *vm);
 
 /* Reset the system side; on power_on also clear non-retained memory. Loads SP

@@ -66,6 +66,14 @@ struct sonde_vm {
   bool has_dsp;   /* ARMv7E-M DSP extension */
   bool has_fpu;   /* single-precision FP */
   bool has_v8m;   /* ARMv8-M Mainline additions */
+  /* What the exception path derives from the gates, set with them (read
+   * once per exception entry and return instead of the tests; exception.c
+   * checks them in Debug builds): the APSR bits that exist (GE with DSP),
+   * EXC_RETURN of a basic frame to Handler mode (ARMv8-M's PREFIX | DCRS
+   * form, ARMv7-M's F1), and the entry's and return's own cycles. */
+  uint32_t apsr_mask;
+  uint32_t exc_return_basic;
+  uint8_t exc_entry_cycles, exc_exit_cycles;
 
   struct sonde_vm_stop stop; /* why execution stopped (valid once VM_ATTN_STOP) */
   bool reset_done;           /* a reset happened since sonde_vm_new */
