@@ -30,7 +30,7 @@ VM_INLINE void vm_cpu_exception_taken_sp(struct sonde_vm *vm, unsigned exc, uint
   c->ipsr = exc & 0x1ffu;
   /* xPSR rewritten with its IT state cleared: APSR as set_xpsr masks it,
    * EPSR just the handler's Thumb bit (branch) */
-  c->apsr &= vm->has_dsp ? 0xf80f0000u : 0xf8000000u;
+  c->apsr &= vm->apsr_mask;
   c->itstate = 0;
   c->epsr = (vector & 1) ? VM_CPU_EXC_EPSR_T : 0;
   c->r[14] = exc_return;
@@ -53,7 +53,7 @@ VM_INLINE void vm_cpu_exception_taken(struct sonde_vm *vm, unsigned exc, uint32_
 VM_INLINE void vm_cpu_return_to(struct sonde_vm *vm, uint32_t x, uint32_t ret)
 {
   struct vm_cpu *c = &vm->cpu;
-  c->apsr = x & (vm->has_dsp ? 0xf80f0000u : 0xf8000000u);
+  c->apsr = x & vm->apsr_mask;
   c->itstate = (uint8_t)(((x >> 25) & 3u) | (((x >> 10) & 0x3fu) << 2));
   c->epsr = x & (VM_CPU_EXC_EPSR_T | 0x0600fc00u);
   c->r[15] = ret & ~1u;

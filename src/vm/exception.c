@@ -57,16 +57,26 @@
 
 /* Cycle costs (Cortex-M3/M4 TRM, Cortex-M0+ TRM; see docs/vm.md). Wait
  * states of the stack memory and of the vector fetch come on top. */
-#define ENTRY_CYCLES_V7 12u
-#define ENTRY_CYCLES_V6 15u
-#define EXIT_CYCLES_V7 10u
-#define EXIT_CYCLES_V6 13u
+#define ENTRY_CYCLES_V7 VM_EXC_ENTRY_CYCLES_V7
+#define ENTRY_CYCLES_V6 VM_EXC_ENTRY_CYCLES_V6
+#define EXIT_CYCLES_V7 VM_EXC_EXIT_CYCLES_V7
+#define EXIT_CYCLES_V6 VM_EXC_EXIT_CYCLES_V6
 #define TAILCHAIN_CYCLES 6u
 #define FP_FRAME_CYCLES 17u /* s0-s15 + FPSCR, one cycle per word */
 
+/* The gates' constants (vm_features_init) as the tests give them. */
+static inline bool exc_consts_ok(const struct sonde_vm *vm)
+{
+  return vm->exc_entry_cycles == (vm->has_v7m ? ENTRY_CYCLES_V7 : ENTRY_CYCLES_V6) &&
+         vm->exc_exit_cycles == (vm->has_v7m ? EXIT_CYCLES_V7 : EXIT_CYCLES_V6) &&
+         vm->exc_return_basic == (vm->has_v8m ? 0xFFFFFFB0u : 0xFFFFFFF1u) &&
+         vm->apsr_mask == (vm->has_dsp ? 0xf80f0000u : 0xf8000000u);
+}
+
 static inline unsigned entry_cycles(const struct sonde_vm *vm)
 {
-  return vm->has_v7m ? ENTRY_CYCLES_V7 : ENTRY_CYCLES_V6;
+  assert(exc_consts_ok(vm));
+  return vm->exc_entry_cycles;
 }
 
 unsigned vm_exc_entry_cycles(const struct sonde_vm *vm)
@@ -74,9 +84,10 @@ unsigned vm_exc_entry_cycles(const struct sonde_vm *vm)
   return entry_cycles(vm);
 }
 
-static unsigned exit_cycles(const struct sonde_vm *vm)
+static inline unsigned exit_cycles(const struct sonde_vm *vm)
 {
-  return vm->has_v7m ? EXIT_CYCLES_V7 : EXIT_CYCLES_V6;
+  assert(exc_consts_ok(vm));
+  return vm->exc_exit_cycles;
 }
 
 /* The local exclusive monitor is cleared on exception entry and return
@@ -89,9 +100,8 @@ static inline void clear_exclusive(struct sonde_vm *vm)
 /* Whether hook_exc() calls anything now. */
 static inline bool exc_observed(const struct sonde_vm *vm)
 {
-  return (VM_UNLIKELY(vm->hooked) && vm->hooks.exception) ||
-         (vm->dbg && VM_UNLIKELY(vm->dbg->demcr & VM_DEMCR_TRCENA)) ||
-         VM_UNLIKELY(vm->mtb_observe);
+  assert(vm->exc_observe == vm_exc_observers(vm)); /* kept by vm_update_hooked() */
+  return VM_UNLIKELY(vm->exc_observe != 0);
 }
 
 /* Whether hook_exc() calls more than the MTB's hook: the user's hook (any
@@ -100,8 +110,8 @@ static inline bool exc_observed(const struct sonde_vm *vm)
  * changes nothing an exception's priority or masking depends on. */
 static inline bool exc_observed_beyond_mtb(const struct sonde_vm *vm)
 {
-  return (VM_UNLIKELY(vm->hooked) && vm->hooks.exception) ||
-         (vm->dbg && VM_UNLIKELY(vm->dbg->demcr & VM_DEMCR_TRCENA));
+  assert(vm->exc_observe == vm_exc_observers(vm));
+  return VM_UNLIKELY(vm->exc_observe & VM_EXC_OBS_HOOKS);
 }
 
 /* No debugger is involved (dbgh_service() would only record its state),
@@ -115,16 +125,27 @@ static inline bool exc_quiet(const struct sonde_vm *vm)
                  !d->mon_stepping && !d->halted));
 }
 
-static inline void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
+/* The user's hook and the DWT's (vm->exc_observe's VM_EXC_OBS_HOOKS). */
+static inline void hook_exc_hooks(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
 {
-  if (VM_UNLIKELY(vm->hooked) && vm->hooks.exception)
+  if (vm->hooks.exception)
     vm->hooks.exception(vm->hooks.ctx, vm->cpu.cycles, ev, exc);
   /* The DWT ignores exceptions without TRCENA: no call then. */
-  if (vm->dbg && VM_UNLIKELY(vm->dbg->demcr & VM_DEMCR_TRCENA))
+  if (vm->dbg && (vm->dbg->demcr & VM_DEMCR_TRCENA))
     vm_dbg_exception(vm, ev, exc); /* exception trace, EXCCNT (dbg_dwt.c) */
+}
+
+/* The observers of an exception event. vm->exc_observe is read again after
+ * each, which may have changed it. */
+static inline void hook_exc(struct sonde_vm *vm, enum sonde_vm_exc_event ev, unsigned exc)
+{
+  if (!exc_observed(vm))
+    return;
+  if (vm->exc_observe & VM_EXC_OBS_HOOKS)
+    hook_exc_hooks(vm, ev, exc);
   /* The MTB writes packets at entry and return, none at the handler's exit:
    * no call then (half the calls). */
-  if (VM_UNLIKELY(vm->mtb_observe) && ev != SONDE_VM_EXC_EXIT &&
+  if ((vm->exc_observe & VM_EXC_OBS_MTB) && ev != SONDE_VM_EXC_EXIT &&
       !vm_mtb_exception_fast(vm->mtb, ev, vm->cpu.r[15], vm->cpu.entry_return))
     vm_mtb_exception(vm, ev, exc); /* MTB entry/return packets (dbg_mtb.c) */
 }
@@ -155,17 +176,22 @@ _Static_assert(VM_SYS_MAX_TIMERS <= 32, "vm_sys.armed has a bit per timer");
 
 static void scan_timers(struct vm_sys *s)
 {
-  uint64_t e = UINT64_MAX;
+  uint64_t e = UINT64_MAX, e2 = UINT64_MAX;
   unsigned next = 0;
   for (uint32_t m = s->armed; m; m &= m - 1) {
     unsigned i = (unsigned)__builtin_ctz(m);
-    if (s->timers[i].due < e) {
-      e = s->timers[i].due;
+    const uint64_t due = s->timers[i].due;
+    if (due < e) {
+      e2 = e;
+      e = due;
       next = i;
+    } else if (due < e2) {
+      e2 = due;
     }
   }
   s->next_due = e;
   s->next_timer = next;
+  s->next2_due = e2;
   s->next_valid = true;
 }
 
@@ -183,8 +209,10 @@ static uint64_t next_timer_due(struct vm_sys *s)
   { /* a write of timers[].due that forgot the cache shows up here */
     unsigned next = s->next_timer;
     uint64_t due = s->next_due;
-    for (unsigned i = 0; i < s->ntimers; i++)
+    for (unsigned i = 0; i < s->ntimers; i++) {
       assert(((s->armed >> i) & 1) == (s->timers[i].due != UINT64_MAX));
+      assert(i == next || s->timers[i].due >= s->next2_due);
+    }
     scan_timers(s);
     assert(due == s->next_due && (due == UINT64_MAX || next == s->next_timer));
   }
@@ -551,8 +579,7 @@ VM_INLINE bool push_basic(struct sonde_vm *vm, uint32_t *lr)
                              c->r[14], c->r[15], (vm_cpu_get_xpsr(vm) & ~(1u << 9)) | (align << 9)};
   memcpy(host, words, sizeof words);
   c->r[13] = frame;
-  uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;
-  *lr = base | 0x10 | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
+  *lr = vm->exc_return_basic | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
   return true;
 }
 
@@ -709,8 +736,7 @@ VM_INLINE bool entry_quiet(struct sonde_vm *vm, unsigned exc, bool direct, int g
     return false;
   /* What the VM's own state gives, worked out before the frame's stores
    * (host memory, which the compiler must assume may alias it). */
-  const uint32_t base = vm->has_v8m ? 0xFFFFFFA0u : 0xFFFFFFE1u;
-  const uint32_t lr = base | 0x10 | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
+  const uint32_t lr = vm->exc_return_basic | (thread ? 0x8 : 0) | (psp ? 0x4 : 0);
   const uint32_t waits = 8u * fp->wait_write;
   const uint32_t align = force8 ? (sp >> 2) & 1 : 0;
   /* the frame's words stored straight (no copy of them on the host stack) */
@@ -1159,11 +1185,13 @@ static inline bool service_one_sample(struct sonde_vm *vm)
   if (!due)
     return false;
   /* the re-arm (vm_sys_timer_rearm on that cache), then update_event */
+  const uint64_t e_others = e;
   vm_sys_timer_due_set(s, id, due);
   if (due < e || (due == e && id < next)) {
     e = due;
     next = id;
   }
+  s->next2_due = e_others; /* below every timer but the earliest */
   s->next_due = e;
   s->next_timer = next;
   s->next_valid = true;
@@ -1370,7 +1398,10 @@ VM_INLINE bool service_direct(struct sonde_vm *vm)
     exc = (s->syst_csr & VM_SYST_CSR_TICKINT) ? VM_EXC_SYSTICK : 0;
     s->syst_base_cycle += (uint64_t)s->syst_rvr + 1;
     t->due = s->syst_base_cycle; /* armed before and after */
-    scan_timers(s);
+    if (t->due < s->next2_due)
+      s->next_due = t->due; /* still the earliest (vm_sys_timer_rearm) */
+    else
+      scan_timers(s);
   } else {
     s->firing = true;
     set_due(s, id, UINT64_MAX);

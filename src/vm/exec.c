@@ -144,6 +144,18 @@ static void observe_retire(struct sonde_vm *vm, uint32_t pc, uint64_t start, uin
     vm_mtb_retire(vm, pc, len);
 }
 
+/* exec_insn's report to the MTB (nothing else writes x.next), out of line:
+ * vm_mtb_retire(), the first packet of an exception return (`exc_ret`, 0:
+ * none) inline. */
+static __attribute__((noinline)) void mtb_retire_insn(struct sonde_vm *vm, uint32_t pc,
+                                                      unsigned len, uint32_t exc_ret)
+{
+  if (exc_ret)
+    vm_mtb_retire_exc_return(vm, pc, len, exc_ret);
+  else
+    vm_mtb_retire(vm, pc, len);
+}
+
 /* observe_retire() with the commonest case inline: only the retire hook
  * (sonde run --trace-pc) or only the MTB, in the order observe_retire uses. */
 VM_INLINE void observe(struct sonde_vm *vm, uint32_t pc, uint64_t start, uint32_t cycles,
@@ -921,7 +933,7 @@ retire:
   if (hooked && x.cycles) /* (a folded IT takes no cycle: nothing to observe) */
     observe(vm, pc, start, x.cycles, in->len, &x.tx);
   else if (VM_UNLIKELY(vm->mtb_observe) && (x.branched || vm->mtb_hooked))
-    vm_mtb_retire(vm, pc, in->len); /* the MTB executor's slow path (nothing else writes x.next) */
+    mtb_retire_insn(vm, pc, in->len, x.exc_ret); /* the MTB executor's slow path */
   if (VM_UNLIKELY(x.exc_ret | x.post)) {
     if (x.exc_ret)
       vm_exc_return(vm, x.exc_ret); /* sets the PC from the unstacked frame */

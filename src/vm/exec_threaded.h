@@ -220,7 +220,7 @@ static __attribute__((noinline)) VM_THREADED void FAST_FN(struct sonde_vm *vm)
     SYNC();                                                                            \
     c->exec_pc = ipc_;                                                                 \
     if (VM_UNLIKELY(vm->mtb_observe))                                                  \
-      vm_mtb_retire(vm, ipc_, in->len);                                                \
+      vm_mtb_retire_exc_return(vm, ipc_, in->len, v_);                                 \
     vm_exc_return(vm, v_);                                                             \
     if (VM_UNLIKELY(vm->attention))                                                    \
       return;                                                                          \
@@ -919,7 +919,7 @@ int vm_jit_slow(struct sonde_vm *vm, struct vm_jit_state *s, const struct vm_blo
     c->apsr = apsr = lflags_pack(&s->fl, c->apsr);
     c->exec_pc = e->tag;
     if (VM_UNLIKELY(vm->mtb_observe))
-      vm_mtb_retire(vm, e->tag, e->insn.len);
+      vm_mtb_retire_exc_return(vm, e->tag, e->insn.len, v);
     vm_exc_return(vm, v);
   } else { /* `slow` */
     apsr = jit_slow_step(vm, s, e);

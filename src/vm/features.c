@@ -10,4 +10,8 @@ void vm_features_init(struct sonde_vm *vm)
   vm->has_dsp = c == SONDE_VM_CORE_M4 || c == SONDE_VM_CORE_M4F || c == SONDE_VM_CORE_M33;
   vm->has_fpu = c == SONDE_VM_CORE_M4F || c == SONDE_VM_CORE_M33;
   vm->has_v8m = c == SONDE_VM_CORE_M33;
+  vm->apsr_mask = vm->has_dsp ? 0xf80f0000u : 0xf8000000u;
+  vm->exc_return_basic = vm->has_v8m ? 0xFFFFFFB0u : 0xFFFFFFF1u;
+  vm->exc_entry_cycles = vm->has_v7m ? VM_EXC_ENTRY_CYCLES_V7 : VM_EXC_ENTRY_CYCLES_V6;
+  vm->exc_exit_cycles = vm->has_v7m ? VM_EXC_EXIT_CYCLES_V7 : VM_EXC_EXIT_CYCLES_V6;
 }

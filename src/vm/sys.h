@@ -105,6 +105,11 @@ struct vm_sys {
   unsigned next_timer;
   uint64_t next_due;
   uint32_t armed;
+  /* While next_valid: no armed timer but next_timer is due before next2_due
+   * (a lower bound of the others, exact after a scan). The earliest re-armed
+   * before it stays the earliest without a scan (SysTick's re-arm in the
+   * direct service, vm_sys_timer_rearm). */
+  uint64_t next2_due;
   /* Sleep and reset. */
   bool sleep_wfe;            /* sleeping in WFE (else WFI) */
   bool sleep_on_exit;        /* asleep after an exception return (SCR.SLEEPONEXIT) */
@@ -155,19 +160,30 @@ static inline void vm_sys_timer_due_set(struct vm_sys *s, unsigned id, uint64_t 
 }
 
 /* vm_sys_timer_set() but for vm->event_cycle: a timer re-arming itself from
- * its `fire` (then fire_due() sets event_cycle once all have fired), inline. */
+ * its `fire` (then fire_due() sets event_cycle once all have fired), inline.
+ * The cache stays exact (next2_due a lower bound) unless the earliest moves
+ * to or past next2_due: then the next ask scans. */
 static inline void vm_sys_timer_rearm(struct vm_sys *s, unsigned id, uint64_t due)
 {
   vm_sys_timer_due_set(s, id, due);
   if (s->next_valid) {
     if (due < s->next_due || (due == s->next_due && id < s->next_timer)) {
+      if (id != s->next_timer && s->next_due < s->next2_due)
+        s->next2_due = s->next_due; /* the old earliest is one of the others now */
       s->next_due = due;
       s->next_timer = id;
-    } else if (id == s->next_timer && due > s->next_due) {
-      s->next_valid = false; /* the earliest went later: scan when asked */
+    } else if (id != s->next_timer) {
+      if (due < s->next2_due)
+        s->next2_due = due;
+    } else if (due > s->next_due) {
+      if (due < s->next2_due)
+        s->next_due = due; /* still before all the others */
+      else
+        s->next_valid = false; /* maybe not the earliest: scan when asked */
     }
   }
 }
+
 /* Recompute vm->event_cycle = min(next timer, max_cycles). */
 void vm_sys_update_event(struct sonde_vm *vm);
 
@@ -179,7 +195,13 @@ void vm_irq_set_level(struct sonde_vm *vm, unsigned irq, bool high);
 /* Make exception `exc` pending (NMI, PendSV, SysTick, IRQs). */
 void vm_exc_set_pending(struct sonde_vm *vm, unsigned exc);
 
-/* Cycle costs of the exception model (exception.c; documented in docs/vm.md). */
+/* Cycle costs of the exception model (exception.c; documented in docs/vm.md):
+ * entry and return of ARMv7-M (Cortex-M3/M4 TRM) and ARMv6-M (Cortex-M0+
+ * TRM), kept for the core by vm_features_init (vm->exc_entry_cycles, ...). */
+#define VM_EXC_ENTRY_CYCLES_V7 12u
+#define VM_EXC_ENTRY_CYCLES_V6 15u
+#define VM_EXC_EXIT_CYCLES_V7 10u
+#define VM_EXC_EXIT_CYCLES_V6 13u
 unsigned vm_exc_entry_cycles(const struct sonde_vm *vm);
 
 /* Reset the system side; on power_on also clear non-retained memory. Loads SP

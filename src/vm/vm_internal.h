@@ -66,6 +66,14 @@ struct sonde_vm {
   bool has_dsp;   /* ARMv7E-M DSP extension */
   bool has_fpu;   /* single-precision FP */
   bool has_v8m;   /* ARMv8-M Mainline additions */
+  /* What the exception path derives from the gates, set with them (read
+   * once per exception entry and return instead of the tests; exception.c
+   * checks them in Debug builds): the APSR bits that exist (GE with DSP),
+   * EXC_RETURN of a basic frame to Handler mode (ARMv8-M's PREFIX | DCRS
+   * form, ARMv7-M's F1), and the entry's and return's own cycles. */
+  uint32_t apsr_mask;
+  uint32_t exc_return_basic;
+  uint8_t exc_entry_cycles, exc_exit_cycles;
 
   struct sonde_vm_stop stop; /* why execution stopped (valid once VM_ATTN_STOP) */
   bool reset_done;           /* a reset happened since sonde_vm_new */
@@ -84,6 +92,10 @@ struct sonde_vm {
   struct vm_mtb *mtb;        /* Micro Trace Buffer (mtb.h); NULL without one */
   bool mtb_observe;          /* MTB enabled: the executors feed it (dbg_mtb.c) */
   bool mtb_hooked;           /* ... and needs every instruction (TSTART/TSTOP armed) */
+  /* Who observes exceptions (VM_EXC_OBS_*, 0: nobody), kept by
+   * vm_update_hooked(): exception.c tests this one byte at each entry and
+   * return instead of the hook, the DWT's DEMCR.TRCENA and the MTB. */
+  uint8_t exc_observe;
   unsigned nperiph;
   struct vm_power power;     /* power model (power.c) */
   /* The timing model of a machine that declares a memory system (tm.h,
@@ -146,6 +158,17 @@ static inline void vm_request_stop(struct sonde_vm *vm, enum sonde_vm_stop_reaso
   vm->attention |= VM_ATTN_STOP;
 }
 
+/* vm->exc_observe: the user's exception hook or the DWT's exception trace
+ * (DEMCR.TRCENA; any code may run, a DebugMonitor may pend), and the MTB
+ * (writes its buffer, may ask for a stop). */
+#define VM_EXC_OBS_HOOKS 1u
+#define VM_EXC_OBS_MTB 2u
+static inline uint8_t vm_exc_observers(const struct sonde_vm *vm)
+{
+  const bool hooks = vm->hooks.exception || (vm->dbg && (vm->dbg->demcr & VM_DEMCR_TRCENA));
+  return (uint8_t)((hooks ? VM_EXC_OBS_HOOKS : 0) | (vm->mtb_observe ? VM_EXC_OBS_MTB : 0));
+}
+
 /* Recompute vm->hooked (the executor that reports every instruction) after an
  * observer changed. An executor that now reports too little leaves at the next
  * boundary (exec.c, vm_cpu_execute picks again); one that reports too much
@@ -155,8 +178,24 @@ static inline void vm_update_hooked(struct sonde_vm *vm, bool mtb_was)
   bool was = vm->hooked;
   vm->hooked = vm->hooks.retire || vm->hooks.transfer || vm->hooks.exception ||
                vm->dbg_observe || vm->mtb_hooked;
+  vm->exc_observe = vm_exc_observers(vm);
   if ((vm->hooked && !was) || (vm->mtb_observe && !mtb_was))
     vm->event_cycle = 0;
+}
+
+/* vm_mtb_retire() (mtb.h) of an instruction that wrote EXC_RETURN `v` to
+ * the PC (vm->cpu.r[15] = v) while vm->mtb_observe: the first of the
+ * return's two packets (dbg_mtb.c) inline while it is nothing but the
+ * store and the advance and no start/stop source is watched. */
+static inline void vm_mtb_retire_exc_return(struct sonde_vm *vm, uint32_t pc, unsigned size,
+                                            uint32_t v)
+{
+  struct vm_mtb *m = vm->mtb;
+  if (VM_LIKELY(!vm->mtb_hooked) && vm_mtb_packet_fast(m, pc, 0, v)) {
+    m->exc_return = v;
+    return;
+  }
+  vm_mtb_retire_slow(vm, pc, size);
 }
 
 /* Write target output (semihosting, UART) through the user's callback. */

@@ -33,10 +33,7 @@ static inline struct sonde_vm *tc_vm_new(enum sonde_vm_core core)
     return NULL;
   }
   vm->core = core;
-  vm->has_v7m = core != SONDE_VM_CORE_M0PLUS;
-  vm->has_dsp = core == SONDE_VM_CORE_M4 || core == SONDE_VM_CORE_M4F || core == SONDE_VM_CORE_M33;
-  vm->has_fpu = core == SONDE_VM_CORE_M4F || core == SONDE_VM_CORE_M33;
-  vm->has_v8m = core == SONDE_VM_CORE_M33;
+  vm_features_init(vm); /* the gates and what the exception path derives from them */
   vm->sys.prio_bits = 3;
   vm->sys.num_irqs = 32;
   vm_nvic_prigroup_changed(vm); /* the group-priority mask a reset sets (nvic.h) */
