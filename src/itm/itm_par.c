@@ -44,7 +44,8 @@ enum {
   PAR_CHUNK_DEFAULT = 1 << 20,
   PAR_PROBE = 256,  /* bytes a speculative start must decode without a loss */
   PAR_STARTS = 8,   /* starts tried: c = chunk start + 0..7 (a packet is <= 7 bytes) */
-  PAR_BATCH = 1024, /* packets fixed and passed to the sink at a time */
+  PAR_BATCH = 1024, /* packets the caller decodes at a time */
+  PAR_FIX = 256,    /* packets fixed and passed to the sink at a time (8 KiB) */
 };
 
 static bool force_speculation;
@@ -251,8 +252,10 @@ struct join {
   bool seen_lts, page_set;
 };
 
-static void join_fix(struct join *j, struct sonde_itm_packet *p, size_t n)
+static void join_fix(struct join *j, const struct sonde_itm_packet *src,
+                     struct sonde_itm_packet *p, size_t n)
 {
+  memcpy(p, src, n * sizeof *p);
   size_t i = 0;
   for (; i < n && !(j->seen_lts && j->page_set && j->gmask == ~0ull); i++) {
     unsigned type = p[i].type;
@@ -353,10 +356,12 @@ static int consume(struct consumer *c, size_t k, struct par_slot *sl)
       .seen_lts = false,
       .page_set = false,
   };
-  for (size_t i = at; i < sl->np; i += PAR_BATCH) {
-    size_t n = sl->np - i < PAR_BATCH ? sl->np - i : PAR_BATCH;
-    join_fix(&j, sl->pk + i, n);
-    if ((r = c->sink(c->user, sl->pk + i, n)))
+  /* fixed into the caller's buffer (L1), not in place: the slot's lines,
+   * written by another core, are only read here */
+  for (size_t i = at; i < sl->np; i += PAR_FIX) {
+    size_t n = sl->np - i < PAR_FIX ? sl->np - i : PAR_FIX;
+    join_fix(&j, sl->pk + i, c->buf, n);
+    if ((r = c->sink(c->user, c->buf, n)))
       return r;
   }
 
