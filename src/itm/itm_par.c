@@ -72,6 +72,7 @@ struct par {
   size_t len, chunk_bytes, nchunks, cap;
   uint64_t base;                /* stream offset of in[0] */
   const struct sonde_itm *d0;   /* the caller's decoder before the call */
+  struct sonde_itm spec0;       /* a fresh speculative decoder (set up by the caller) */
   struct par_slot *slots;
   unsigned nslots;
   pthread_mutex_t mu;
@@ -112,15 +113,11 @@ static void decode_chunk(struct par *pr, size_t k, struct par_slot *sl,
     return;
   }
   sl->exact = 0;
-  struct sonde_itm_config cfg = pr->d0->cfg;
-  cfg.start_unsynced = false; /* speculation: synchronised at c */
   for (size_t j = 0; j < PAR_STARTS; j++) {
     size_t c = start + j;
     if (j && c >= end)
       break;
-    sonde_itm_init(&sl->dec, sizeof sl->dec, &cfg);
-    sl->dec.loop_mode = pr->d0->loop_mode;
-    sl->dec.x86v3 = pr->d0->x86v3;
+    sl->dec = pr->spec0;
     sl->dec.offset = pr->base + c;
     sl->np = 0;
     sl->start = c;
@@ -132,9 +129,7 @@ static void decode_chunk(struct par *pr, size_t k, struct par_slot *sl,
     }
   }
   /* every start lost sync: keep the chunk start (the caller copes) */
-  sonde_itm_init(&sl->dec, sizeof sl->dec, &cfg);
-  sl->dec.loop_mode = pr->d0->loop_mode;
-  sl->dec.x86v3 = pr->d0->x86v3;
+  sl->dec = pr->spec0;
   sl->dec.offset = pr->base + start;
   sl->np = 0;
   sl->start = start;
@@ -459,6 +454,13 @@ int sonde_itm_decode_parallel(struct sonde_itm *d, const uint8_t *in, size_t len
   pr->base = d->offset;
   pr->d0 = d;
   pr->nslots = nslots;
+  /* speculation: synchronised, no timestamp, page 0; the same loops as d
+   * (tests force them). Set up here: itm_setup probes the CPU. */
+  struct sonde_itm_config scfg = d->cfg;
+  scfg.start_unsynced = false;
+  sonde_itm_init(&pr->spec0, sizeof pr->spec0, &scfg);
+  pr->spec0.loop_mode = d->loop_mode;
+  pr->spec0.x86v3 = d->x86v3;
   pthread_mutex_init(&pr->mu, NULL);
   pthread_cond_init(&pr->ready, NULL);
   pthread_cond_init(&pr->space, NULL);
