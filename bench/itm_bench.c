@@ -6,9 +6,10 @@
  *             [THREADS] [PAR_CHUNK]
  *
  * THREADS, PAR_CHUNK: for the last line, sequential against
- * sonde_itm_decode_parallel (default: online CPUs, 1 MiB chunks), both by
- * wall time, alternated REPS times in the same run, best of each; both fold
- * every field of every packet into a checksum that must agree.
+ * sonde_itm_decode_parallel (default: online CPUs, its default chunk), both
+ * by wall time, alternated REPS times in the same run, best of each, with
+ * the consumer of the decode line (sum of the values); then once, untimed,
+ * both fold every field of every packet into a checksum that must agree.
  *
  * FILE: also write the generated stream there (for `sonde itm --stats FILE`);
  * REPS: decode that many times (default 3) and report the best, which on a
@@ -28,6 +29,7 @@
  * comparators), 3 GTS1/GTS2, 2 page extensions; a sync every 4096 packets.
  * Times are thread CPU time, best of REPS (decode, record fill) or mean of 3
  * (byte scan, boundary walk). */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,9 +79,19 @@ static void fold(struct par_sum *x, const struct sonde_itm_packet *p, size_t n)
   x->n += n;
 }
 
-static int par_sink(void *user, const struct sonde_itm_packet *p, size_t n)
+static int par_fold(void *user, const struct sonde_itm_packet *p, size_t n)
 {
   fold(user, p, n);
+  return 0;
+}
+
+/* the timed consumer: like the decode loop's */
+static int par_sink(void *user, const struct sonde_itm_packet *p, size_t n)
+{
+  uint64_t s = *(uint64_t *)user;
+  for (size_t i = 0; i < n; i++)
+    s += p[i].value;
+  *(uint64_t *)user = s;
   return 0;
 }
 
@@ -309,46 +321,58 @@ int main(int argc, char **argv)
       fill = dt;
   }
   /* sequential against parallel (sonde_itm_decode_parallel), wall time,
-   * alternated in the same run; both consumers fold every packet into a
-   * checksum, which must agree */
+   * alternated in the same run, the consumer of the decode above (the sum
+   * of the values); then, untimed, both once more with every field of every
+   * packet folded into a checksum, which must agree */
   unsigned threads = argc > 6 ? (unsigned)atoi(argv[6]) : 0;
   size_t par_chunk = argc > 7 ? strtoul(argv[7], NULL, 10) : 0;
   double seq_wall = 1e9, par_wall = 1e9, par_cpu = 1e9;
   struct par_sum seq_sum = {0, 0}, par_sum = {0, 0};
   struct sonde_itm_par_stats ps;
   memset(&ps, 0, sizeof ps);
-  for (int rep = 0; rep < reps; rep++) {
+  struct sonde_itm_par_config pc;
+  sonde_itm_par_config_init(&pc);
+  pc.threads = threads;
+  pc.chunk_bytes = par_chunk;
+  for (int rep = 0; rep < reps + 1; rep++) {
+    bool check = rep == reps; /* the untimed checksum run */
     struct sonde_itm *d = sonde_itm_new(NULL);
-    memset(&seq_sum, 0, sizeof seq_sum);
+    uint64_t vsum = 0;
     double w0 = wall_s();
     size_t at = 0;
     while (at < len) {
       size_t used;
       size_t got = sonde_itm_decode(d, buf + at, len - at, &used, out, CAP);
-      fold(&seq_sum, out, got);
+      if (check)
+        fold(&seq_sum, out, got);
+      else
+        for (size_t i = 0; i < got; i++)
+          vsum += out[i].value;
       at += used;
     }
     double dt = wall_s() - w0;
-    if (dt < seq_wall)
+    if (dt < seq_wall && !check)
       seq_wall = dt;
     sonde_itm_free(d);
 
     d = sonde_itm_new(NULL);
-    memset(&par_sum, 0, sizeof par_sum);
-    struct sonde_itm_par_config pc;
-    sonde_itm_par_config_init(&pc);
-    pc.threads = threads;
-    pc.chunk_bytes = par_chunk;
+    uint64_t psum = 0;
     w0 = wall_s();
     double c0 = proc_s();
-    sonde_itm_decode_parallel(d, buf, len, &pc, par_sink, &par_sum, &ps);
+    if (check)
+      sonde_itm_decode_parallel(d, buf, len, &pc, par_fold, &par_sum, &ps);
+    else
+      sonde_itm_decode_parallel(d, buf, len, &pc, par_sink, &psum, &ps);
     dt = wall_s() - w0;
     double dc = proc_s() - c0;
-    if (dt < par_wall) {
+    if (dt < par_wall && !check) {
       par_wall = dt;
       par_cpu = dc;
     }
     sonde_itm_free(d);
+    if (psum != vsum)
+      par_sum.h ^= 1; /* a difference */
+    sum += vsum;
   }
 
   double mbs = (double)len / 1e6;
@@ -364,12 +388,12 @@ int main(int argc, char **argv)
          "%.2fx of record fill\n",
          mbs / best, (double)packets / best / 1e6, scan_s / best, walk_s / best, fill / best);
   printf("sequential: %8.1f MB/s wall | parallel: %8.1f MB/s wall (%.2fx), %.1f MB/s of CPU "
-         "time, %u threads, chunk %zu, %llu of %llu chunks joined, %llu exact, %llu bytes by the "
-         "caller%s\n",
+         "time, %u threads, chunk %zu, %llu of %llu chunks joined, %llu exact, %llu bytes walked by "
+         "the exact decoder%s\n",
          mbs / seq_wall, mbs / par_wall, seq_wall / par_wall, mbs / par_cpu, ps.threads,
          par_chunk ? par_chunk : (size_t)1 << 20, (unsigned long long)ps.joined,
          (unsigned long long)ps.chunks, (unsigned long long)ps.exact,
-         (unsigned long long)ps.caller_bytes,
+         (unsigned long long)ps.walk_bytes,
          seq_sum.n == par_sum.n && seq_sum.h == par_sum.h ? "" : " -- PACKETS DIFFER");
   printf("(checksum %llu %llu %llu)\n", (unsigned long long)hits, (unsigned long long)sum,
          (unsigned long long)walked);

@@ -181,19 +181,23 @@ bool sonde_itm_synced(const struct sonde_itm *d);
  * timestamps, ports, global timestamps, SKIP packets) in the same order, and
  * `d` left in the same state (statistics, sync, timestamp, page, a packet
  * cut off by the end), so sonde_itm_finish(d, ...) can follow. Packets go to
- * `sink` in order, in batches, always from the calling thread.
+ * `sink` in order, in batches, one call at a time but from any of the
+ * threads (each chunk is passed on by the thread that decoded it, while its
+ * packets are in that core's cache); the calls are serialised, so a sink
+ * needs no lock of its own.
  *
  * How: the input is cut into chunks of chunk_bytes. Worker threads decode
  * chunk k > 0 speculatively, as if synchronised at (or within 8 bytes of) its
- * start, with no timestamp, page 0 and global timestamp 0. The caller, in
- * order, runs the exact decoder from where chunk k-1 really ended until it
+ * start, with no timestamp, page 0 and global timestamp 0. In chunk order,
+ * the exact decoder runs from where chunk k-1 really ended until it
  * stands at a packet boundary that the speculative decode also had (proved
  * by the decoder state, not assumed); from there the speculative packets
  * are kept, with the timestamp base added, the stimulus page applied to
  * software ports before the chunk's first page or sync packet, and the
  * global timestamp's bits not yet written in the chunk filled in; the
- * statistics are summed. Where no common boundary turns up, the caller
- * decodes the chunk itself (correct, just not parallel). docs/itm.md
+ * statistics are summed. Where no common boundary turns up, the exact
+ * decoder decodes the chunk (correct, just not parallel). A chunk that is
+ * next in order when a thread takes it is decoded exactly. docs/itm.md
  * "Parallel decoding" has the rules.
  *
  * Memory: 2 * threads slots of about chunk_bytes * 32 bytes of packet
@@ -213,10 +217,11 @@ struct sonde_itm_par_stats {
   unsigned threads;       /* threads that decoded (including the caller) */
   uint64_t chunks;        /* chunks the input was cut into */
   uint64_t joined;        /* chunks whose speculative packets were kept */
-  uint64_t exact;         /* chunks decoded from the true state (the first, or
-                             claimed by the caller when it was next) */
-  uint64_t caller_bytes;  /* bytes the caller decoded to reach a common boundary
-                             or, with none, for the whole chunk */
+  uint64_t exact;         /* chunks decoded from the true state (next in order
+                             when a thread took them) */
+  uint64_t walk_bytes;    /* bytes of speculative chunks the exact decoder
+                             decoded to reach a common boundary or, with none,
+                             for the whole chunk */
 };
 
 /* Decode in[0..len) into d with up to pc->threads threads (pc NULL: the

@@ -23,9 +23,9 @@
  * are its candidate points (q, i), q an offset and i the index of P's next
  * packet there.
  *
- * The caller holds T, the exact sequential decoder, at the chunk's start. It
- * feeds T the bytes up to the next candidate point q (passing T's packets to
- * the sink) and checks T's state: IDLE means T and P agree from q on
+ * The thread delivering chunk k holds T, the exact sequential decoder, at
+ * the chunk's start (see run_thread). It feeds T the bytes up to the next
+ * candidate point q (passing T's packets to the sink) and checks T's state: IDLE means T and P agree from q on
  * (join). It tests every point at first, then at doubling gaps (a join can
  * only be seen late, never wrongly); with no join in the chunk, T decodes
  * the whole chunk. After a join at (q, i), P's packets from i on are passed
@@ -44,7 +44,7 @@ enum {
   PAR_CHUNK_DEFAULT = 1 << 20,
   PAR_PROBE = 256,  /* bytes a speculative start must decode without a loss */
   PAR_STARTS = 8,   /* starts tried: c = chunk start + 0..7 (a packet is <= 7 bytes) */
-  PAR_BATCH = 1024, /* packets the caller decodes at a time */
+  PAR_BATCH = 1024, /* packets the exact decoder writes at a time */
   PAR_FIX = 256,    /* packets fixed and passed to the sink at a time (8 KiB) */
 };
 
@@ -58,7 +58,7 @@ void sonde_itm_par_config_init(struct sonde_itm_par_config *c)
 }
 
 struct par_slot {
-  struct sonde_itm dec;        /* the decoder after the chunk: P, or exact */
+  struct sonde_itm dec;        /* P after the chunk */
   struct sonde_itm_packet *pk; /* its packets */
   size_t np;
   size_t start, end; /* input positions decoded: [start, end) */
@@ -71,14 +71,15 @@ struct par {
   const uint8_t *in;
   size_t len, chunk_bytes, nchunks, cap;
   uint64_t base;                /* stream offset of in[0] */
-  const struct sonde_itm *d0;   /* the caller's decoder before the call */
-  struct sonde_itm spec0;       /* a fresh speculative decoder (set up by the caller) */
+  struct sonde_itm spec0;       /* a fresh speculative decoder */
   struct par_slot *slots;
   unsigned nslots;
+  struct consumer *c;
   pthread_mutex_t mu;
-  pthread_cond_t ready, space;
-  size_t next;     /* next chunk to claim */
-  size_t consumed; /* chunks passed on */
+  pthread_cond_t cv;  /* delivered or stop changed */
+  size_t next;        /* next chunk to claim */
+  size_t delivered;   /* chunks passed to the sink */
+  int result;         /* the sink's non-zero value */
   bool stop;
 };
 
@@ -98,21 +99,11 @@ static void slot_run(struct par *pr, struct sonde_itm *s, struct par_slot *sl, s
   sl->end = from;
 }
 
-/* Decode chunk k into sl: from the exact state `from`, or speculatively. */
-static void decode_chunk(struct par *pr, size_t k, struct par_slot *sl,
-                         const struct sonde_itm *from)
+/* Decode chunk k into sl speculatively. */
+static void decode_chunk(struct par *pr, size_t k, struct par_slot *sl)
 {
   size_t start = k * pr->chunk_bytes;
   size_t end = pr->len - start > pr->chunk_bytes ? start + pr->chunk_bytes : pr->len;
-  sl->np = 0;
-  if (from) {
-    sl->dec = *from;
-    sl->exact = 1;
-    sl->start = start;
-    slot_run(pr, &sl->dec, sl, start, end);
-    return;
-  }
-  sl->exact = 0;
   for (size_t j = 0; j < PAR_STARTS; j++) {
     size_t c = start + j;
     if (j && c >= end)
@@ -128,7 +119,7 @@ static void decode_chunk(struct par *pr, size_t k, struct par_slot *sl,
       return;
     }
   }
-  /* every start lost sync: keep the chunk start (the caller copes) */
+  /* every start lost sync: keep the chunk start (no join, likely) */
   sl->dec = pr->spec0;
   sl->dec.offset = pr->base + start;
   sl->np = 0;
@@ -136,63 +127,31 @@ static void decode_chunk(struct par *pr, size_t k, struct par_slot *sl,
   slot_run(pr, &sl->dec, sl, start, end);
 }
 
-/* With pr->mu held: claim the next chunk if its slot is free. */
-static bool claim(struct par *pr, size_t *k)
-{
-  if (pr->stop || pr->next >= pr->nchunks || pr->next >= pr->consumed + pr->nslots)
-    return false;
-  *k = pr->next++;
-  return true;
-}
+/* ---- delivering a chunk, in order -------------------------------------------- */
 
-static void mark_done(struct par *pr, size_t k)
-{
-  struct par_slot *sl = &pr->slots[k % pr->nslots];
-  pthread_mutex_lock(&pr->mu);
-  sl->chunk = k;
-  sl->done = 1;
-  pthread_cond_signal(&pr->ready); /* only the caller waits for it */
-  pthread_mutex_unlock(&pr->mu);
-}
-
-static void *worker(void *arg)
-{
-  struct par *pr = arg;
-  for (;;) {
-    size_t k;
-    bool got;
-    pthread_mutex_lock(&pr->mu);
-    while (!(got = claim(pr, &k)) && !pr->stop && pr->next < pr->nchunks)
-      pthread_cond_wait(&pr->space, &pr->mu);
-    pthread_mutex_unlock(&pr->mu);
-    if (!got)
-      return NULL;
-    decode_chunk(pr, k, &pr->slots[k % pr->nslots], k ? NULL : pr->d0);
-    mark_done(pr, k);
-  }
-}
-
-/* ---- the caller: in order ---------------------------------------------------- */
-
+/* What the thread delivering the next chunk owns (handed on in order,
+ * through pr->mu). */
 struct consumer {
   struct par *pr;
-  struct sonde_itm t; /* the exact decoder */
+  struct sonde_itm t; /* the exact decoder, at the next chunk's start */
   sonde_itm_sink_fn sink;
   void *user;
   struct sonde_itm_par_stats *ps;
-  struct sonde_itm_packet buf[PAR_BATCH];
 };
 
-/* T decodes in[from..to), its packets to the sink. */
-static int feed(struct consumer *c, size_t from, size_t to)
+/* T decodes in[from..to), its packets to the sink through buf (the
+ * delivering thread's, PAR_BATCH packets). */
+static int feed(struct consumer *c, struct sonde_itm_packet *buf, size_t from, size_t to,
+                bool count)
 {
-  c->ps->caller_bytes += to - from;
+  if (count)
+    c->ps->walk_bytes += to - from;
   while (from < to) {
     size_t used = 0;
-    size_t n = sonde_itm_decode(&c->t, c->pr->in + from, to - from, &used, c->buf, PAR_BATCH);
+    size_t n = sonde_itm_decode(&c->t, c->pr->in + from, to - from, &used, buf, PAR_BATCH);
     from += used;
     if (n) {
-      int r = c->sink(c->user, c->buf, n);
+      int r = c->sink(c->user, buf, n);
       if (r)
         return r;
     }
@@ -278,22 +237,14 @@ static void join_fix(struct join *j, const struct sonde_itm_packet *src,
 
 /* Chunk k from its slot: join (or decode it here), pass its packets on, and
  * leave T at the chunk's end. */
-static int consume(struct consumer *c, size_t k, struct par_slot *sl)
+static int consume(struct consumer *c, struct sonde_itm_packet *buf, size_t k,
+                   struct par_slot *sl)
 {
   struct par *pr = c->pr;
   size_t pos = (size_t)(c->t.offset - pr->base);
   size_t end = pr->len - k * pr->chunk_bytes > pr->chunk_bytes ? (k + 1) * pr->chunk_bytes
                                                                 : pr->len;
   int r;
-  if (sl->exact) {
-    c->ps->exact++;
-    struct sonde_itm_config cfg = c->t.cfg;
-    c->t = sl->dec;
-    c->t.cfg = cfg;
-    if (sl->np && (r = c->sink(c->user, sl->pk, sl->np)))
-      return r;
-    return sl->end < end ? feed(c, sl->end, end) : 0;
-  }
   /* find a join: T IDLE at one of P's candidate points */
   size_t at = SIZE_MAX; /* P's packet index at the join */
   size_t q = 0;
@@ -326,7 +277,7 @@ static int consume(struct consumer *c, size_t k, struct par_slot *sl)
       /* every point at first, then at doubling gaps */
       if (tries > 16 && (tries & (tries - 1)))
         continue;
-      if ((r = feed(c, pos, cq)))
+      if ((r = feed(c, buf, pos, cq, true)))
         return r;
       pos = cq;
       if (c->t.state == ST_IDLE) {
@@ -337,7 +288,7 @@ static int consume(struct consumer *c, size_t k, struct par_slot *sl)
     }
   }
   if (at == SIZE_MAX) /* no common boundary: T decodes the chunk */
-    return feed(c, pos, end);
+    return feed(c, buf, pos, end, true);
   c->ps->joined++;
 
   struct p_context x;
@@ -351,12 +302,12 @@ static int consume(struct consumer *c, size_t k, struct par_slot *sl)
       .seen_lts = false,
       .page_set = false,
   };
-  /* fixed into the caller's buffer (L1), not in place: the slot's lines,
-   * written by another core, are only read here */
+  /* fixed into the thread's buffer (L1), not in place: the slot is only
+   * read (PAR_FIX packets at a time, while they are in L1) */
   for (size_t i = at; i < sl->np; i += PAR_FIX) {
     size_t n = sl->np - i < PAR_FIX ? sl->np - i : PAR_FIX;
-    join_fix(&j, sl->pk + i, c->buf, n);
-    if ((r = c->sink(c->user, c->buf, n)))
+    join_fix(&j, sl->pk + i, buf, n);
+    if ((r = c->sink(c->user, buf, n)))
       return r;
   }
 
@@ -381,7 +332,61 @@ static int consume(struct consumer *c, size_t k, struct par_slot *sl)
   c->t.st.losses += p->st.losses - x.st.losses;
   for (unsigned ty = 0; ty < SONDE_ITM_TYPE_COUNT; ty++)
     c->t.st.packets[ty] += p->st.packets[ty] - x.st.packets[ty];
-  return sl->end < end ? feed(c, sl->end, end) : 0;
+  return sl->end < end ? feed(c, buf, sl->end, end, true) : 0;
+}
+
+/* ---- the threads --------------------------------------------------------------
+ *
+ * Every thread (the caller too) loops: claim the next chunk (at most nslots
+ * ahead of the chunks delivered); if it is the next to deliver, T is at its
+ * start: decode it with T straight to the sink (sequential, the packets
+ * never leave this core). Otherwise decode it speculatively into its slot,
+ * wait until the chunks before it are delivered, then join and deliver it
+ * (the slot is still in this core's cache). Deliveries are in chunk order,
+ * one at a time, each after the previous one (pr->delivered, under pr->mu),
+ * so the sink sees the packets in order, from one thread at a time. */
+
+static void *run_thread(void *arg)
+{
+  struct par *pr = arg;
+  struct consumer *c = pr->c;
+  struct sonde_itm_packet buf[PAR_BATCH];
+  pthread_mutex_lock(&pr->mu);
+  for (;;) {
+    while (!pr->stop && pr->next < pr->nchunks && pr->next >= pr->delivered + pr->nslots)
+      pthread_cond_wait(&pr->cv, &pr->mu);
+    if (pr->stop || pr->next >= pr->nchunks)
+      break;
+    size_t k = pr->next++;
+    struct par_slot *sl = &pr->slots[k % pr->nslots];
+    int r;
+    if (k == pr->delivered && (!force_speculation || !k)) {
+      pthread_mutex_unlock(&pr->mu);
+      size_t start = k * pr->chunk_bytes;
+      size_t end = pr->len - start > pr->chunk_bytes ? start + pr->chunk_bytes : pr->len;
+      c->ps->exact++;
+      r = feed(c, buf, start, end, false);
+    } else {
+      pthread_mutex_unlock(&pr->mu);
+      decode_chunk(pr, k, sl);
+      pthread_mutex_lock(&pr->mu);
+      while (!pr->stop && pr->delivered != k)
+        pthread_cond_wait(&pr->cv, &pr->mu);
+      if (pr->stop)
+        break;
+      pthread_mutex_unlock(&pr->mu);
+      r = consume(c, buf, k, sl);
+    }
+    pthread_mutex_lock(&pr->mu);
+    pr->delivered++;
+    if (r) {
+      pr->result = r;
+      pr->stop = true;
+    }
+    pthread_cond_broadcast(&pr->cv);
+  }
+  pthread_mutex_unlock(&pr->mu);
+  return NULL;
 }
 
 static unsigned online_cpus(void)
@@ -419,11 +424,16 @@ int sonde_itm_decode_parallel(struct sonde_itm *d, const uint8_t *in, size_t len
   ps->chunks = nchunks;
   if (threads <= 1) { /* sequential: sonde_itm_decode in the caller */
     struct par one = {.in = in, .len = len, .base = d->offset};
+    struct sonde_itm_packet *buf = malloc(PAR_BATCH * sizeof *buf);
+    if (!buf) {
+      free(c);
+      return SONDE_E_NOMEM;
+    }
     c->pr = &one;
-    int r = feed(c, 0, len);
-    ps->caller_bytes = 0;
+    int r = feed(c, buf, 0, len, false);
     ps->exact = nchunks;
     *d = c->t;
+    free(buf);
     free(c);
     return r;
   }
@@ -452,7 +462,6 @@ int sonde_itm_decode_parallel(struct sonde_itm *d, const uint8_t *in, size_t len
   pr->nchunks = nchunks;
   pr->cap = cap;
   pr->base = d->offset;
-  pr->d0 = d;
   pr->nslots = nslots;
   /* speculation: synchronised, no timestamp, page 0; the same loops as d
    * (tests force them). Set up here: itm_setup probes the CPU. */
@@ -462,57 +471,24 @@ int sonde_itm_decode_parallel(struct sonde_itm *d, const uint8_t *in, size_t len
   pr->spec0.loop_mode = d->loop_mode;
   pr->spec0.x86v3 = d->x86v3;
   pthread_mutex_init(&pr->mu, NULL);
-  pthread_cond_init(&pr->ready, NULL);
-  pthread_cond_init(&pr->space, NULL);
+  pthread_cond_init(&pr->cv, NULL);
   c->pr = pr;
+  pr->c = c;
 
   pthread_t *tid = malloc((threads - 1) * sizeof *tid);
   unsigned started = 0;
   for (unsigned i = 0; tid && i + 1 < threads; i++)
-    if (!pthread_create(&tid[started], NULL, worker, pr))
+    if (!pthread_create(&tid[started], NULL, run_thread, pr))
       started++;
   ps->threads = started + 1;
-
-  int r = 0;
-  for (size_t k = 0; k < nchunks && !r; k++) {
-    struct par_slot *sl = &pr->slots[k % nslots];
-    pthread_mutex_lock(&pr->mu);
-    while (!(sl->done && sl->chunk == k)) {
-      /* help: decode a chunk here rather than wait; the next one from T */
-      size_t kk;
-      if (claim(pr, &kk)) {
-        pthread_mutex_unlock(&pr->mu);
-        if (kk == k && (!force_speculation || !k))
-          decode_chunk(pr, kk, sl, &c->t);
-        else
-          decode_chunk(pr, kk, &pr->slots[kk % nslots], kk ? NULL : d);
-        mark_done(pr, kk);
-        pthread_mutex_lock(&pr->mu);
-        continue;
-      }
-      pthread_cond_wait(&pr->ready, &pr->mu);
-    }
-    pthread_mutex_unlock(&pr->mu);
-    r = consume(c, k, sl);
-    pthread_mutex_lock(&pr->mu);
-    sl->done = 0;
-    pr->consumed++;
-    if (r)
-      pr->stop = true;
-    pthread_cond_broadcast(&pr->space);
-    pthread_mutex_unlock(&pr->mu);
-  }
-  pthread_mutex_lock(&pr->mu);
-  pr->stop = true;
-  pthread_cond_broadcast(&pr->space);
-  pthread_mutex_unlock(&pr->mu);
+  run_thread(pr);
   for (unsigned i = 0; i < started; i++)
     pthread_join(tid[i], NULL);
   free(tid);
+  int r = pr->result;
   if (!r)
     *d = c->t;
-  pthread_cond_destroy(&pr->space);
-  pthread_cond_destroy(&pr->ready);
+  pthread_cond_destroy(&pr->cv);
   pthread_mutex_destroy(&pr->mu);
   for (unsigned i = 0; i < nslots; i++)
     free(pr->slots[i].pk);

@@ -60,7 +60,7 @@ static void decode_par(const uint8_t *s, size_t len, size_t pre, size_t chunk, u
   par_sum.chunks += ps.chunks;
   par_sum.joined += ps.joined;
   par_sum.exact += ps.exact;
-  par_sum.caller_bytes += ps.caller_bytes;
+  par_sum.walk_bytes += ps.walk_bytes;
   if (chunk >= 257 && clean && !unsynced) {
     big_spec += ps.chunks - ps.exact;
     big_joined += ps.joined;
@@ -223,15 +223,15 @@ static void par_tests(void)
   RUN(test_par_random_bytes);
   RUN(test_par_sink_stops);
   fprintf(stderr,
-          "parallel decodes: %llu chunks, %llu joined, %llu exact, %llu bytes decoded by the "
-          "caller, up to %u threads; chunks of >= 257 bytes without a loss: %llu speculative, "
+          "parallel decodes: %llu chunks, %llu joined, %llu exact, %llu bytes walked by the "
+          "exact decoder, up to %u threads; chunks of >= 257 bytes without a loss: %llu speculative, "
           "%llu joined\n",
           (unsigned long long)par_sum.chunks, (unsigned long long)par_sum.joined,
-          (unsigned long long)par_sum.exact, (unsigned long long)par_sum.caller_bytes,
+          (unsigned long long)par_sum.exact, (unsigned long long)par_sum.walk_bytes,
           par_sum.threads, (unsigned long long)big_spec, (unsigned long long)big_joined);
   /* the test proves something only if both ways were taken */
   CHECK(big_spec > 1000 && big_joined * 100 >= big_spec * 99);
   CHECK(par_sum.joined > 100000);
-  CHECK(par_sum.caller_bytes > 0);
+  CHECK(par_sum.walk_bytes > 0);
   CHECK(par_sum.threads >= 3);
 }
