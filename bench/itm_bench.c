@@ -391,7 +391,7 @@ int main(int argc, char **argv)
          "time, %u threads, chunk %zu, %llu of %llu chunks joined, %llu exact, %llu bytes walked by "
          "the exact decoder%s\n",
          mbs / seq_wall, mbs / par_wall, seq_wall / par_wall, mbs / par_cpu, ps.threads,
-         par_chunk ? par_chunk : (size_t)1 << 20, (unsigned long long)ps.joined,
+         par_chunk ? par_chunk : (size_t)64 << 10, (unsigned long long)ps.joined,
          (unsigned long long)ps.chunks, (unsigned long long)ps.exact,
          (unsigned long long)ps.walk_bytes,
          seq_sum.n == par_sum.n && seq_sum.h == par_sum.h ? "" : " -- PACKETS DIFFER");

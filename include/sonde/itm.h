@@ -208,7 +208,7 @@ typedef int (*sonde_itm_sink_fn)(void *user, const struct sonde_itm_packet *pack
 struct sonde_itm_par_config {
   unsigned threads;   /* decoding threads including the caller: 0 = online CPUs,
                          1 = sequential (sonde_itm_decode in the caller) */
-  size_t chunk_bytes; /* input bytes per unit of work: 0 = default (1 MiB) */
+  size_t chunk_bytes; /* input bytes per unit of work: 0 = default (64 KiB) */
 };
 void sonde_itm_par_config_init(struct sonde_itm_par_config *c);
 

@@ -41,7 +41,7 @@
 #include "itm_internal.h"
 
 enum {
-  PAR_CHUNK_DEFAULT = 1 << 20,
+  PAR_CHUNK_DEFAULT = 64 << 10, /* its records (~12 bytes per input byte, mixed) fit in L2 */
   PAR_PROBE = 256,  /* bytes a speculative start must decode without a loss */
   PAR_STARTS = 8,   /* starts tried: c = chunk start + 0..7 (a packet is <= 7 bytes) */
   PAR_BATCH = 1024, /* packets the exact decoder writes at a time */
@@ -206,10 +206,8 @@ struct join {
   bool seen_lts, page_set;
 };
 
-static void join_fix(struct join *j, const struct sonde_itm_packet *src,
-                     struct sonde_itm_packet *p, size_t n)
+static void join_fix(struct join *j, struct sonde_itm_packet *p, size_t n)
 {
-  memcpy(p, src, n * sizeof *p);
   size_t i = 0;
   for (; i < n && !(j->seen_lts && j->page_set && j->gmask == ~0ull); i++) {
     unsigned type = p[i].type;
@@ -302,12 +300,12 @@ static int consume(struct consumer *c, struct sonde_itm_packet *buf, size_t k,
       .seen_lts = false,
       .page_set = false,
   };
-  /* fixed into the thread's buffer (L1), not in place: the slot is only
-   * read (PAR_FIX packets at a time, while they are in L1) */
+  /* fixed in place (the slot is this core's) and passed on PAR_FIX packets
+   * at a time, while they are in L1 */
   for (size_t i = at; i < sl->np; i += PAR_FIX) {
     size_t n = sl->np - i < PAR_FIX ? sl->np - i : PAR_FIX;
-    join_fix(&j, sl->pk + i, buf, n);
-    if ((r = c->sink(c->user, buf, n)))
+    join_fix(&j, sl->pk + i, n);
+    if ((r = c->sink(c->user, sl->pk + i, n)))
       return r;
   }
 

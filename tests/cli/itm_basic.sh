@@ -122,7 +122,7 @@ for a in "--events --format csv" "--events --format json" "--stats --events" "--
          "--stats --format json" "-c 1,%d --format csv"; do
   "$SONDE" itm $a "$T/s.bin" >/dev/null 2>"$T/err"; check_eq "$?" 2 "itm $a (would be ignored)"
 done
-# -j: a 2.5 MB file (s.bin 60000 times, cut inside a packet: three 1 MiB chunks, the
+# -j: a 2.5 MB file (s.bin 60000 times, cut inside a packet: 39 chunks of 64 KiB, the
 # joins, a loss at every copy, a truncated end) gives the same output with any thread count
 for i in $(seq 100); do cat "$T/s.bin"; done >"$T/s100.bin"
 for i in $(seq 600); do cat "$T/s100.bin"; done | head -c 2500001 >"$T/big.bin"
