@@ -62,9 +62,7 @@ struct par_slot {
   struct sonde_itm_packet *pk; /* its packets */
   size_t np;
   size_t start, end; /* input positions decoded: [start, end) */
-  size_t chunk;      /* the chunk held (when done) */
-  uint8_t exact;     /* decoded from the true state: packets as they are */
-  uint8_t done;
+  uint8_t done;      /* decoded, not yet delivered (under pr->mu) */
 };
 
 struct par {
@@ -76,9 +74,10 @@ struct par {
   unsigned nslots;
   struct consumer *c;
   pthread_mutex_t mu;
-  pthread_cond_t cv;  /* delivered or stop changed */
+  pthread_cond_t cv;  /* a chunk decoded or delivered, or stop */
   size_t next;        /* next chunk to claim */
   size_t delivered;   /* chunks passed to the sink */
+  bool delivering;    /* a thread is passing the next chunk on */
   int result;         /* the sink's non-zero value */
   bool stop;
 };
@@ -335,14 +334,32 @@ static int consume(struct consumer *c, struct sonde_itm_packet *buf, size_t k,
 
 /* ---- the threads --------------------------------------------------------------
  *
- * Every thread (the caller too) loops: claim the next chunk (at most nslots
- * ahead of the chunks delivered); if it is the next to deliver, T is at its
- * start: decode it with T straight to the sink (sequential, the packets
- * never leave this core). Otherwise decode it speculatively into its slot,
- * wait until the chunks before it are delivered, then join and deliver it
- * (the slot is still in this core's cache). Deliveries are in chunk order,
- * one at a time, each after the previous one (pr->delivered, under pr->mu),
- * so the sink sees the packets in order, from one thread at a time. */
+ * Every thread (the caller too) loops, under pr->mu, doing the first of:
+ *  1. deliver the next chunk in order, if no one is delivering: when no
+ *     thread has taken it yet, T is at its start: decode it with T straight
+ *     to the sink (sequential; the packets never leave this core); when it
+ *     has been decoded speculatively, join it and pass it on;
+ *  2. take the next chunk (at most nslots ahead of the chunks delivered)
+ *     and decode it speculatively into its slot; then loop, so that a chunk
+ *     that is next by then is delivered by the thread that decoded it, its
+ *     packets still in this core's cache;
+ *  3. wait.
+ * No thread waits for another while there is work, which matters on a
+ * loaded machine where a thread may not run for a while. Deliveries are in
+ * chunk order, one at a time (pr->delivering), so the sink sees the packets
+ * in order, from one thread at a time. */
+
+/* With pr->mu held: a delivery ended. */
+static void delivered_one(struct par *pr, int r)
+{
+  pr->delivering = false;
+  pr->delivered++;
+  if (r) {
+    pr->result = r;
+    pr->stop = true;
+  }
+  pthread_cond_broadcast(&pr->cv);
+}
 
 static void *run_thread(void *arg)
 {
@@ -350,38 +367,37 @@ static void *run_thread(void *arg)
   struct consumer *c = pr->c;
   struct sonde_itm_packet buf[PAR_BATCH];
   pthread_mutex_lock(&pr->mu);
-  for (;;) {
-    while (!pr->stop && pr->next < pr->nchunks && pr->next >= pr->delivered + pr->nslots)
-      pthread_cond_wait(&pr->cv, &pr->mu);
-    if (pr->stop || pr->next >= pr->nchunks)
-      break;
-    size_t k = pr->next++;
+  while (!pr->stop && pr->delivered < pr->nchunks) {
+    size_t k = pr->delivered;
     struct par_slot *sl = &pr->slots[k % pr->nslots];
-    int r;
-    if (k == pr->delivered && (!force_speculation || !k)) {
+    if (!pr->delivering && pr->next == k && (!force_speculation || !k)) {
+      pr->next++;
+      pr->delivering = true;
       pthread_mutex_unlock(&pr->mu);
       size_t start = k * pr->chunk_bytes;
       size_t end = pr->len - start > pr->chunk_bytes ? start + pr->chunk_bytes : pr->len;
       c->ps->exact++;
-      r = feed(c, buf, start, end, false);
-    } else {
-      pthread_mutex_unlock(&pr->mu);
-      decode_chunk(pr, k, sl);
+      int r = feed(c, buf, start, end, false);
       pthread_mutex_lock(&pr->mu);
-      while (!pr->stop && pr->delivered != k)
-        pthread_cond_wait(&pr->cv, &pr->mu);
-      if (pr->stop)
-        break;
+      delivered_one(pr, r);
+    } else if (!pr->delivering && sl->done) {
+      pr->delivering = true;
       pthread_mutex_unlock(&pr->mu);
-      r = consume(c, buf, k, sl);
+      int r = consume(c, buf, k, sl);
+      pthread_mutex_lock(&pr->mu);
+      sl->done = 0;
+      delivered_one(pr, r);
+    } else if (pr->next < pr->nchunks && pr->next < pr->delivered + pr->nslots) {
+      size_t kk = pr->next++;
+      struct par_slot *ks = &pr->slots[kk % pr->nslots];
+      pthread_mutex_unlock(&pr->mu);
+      decode_chunk(pr, kk, ks);
+      pthread_mutex_lock(&pr->mu);
+      ks->done = 1;
+      pthread_cond_broadcast(&pr->cv);
+    } else {
+      pthread_cond_wait(&pr->cv, &pr->mu);
     }
-    pthread_mutex_lock(&pr->mu);
-    pr->delivered++;
-    if (r) {
-      pr->result = r;
-      pr->stop = true;
-    }
-    pthread_cond_broadcast(&pr->cv);
   }
   pthread_mutex_unlock(&pr->mu);
   return NULL;
