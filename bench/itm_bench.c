@@ -38,29 +38,20 @@
 
 #include "sonde/itm.h"
 
+/* The time of a clock, in seconds. */
+static double clock_s(clockid_t id)
+{
+  struct timespec t;
+  clock_gettime(id, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 /* CPU time of this thread: the machine is shared, and wall time would count
  * the time other processes held the core. */
-static double now_s(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static double wall_s(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
+static double now_s(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
+static double wall_s(void) { return clock_s(CLOCK_MONOTONIC); }
 /* CPU time of all threads */
-static double proc_s(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+static double proc_s(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 
 /* a consumer: every field of every packet into a checksum */
 struct par_sum {

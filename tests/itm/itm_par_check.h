@@ -67,13 +67,7 @@ static void decode_par(const uint8_t *s, size_t len, size_t pre, size_t chunk, u
   }
   if (ps.threads > par_sum.threads)
     par_sum.threads = ps.threads;
-  if (r->n + 4 > r->cap) {
-    r->cap = r->n + 4;
-    r->p = realloc(r->p, r->cap * sizeof *r->p);
-  }
-  r->n += sonde_itm_finish(d, r->p + r->n, 4);
-  r->st = *sonde_itm_stats(d);
-  sonde_itm_free(d);
+  finish_res(d, r);
 }
 
 static struct res A2;

@@ -41,6 +41,18 @@ static bool portable;        /* the baseline-ISA copy of the hot loops */
 static unsigned ts_prescale = 1;
 static bool unsynced;        /* start_unsynced (the parallel test) */
 
+/* End of input: sonde_itm_finish's packets and the statistics into r; frees d. */
+static void finish_res(struct sonde_itm *d, struct res *r)
+{
+  if (r->n + 4 > r->cap) {
+    r->cap = r->n + 4;
+    r->p = realloc(r->p, r->cap * sizeof *r->p);
+  }
+  r->n += sonde_itm_finish(d, r->p + r->n, 4);
+  r->st = *sonde_itm_stats(d);
+  sonde_itm_free(d);
+}
+
 static void decode(const uint8_t *s, size_t len, long chunk, size_t room, struct res *r)
 {
   struct sonde_itm_config cfg;
@@ -79,13 +91,7 @@ static void decode(const uint8_t *s, size_t len, long chunk, size_t room, struct
     }
     pos += k;
   }
-  if (r->n + 4 > r->cap) {
-    r->cap = r->n + 4;
-    r->p = realloc(r->p, r->cap * sizeof *r->p);
-  }
-  r->n += sonde_itm_finish(d, r->p + r->n, 4);
-  r->st = *sonde_itm_stats(d);
-  sonde_itm_free(d);
+  finish_res(d, r);
 }
 
 static struct res A, B;
