@@ -14,6 +14,13 @@ endforeach()
 # SysTick and the timer at one priority: neither preempts the other.
 sonde_firmware(exc_timers_eq_m3 SOURCES tests/exc_timers.c CORE m3 MACHINE cm3 OPT -O2
                DEFINES EQUAL_PRIO=1)
+# SysTick, the timer and the delay falling due together (test_exc_quiet).
+foreach(core m3:cm3 m0plus:cm0plus)
+  string(REPLACE ":" ";" core ${core})
+  list(GET core 0 c)
+  list(GET core 1 mach)
+  sonde_firmware(exc_coincide_${c} SOURCES tests/exc_coincide.c CORE ${c} MACHINE ${mach} OPT -O2)
+endforeach()
 # The ARMv8-M ones again at QEMU mps2-an505's addresses (ld/an505.ld), compared
 # with QEMU by tests/vm/test_exc_qemu.c on tests/vm/an505.machine.
 foreach(prog nesting basepri stklim stklim_insn)

@@ -5,6 +5,7 @@
  * docs/monitor.md "Energy"). */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,7 +122,7 @@ int cmd_energy(int argc, char **argv)
     size_t len;
     char *text = cli_read_file(current, &len);
     if (!text)
-      return cli_error("%s: cannot read", current);
+      return cli_error("energy: '%s': %s", current, strerror(errno));
     rc = sonde_mon_current_parse_csv(&cur, text, len, current, &d);
     free(text);
     if (rc < 0) {
@@ -158,7 +159,7 @@ int cmd_energy(int argc, char **argv)
     size_t len;
     char *text = cli_read_file(path, &len);
     if (!text) {
-      rc = cli_error("%s: cannot read", path);
+      rc = cli_error("energy: '%s': %s", path, strerror(errno));
       goto done;
     }
     int prc = sonde_mon_marks_parse_csv(&mk, text, len, path, &d);

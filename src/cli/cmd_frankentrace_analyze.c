@@ -187,9 +187,12 @@ int cmd_frankentrace_analyze(int argc, char **argv)
       goto done;
     }
   }
-  qsort(funcs, nf, sizeof *funcs, cmp_agg);
-  qsort(mnems, nm, sizeof *mnems, cmp_agg);
-  qsort(st, nst, sizeof *st, cmp_stat_cycles);
+  if (nf) /* (qsort of a NULL array is undefined even when empty) */
+    qsort(funcs, nf, sizeof *funcs, cmp_agg);
+  if (nm)
+    qsort(mnems, nm, sizeof *mnems, cmp_agg);
+  if (nst)
+    qsort(st, nst, sizeof *st, cmp_stat_cycles);
   struct sonde_ft_counts cnt;
   sonde_ft_trace_count(t, &cnt);
   size_t ntop_f = top && top < nf ? top : nf, ntop_m = top && top < nm ? top : nm,

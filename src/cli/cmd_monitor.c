@@ -5,6 +5,7 @@
  * or a Perfetto timeline with counter tracks for current and power. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,7 +147,7 @@ static int setup(struct mon_cli *c, const struct cli_command_help *help)
     size_t got = 0;
     char *img = cli_read_file(c->elf, &got);
     if (!img)
-      return cli_error("%s: cannot read", c->elf);
+      return cli_error("monitor: '%s': %s", c->elf, strerror(errno));
     if (sonde_vm_new(c->machine, &c->vm) < 0 ||
         sonde_vm_load_elf(c->vm, img, got, c->elf) < 0 || sonde_vm_reset(c->vm) < 0) {
       free(img);
@@ -169,7 +170,7 @@ static int setup(struct mon_cli *c, const struct cli_command_help *help)
     size_t len = 0;
     char *text = cli_read_file(c->current_csv, &len);
     if (!text)
-      return cli_error("%s: cannot read", c->current_csv);
+      return cli_error("monitor: '%s': %s", c->current_csv, strerror(errno));
     rc = sonde_mon_current_parse_csv(&c->cur, text, len, c->current_csv, &d);
     free(text);
     if (rc < 0)

@@ -97,6 +97,7 @@ char *cli_read_file(const char *path, size_t *len)
       if (!p) {
         free(buf);
         fclose(f);
+        errno = ENOMEM;
         return NULL;
       }
       buf = p;
@@ -107,9 +108,11 @@ char *cli_read_file(const char *path, size_t *len)
       break;
   }
   bool err = ferror(f);
+  int read_errno = errno;
   fclose(f);
   if (err) {
     free(buf);
+    errno = read_errno ? read_errno : EIO;
     return NULL;
   }
   buf[n] = 0;

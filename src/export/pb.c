@@ -62,7 +62,7 @@ void pb_str(struct pbuf *p, unsigned field, const char *s)
   size_t n = s ? strlen(s) : 0;
   pb_varint(p, (uint64_t)field << 3 | 2);
   pb_varint(p, n);
-  if (reserve(p, n))
+  if (!n || reserve(p, n)) /* (no memcpy from a NULL s, even of 0 bytes) */
     return;
   memcpy(p->buf + p->len, s, n);
   p->len += n;

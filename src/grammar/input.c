@@ -448,7 +448,7 @@ int sonde_grammar_input_load_buffer(const void *data, size_t len, const char *na
     in->kind = SONDE_GRAMMAR_INPUT_PCTRACE;
   } else if (fl2 == 8 && !memcmp(p, "cycle,pc", 8)) {
     in->kind = SONDE_GRAMMAR_INPUT_PCTRACE;
-  } else if (memchr(p, ',', fl)) {
+  } else if (fl && memchr(p, ',', fl)) {
     in->kind = SONDE_GRAMMAR_INPUT_CSV;
   } else {
     in->kind = SONDE_GRAMMAR_INPUT_TEXT;

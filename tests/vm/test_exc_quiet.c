@@ -45,7 +45,8 @@ static const char cm3_wait[] = "machine cm3-wait\n"
                                "memory flash 0x00000000 512K access=rx wait=3\n"
                                "memory sram  0x20000000 128K access=rwx wait=1 wait-write=2\n"
                                "peripheral uart  0x400F0000 irq=0\n"
-                               "peripheral timer 0x400F2000 irq=1\n";
+                               "peripheral timer 0x400F2000 irq=1\n"
+                               "peripheral delay 0x400F3000 irq=2\n";
 
 static int discard(void *ctx, int stream, const void *data, size_t len)
 {
@@ -208,6 +209,10 @@ static void test_quiet_against_general(void)
   compare("exc_latearrival_m3", "cm3", 1000000);
   compare("exc_timers_m3", "cm3", 2000000); /* a timer at every offset from SysTick */
   compare("exc_timers_eq_m3", "cm3", 2000000); /* ... at SysTick's priority: no preemption */
+  /* SysTick, the timer and the delay due together: timers firing during
+   * the stacking and at its last cycle */
+  compare("exc_coincide_m3", "cm3", 2000000);
+  compare("exc_coincide_m0plus", "cm0plus", 2000000);
   compare("exc_svc_pendsv_m3", "cm3", 1000000);
   /* FreeRTOS: SysTick and PendSV at one (the lowest) priority, so a wrap
    * during a context switch must wait */
@@ -229,6 +234,7 @@ static void test_quiet_against_general(void)
   compare("exc_latearrival_m3", cm3_wait, 1000000);
   compare("exc_timers_m3", cm3_wait, 2000000);
   compare("exc_timers_eq_m3", cm3_wait, 2000000);
+  compare("exc_coincide_m3", cm3_wait, 2000000);
 }
 
 int main(void)

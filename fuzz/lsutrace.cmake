@@ -1,0 +1,1 @@
+sonde_fuzz_target(lsutrace LIBS sonde_trace)

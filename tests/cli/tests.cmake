@@ -1,0 +1,1 @@
+sonde_cli_test(help_docs)
