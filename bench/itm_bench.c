@@ -3,6 +3,13 @@
  * scan of the same buffer, measured in the same run. Timing never fails.
  *
  *   bench_itm [MB] [chunk_bytes] [mixed|sw32|pc|mixedfix|sw32reg] [FILE|-] [REPS]
+ *             [THREADS] [PAR_CHUNK]
+ *
+ * THREADS, PAR_CHUNK: for the last line, sequential against
+ * sonde_itm_decode_parallel (default: online CPUs, its default chunk), both
+ * by wall time, alternated REPS times in the same run, best of each, with
+ * the consumer of the decode line (sum of the values); then once, untimed,
+ * both fold every field of every packet into a checksum that must agree.
  *
  * FILE: also write the generated stream there (for `sonde itm --stats FILE`);
  * REPS: decode that many times (default 3) and report the best, which on a
@@ -22,6 +29,7 @@
  * comparators), 3 GTS1/GTS2, 2 page extensions; a sync every 4096 packets.
  * Times are thread CPU time, best of REPS (decode, record fill) or mean of 3
  * (byte scan, boundary walk). */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,13 +38,52 @@
 
 #include "sonde/itm.h"
 
-/* CPU time of this thread: the machine is shared, and wall time would count
- * the time other processes held the core. */
-static double now_s(void)
+/* The time of a clock, in seconds. */
+static double clock_s(clockid_t id)
 {
   struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  clock_gettime(id, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* CPU time of this thread: the machine is shared, and wall time would count
+ * the time other processes held the core. */
+static double now_s(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
+static double wall_s(void) { return clock_s(CLOCK_MONOTONIC); }
+/* CPU time of all threads */
+static double proc_s(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
+
+/* a consumer: every field of every packet into a checksum */
+struct par_sum {
+  uint64_t n, h;
+};
+
+static void fold(struct par_sum *x, const struct sonde_itm_packet *p, size_t n)
+{
+  uint64_t h = x->h;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t meta;
+    memcpy(&meta, &p[i].port, sizeof meta);
+    h = (h ^ p[i].offset ^ p[i].ts * 3 ^ p[i].value * 5 ^ meta * 7) * 0x100000001b3ull;
+  }
+  x->h = h;
+  x->n += n;
+}
+
+static int par_fold(void *user, const struct sonde_itm_packet *p, size_t n)
+{
+  fold(user, p, n);
+  return 0;
+}
+
+/* the timed consumer: like the decode loop's */
+static int par_sink(void *user, const struct sonde_itm_packet *p, size_t n)
+{
+  uint64_t s = *(uint64_t *)user;
+  for (size_t i = 0; i < n; i++)
+    s += p[i].value;
+  *(uint64_t *)user = s;
+  return 0;
 }
 
 static uint32_t rng = 0x12345678;
@@ -264,6 +311,61 @@ int main(int argc, char **argv)
     if (dt < fill)
       fill = dt;
   }
+  /* sequential against parallel (sonde_itm_decode_parallel), wall time,
+   * alternated in the same run, the consumer of the decode above (the sum
+   * of the values); then, untimed, both once more with every field of every
+   * packet folded into a checksum, which must agree */
+  unsigned threads = argc > 6 ? (unsigned)atoi(argv[6]) : 0;
+  size_t par_chunk = argc > 7 ? strtoul(argv[7], NULL, 10) : 0;
+  double seq_wall = 1e9, par_wall = 1e9, par_cpu = 1e9;
+  struct par_sum seq_sum = {0, 0}, par_sum = {0, 0};
+  struct sonde_itm_par_stats ps;
+  memset(&ps, 0, sizeof ps);
+  struct sonde_itm_par_config pc;
+  sonde_itm_par_config_init(&pc);
+  pc.threads = threads;
+  pc.chunk_bytes = par_chunk;
+  for (int rep = 0; rep < reps + 1; rep++) {
+    bool check = rep == reps; /* the untimed checksum run */
+    struct sonde_itm *d = sonde_itm_new(NULL);
+    uint64_t vsum = 0;
+    double w0 = wall_s();
+    size_t at = 0;
+    while (at < len) {
+      size_t used;
+      size_t got = sonde_itm_decode(d, buf + at, len - at, &used, out, CAP);
+      if (check)
+        fold(&seq_sum, out, got);
+      else
+        for (size_t i = 0; i < got; i++)
+          vsum += out[i].value;
+      at += used;
+    }
+    double dt = wall_s() - w0;
+    if (dt < seq_wall && !check)
+      seq_wall = dt;
+    sonde_itm_free(d);
+
+    d = sonde_itm_new(NULL);
+    uint64_t psum = 0;
+    w0 = wall_s();
+    double c0 = proc_s();
+    if (check)
+      sonde_itm_decode_parallel(d, buf, len, &pc, par_fold, &par_sum, &ps);
+    else
+      sonde_itm_decode_parallel(d, buf, len, &pc, par_sink, &psum, &ps);
+    dt = wall_s() - w0;
+    double dc = proc_s() - c0;
+    if (dt < par_wall && !check) {
+      par_wall = dt;
+      par_cpu = dc;
+    }
+    sonde_itm_free(d);
+    if (psum != vsum)
+      par_sum.h ^= 1; /* a difference */
+    sum += vsum;
+  }
+
   double mbs = (double)len / 1e6;
   printf("stream: %s, %zu MiB, %llu packets (%.2f bytes/packet), chunk %s\n",
          mode_name[mode], mb,
@@ -276,6 +378,14 @@ int main(int argc, char **argv)
   printf("itm decode: %8.1f MB/s  (%.1f Mpackets/s)  = %.2fx of byte scan, %.2fx of walk, "
          "%.2fx of record fill\n",
          mbs / best, (double)packets / best / 1e6, scan_s / best, walk_s / best, fill / best);
+  printf("sequential: %8.1f MB/s wall | parallel: %8.1f MB/s wall (%.2fx), %.1f MB/s of CPU "
+         "time, %u threads, chunk %zu, %llu of %llu chunks joined, %llu exact, %llu bytes walked by "
+         "the exact decoder%s\n",
+         mbs / seq_wall, mbs / par_wall, seq_wall / par_wall, mbs / par_cpu, ps.threads,
+         par_chunk ? par_chunk : (size_t)64 << 10, (unsigned long long)ps.joined,
+         (unsigned long long)ps.chunks, (unsigned long long)ps.exact,
+         (unsigned long long)ps.walk_bytes,
+         seq_sum.n == par_sum.n && seq_sum.h == par_sum.h ? "" : " -- PACKETS DIFFER");
   printf("(checksum %llu %llu %llu)\n", (unsigned long long)hits, (unsigned long long)sum,
          (unsigned long long)walked);
   free(buf);

@@ -174,6 +174,66 @@ const struct sonde_itm_stats *sonde_itm_stats(const struct sonde_itm *d);
 /* True while synchronised. */
 bool sonde_itm_synced(const struct sonde_itm *d);
 
+/* ---- Parallel decoding of a whole buffer (src/itm/itm_par.c) ----------------
+ *
+ * sonde_itm_decode_parallel(d, in, len, ...) gives exactly what feeding
+ * `in` to `d` with sonde_itm_decode would give: the same packets (offsets,
+ * timestamps, ports, global timestamps, SKIP packets) in the same order, and
+ * `d` left in the same state (statistics, sync, timestamp, page, a packet
+ * cut off by the end), so sonde_itm_finish(d, ...) can follow. Packets go to
+ * `sink` in order, in batches, one call at a time but from any of the
+ * threads (each chunk is passed on by the thread that decoded it, while its
+ * packets are in that core's cache); the calls are serialised, so a sink
+ * needs no lock of its own.
+ *
+ * How: the input is cut into chunks of chunk_bytes. Worker threads decode
+ * chunk k > 0 speculatively, as if synchronised at (or within 8 bytes of) its
+ * start, with no timestamp, page 0 and global timestamp 0. In chunk order,
+ * the exact decoder runs from where chunk k-1 really ended until it
+ * stands at a packet boundary that the speculative decode also had (proved
+ * by the decoder state, not assumed); from there the speculative packets
+ * are kept, with the timestamp base added, the stimulus page applied to
+ * software ports before the chunk's first page or sync packet, and the
+ * global timestamp's bits not yet written in the chunk filled in; the
+ * statistics are summed. Where no common boundary turns up, the exact
+ * decoder decodes the chunk (correct, just not parallel). A chunk that is
+ * next in order when a thread takes it is decoded exactly. docs/itm.md
+ * "Parallel decoding" has the rules.
+ *
+ * Memory: 2 * threads slots of about chunk_bytes * 32 bytes of packet
+ * records (only what the packets use is touched), allocated per call; no
+ * allocation per packet. */
+typedef int (*sonde_itm_sink_fn)(void *user, const struct sonde_itm_packet *packets, size_t n);
+
+struct sonde_itm_par_config {
+  unsigned threads;   /* decoding threads including the caller: 0 = online CPUs,
+                         1 = sequential (sonde_itm_decode in the caller) */
+  size_t chunk_bytes; /* input bytes per unit of work: 0 = default (64 KiB) */
+};
+void sonde_itm_par_config_init(struct sonde_itm_par_config *c);
+
+/* What a parallel decode did (for benchmarks and tests). */
+struct sonde_itm_par_stats {
+  unsigned threads;       /* threads that decoded (including the caller) */
+  uint64_t chunks;        /* chunks the input was cut into */
+  uint64_t joined;        /* chunks whose speculative packets were kept */
+  uint64_t exact;         /* chunks decoded from the true state (next in order
+                             when a thread took them) */
+  uint64_t walk_bytes;    /* bytes of speculative chunks the exact decoder
+                             decoded to reach a common boundary or, with none,
+                             for the whole chunk */
+};
+
+/* Decode in[0..len) into d with up to pc->threads threads (pc NULL: the
+ * defaults), passing every packet to sink(user, packets, n) in order; ps
+ * (may be NULL) receives what it did. Returns 0 when all of `in` was
+ * decoded, the sink's value when it returned non-zero (decoding stops; d is
+ * then in an unspecified state: reset it before reuse), or SONDE_E_NOMEM
+ * (nothing decoded). If threads cannot be started it decodes with fewer. */
+int sonde_itm_decode_parallel(struct sonde_itm *d, const uint8_t *in, size_t len,
+                              const struct sonde_itm_par_config *pc, sonde_itm_sink_fn sink,
+                              void *user, struct sonde_itm_par_stats *ps);
+
 /* Short lowercase name of a type as used in JSON: "sync", "overflow", "sw",
  * "lts", "gts", "page", "ext", "pc", "pc_sleep", "exc", "evcnt", "dt_pc",
  * "dt_match", "dt_addr", "dt_data", "hw", "skip". "?" if out of range. */

@@ -8,9 +8,13 @@
 #include "cli.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd_itm_input.h"
 #include "sonde/itm.h"
@@ -629,12 +633,76 @@ static void print_stats(FILE *o, const struct sonde_itm_stats *st, double secs, 
     fprintf(o, "  %-9s %llu\n", sonde_itm_type_name(t), (unsigned long long)st->packets[t]);
 }
 
+/* Packets, in order, to the printer (or only the loss warnings with --stats). */
+static void take_packets(struct printer *pr, const struct sonde_itm_packet *pk, size_t got,
+                         bool stats)
+{
+  if (!stats)
+    for (size_t i = 0; i < got; i++)
+      emit(pr, &pk[i]);
+  else
+    for (size_t i = 0; i < got; i++)
+      if (pk[i].type == SONDE_ITM_SKIP && pr->warned++ < 20)
+        cli_warn("itm: %llu bytes skipped at offset %llu (%s)", (unsigned long long)pk[i].value,
+                 (unsigned long long)pk[i].offset, skip_reason(pk[i].flags));
+}
+
+struct par_sink_ctx {
+  struct printer *pr;
+  bool stats;
+};
+
+static int par_sink(void *user, const struct sonde_itm_packet *pk, size_t n)
+{
+  struct par_sink_ctx *x = user;
+  take_packets(x->pr, pk, n, x->stats);
+  return 0;
+}
+
+/* A regular file read raw (no --tpiu, no --line) is mapped and decoded by
+ * sonde_itm_decode_parallel; returns false (nothing decoded) when <name> is
+ * not such a file or cannot be mapped: the caller then streams it. */
+static bool decode_mapped(const char *name, struct sonde_itm *dec, unsigned threads,
+                          struct printer *pr, bool stats)
+{
+  enum sonde_swo_source_kind kind;
+  char path[4096];
+  if (sonde_swo_source_parse_name(name, &kind, path, sizeof path, NULL, NULL) < 0 ||
+      kind != SONDE_SWO_SOURCE_FILE)
+    return false;
+  int fd = open(path, O_RDONLY);
+  struct stat sb;
+  if (fd < 0)
+    return false;
+  if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_size <= 0) {
+    close(fd);
+    return false;
+  }
+  size_t len = (size_t)sb.st_size;
+  void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED)
+    return false;
+  madvise(map, len, MADV_SEQUENTIAL);
+  struct sonde_itm_par_config pc;
+  sonde_itm_par_config_init(&pc);
+  pc.threads = threads;
+  struct par_sink_ctx x = {pr, stats};
+  int r = sonde_itm_decode_parallel(dec, map, len, &pc, par_sink, &x, NULL);
+  munmap(map, len);
+  if (r) { /* out of memory before anything was decoded: stream it */
+    sonde_itm_reset(dec);
+    return false;
+  }
+  return true;
+}
+
 int cmd_itm(int argc, char **argv)
 {
   static const struct cli_command_help help = {
       "sonde itm [-e <elf>] [--tpiu[=<id>]] [--line uart:<baud>|manchester:<baud> --sample-rate "
       "<hz>] [--format text|csv|json] [-c <port>,<fmt>]... [--events] [--stats "
-      "[--json]] <input>",
+      "[--json]] [-j <n>] <input>",
       "Decode ITM/DWT packets (ARMv7-M/ARMv8-M packet protocol) from SWO. <input> is a\n"
       "file, '-' (stdin), tcp:HOST:PORT or serial:DEVICE@BAUD. Text output prints the\n"
       "software channels (default: port 0 as characters); --events adds every packet\n"
@@ -643,7 +711,7 @@ int cmd_itm(int argc, char **argv)
       "with their offsets; decoding resumes at the next synchronization packet."};
   const char *elf = NULL, *tpiu = NULL, *line = NULL, *rate = NULL, *format = "text";
   const char *output = NULL;
-  uint64_t la_channel = ITM_LA_CHANNEL_UNSET, prescale = 1;
+  uint64_t la_channel = ITM_LA_CHANNEL_UNSET, prescale = 1, threads = 0;
   bool events = false, stats = false, json = false, wait_sync = false, ts_next = false;
   static struct itm_opts opts;
   memset(&opts, 0, sizeof opts);
@@ -659,6 +727,8 @@ int cmd_itm(int argc, char **argv)
       OPT_FLAG(0, "ts-next", &ts_next,
                "stamp packets with the local timestamp that follows them (event time)"),
       OPT_FLAG(0, "stats", &stats, "print packet counts, bytes skipped and speed instead"),
+      OPT_U64('j', "threads", "<n>", &threads,
+              "decode a file with <n> threads (default: online CPUs; 1: streaming)"),
       OPT_JSON(&json),
       OPT_OUTPUT(&output),
       OPT_END(),
@@ -686,6 +756,8 @@ int cmd_itm(int argc, char **argv)
                            format);
   if (opts.nchans && fmt != FMT_TEXT)
     return cli_usage_error(&help, "-c formats text output (--format %s has every packet)", format);
+  if (threads > 1024)
+    return cli_usage_error(&help, "--threads must be 0..1024");
   if (prescale != 1 && prescale != 4 && prescale != 16 && prescale != 64)
     return cli_usage_error(&help, "--ts-prescale must be 1, 4, 16 or 64");
   if (!opts.nchans) { /* port 0 as a character console */
@@ -731,9 +803,12 @@ int cmd_itm(int argc, char **argv)
   static struct sonde_itm_packet pk[CAP];
   double t0 = cli_now_s(), c0 = cpu_now_s();
   rc = CLI_OK;
+  /* a raw regular file: all of it at once, with threads (same packets) */
+  bool mapped = threads != 1 && !tpiu && !line &&
+                decode_mapped(argv[0], dec, (unsigned)threads, &pr, stats);
   for (;;) {
-    const uint8_t *bytes;
-    ptrdiff_t n = itm_input_read(&in, &bytes);
+    const uint8_t *bytes = NULL;
+    ptrdiff_t n = mapped ? 0 : itm_input_read(&in, &bytes);
     size_t got = 0;
     if (n < 0) {
       rc = CLI_FAIL;
@@ -749,15 +824,7 @@ int cmd_itm(int argc, char **argv)
         got = sonde_itm_decode(dec, bytes + pos, (size_t)n - pos, &used, pk, CAP);
         pos += used;
       }
-      if (!stats)
-        for (size_t i = 0; i < got; i++)
-          emit(&pr, &pk[i]);
-      else
-        for (size_t i = 0; i < got; i++)
-          if (pk[i].type == SONDE_ITM_SKIP && pr.warned++ < 20)
-            cli_warn("itm: %llu bytes skipped at offset %llu (%s)",
-                     (unsigned long long)pk[i].value, (unsigned long long)pk[i].offset,
-                     skip_reason(pk[i].flags));
+      take_packets(&pr, pk, got, stats);
     } while (n > 0 && pos < (size_t)n);
     if (n == 0)
       break;

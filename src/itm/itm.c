@@ -46,8 +46,6 @@
 #define UNLIKELY(x) (x)
 #endif
 
-enum { ST_IDLE = 0, ST_PEND, ST_ZEROS, ST_LOST };
-
 /* A second copy of the hot loops for x86-64 CPUs with BMI2 and AVX2 (see
  * fast_run_x86v3, runs_x86v3), with GCC or Clang. */
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -70,25 +68,6 @@ _Static_assert(offsetof(struct sonde_itm_packet, port) == 24 &&
                    offsetof(struct sonde_itm_packet, flags) == 28 &&
                    sizeof(struct sonde_itm_packet) == 32,
                "packet layout");
-
-struct sonde_itm {
-  struct sonde_itm_config cfg;
-  uint64_t offset;      /* stream offset of the next byte fed */
-  uint64_t ts_abs;      /* sum of LTS deltas */
-  uint64_t ts_out;      /* ts stamped on packets (TS_UNKNOWN before any LTS) */
-  uint64_t gts;         /* global timestamp: bits 25:0 from GTS1, 63:26 from GTS2 */
-  uint64_t pend_off;    /* offset of pend[0] */
-  uint64_t zstart;      /* offset of the first zero of the current run */
-  uint64_t zeros;       /* zeros in the current run */
-  uint64_t skip_start;  /* first byte of the current loss */
-  uint32_t page_base;   /* stimulus page * 32 */
-  uint8_t state, npend, lost, skip_why;
-  uint8_t pend[8];
-  uint8_t run_mode;     /* fast_run: use run_loop (the stream looked regular) */
-  uint8_t loop_mode;    /* ITM_LOOP_*: AUTO, or one loop forced (tests) */
-  uint8_t x86v3;        /* use fast_run_x86v3 (the CPU has BMI2 and AVX2) */
-  struct sonde_itm_stats st;
-};
 
 void sonde_itm_config_init(struct sonde_itm_config *c)
 {

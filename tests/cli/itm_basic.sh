@@ -122,9 +122,21 @@ for a in "--events --format csv" "--events --format json" "--stats --events" "--
          "--stats --format json" "-c 1,%d --format csv"; do
   "$SONDE" itm $a "$T/s.bin" >/dev/null 2>"$T/err"; check_eq "$?" 2 "itm $a (would be ignored)"
 done
+# -j: a 2.5 MB file (s.bin 60000 times, cut inside a packet: 39 chunks of 64 KiB, the
+# joins, a loss at every copy, a truncated end) gives the same output with any thread count
+for i in $(seq 100); do cat "$T/s.bin"; done >"$T/s100.bin"
+for i in $(seq 600); do cat "$T/s100.bin"; done | head -c 2500001 >"$T/big.bin"
+for a in "" "--events" "--format json --ts-prescale 4" "--stats --json" "--wait-sync --format csv"; do
+  "$SONDE" itm -j 1 $a "$T/big.bin" 2>&1 | sed -E 's/"(mb_per_s|cpu_mb_per_s)":[0-9.]+//g' >"$T/j1"
+  for j in 2 3 8; do
+    "$SONDE" itm -j $j $a "$T/big.bin" 2>&1 | sed -E 's/"(mb_per_s|cpu_mb_per_s)":[0-9.]+//g' >"$T/jn"
+    cmp -s "$T/j1" "$T/jn" && ok || bad "itm -j $j $a differs from -j 1"
+  done
+done
+"$SONDE" itm -j 1025 "$T/s.bin" >/dev/null 2>&1; check_eq "$?" 2 "-j 1025"
 # help
 "$SONDE" itm --help >"$T/h"; check_eq "$?" 0 "help exit"
-for o in --tpiu --line --sample-rate --format --channel --events --stats --json --elf; do
+for o in --tpiu --line --sample-rate --format --channel --events --stats --json --elf --threads; do
   grep -q -- "$o" "$T/h" && ok || bad "help mentions $o"
 done
 

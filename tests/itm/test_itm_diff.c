@@ -39,12 +39,26 @@ static uint32_t rnd(void)
 static unsigned loop_mode;   /* ITM_LOOP_* for the next decode */
 static bool portable;        /* the baseline-ISA copy of the hot loops */
 static unsigned ts_prescale = 1;
+static bool unsynced;        /* start_unsynced (the parallel test) */
+
+/* End of input: sonde_itm_finish's packets and the statistics into r; frees d. */
+static void finish_res(struct sonde_itm *d, struct res *r)
+{
+  if (r->n + 4 > r->cap) {
+    r->cap = r->n + 4;
+    r->p = realloc(r->p, r->cap * sizeof *r->p);
+  }
+  r->n += sonde_itm_finish(d, r->p + r->n, 4);
+  r->st = *sonde_itm_stats(d);
+  sonde_itm_free(d);
+}
 
 static void decode(const uint8_t *s, size_t len, long chunk, size_t room, struct res *r)
 {
   struct sonde_itm_config cfg;
   sonde_itm_config_init(&cfg);
   cfg.ts_prescale = ts_prescale;
+  cfg.start_unsynced = unsynced;
   struct sonde_itm *d = sonde_itm_new(&cfg);
   itm_force_loop(d, loop_mode);
   if (portable)
@@ -77,13 +91,7 @@ static void decode(const uint8_t *s, size_t len, long chunk, size_t room, struct
     }
     pos += k;
   }
-  if (r->n + 4 > r->cap) {
-    r->cap = r->n + 4;
-    r->p = realloc(r->p, r->cap * sizeof *r->p);
-  }
-  r->n += sonde_itm_finish(d, r->p + r->n, 4);
-  r->st = *sonde_itm_stats(d);
-  sonde_itm_free(d);
+  finish_res(d, r);
 }
 
 static struct res A, B;
@@ -111,6 +119,9 @@ static bool same(const struct res *a, const struct res *b)
 
 static int streams; /* streams compared */
 
+#ifdef ITM_PAR_TEST
+#include "itm_par_check.h"
+#else
 static void compare_once(const char *what, const uint8_t *s, size_t len)
 {
   static const char *loop_name[] = {"auto", "mixed loop", "run loop"};
@@ -137,6 +148,7 @@ static void compare_once(const char *what, const uint8_t *s, size_t len)
   portable = false;
   streams++;
 }
+#endif
 
 static void compare(const char *what, const uint8_t *s, size_t len)
 {
@@ -144,6 +156,11 @@ static void compare(const char *what, const uint8_t *s, size_t len)
   compare_once(what, s, len);
   ts_prescale = 4;
   compare_once(what, s, len);
+#ifdef ITM_PAR_TEST
+  unsynced = true; /* and waiting for the first sync, prescale 4 */
+  compare_once(what, s, len);
+  unsynced = false;
+#endif
   ts_prescale = 1;
 }
 
@@ -352,6 +369,9 @@ static size_t mixed_stream(uint8_t *s, size_t cap, unsigned style)
  * long chunks, prescale 4. */
 static void compare_rooms(const char *what, const uint8_t *s, size_t len)
 {
+#ifdef ITM_PAR_TEST
+  return; /* the rooms are the sequential loops' business */
+#endif
   static const size_t rooms[] = {15, 16, 17, 223, 224, 225, 300, 448, 599};
   ts_prescale = 4;
   loop_mode = ITM_LOOP_AUTO;
@@ -512,6 +532,9 @@ int main(void)
   RUN(test_random_streams);
   RUN(test_regular_streams);
   RUN(test_mixed_streams);
+#ifdef ITM_PAR_TEST
+  par_tests();
+#endif
   fprintf(stderr, "%d streams compared\n", streams);
   return check_summary();
 }
