@@ -75,7 +75,8 @@ int itm_input_open(struct itm_input *in, const char *name, const char *tpiu_arg,
   }
   if (sonde_swo_source_open(name, NULL, &in->src, &diag) < 0) {
     itm_input_close(in);
-    return cli_error("%s", diag.msg[0] ? diag.msg : name);
+    return cli_error("%s: %s", cli_command_name ? cli_command_name : "itm",
+                     diag.msg[0] ? diag.msg : name);
   }
   return CLI_OK;
 }

@@ -134,6 +134,10 @@ for a in "" "--events" "--format json --ts-prescale 4" "--stats --json" "--wait-
   done
 done
 "$SONDE" itm -j 1025 "$T/s.bin" >/dev/null 2>&1; check_eq "$?" 2 "-j 1025"
+# an input that cannot be opened: exit 1, the command and the reason named
+err=$("$SONDE" itm "$T/none.bin" 2>&1); check_eq "$?" 1 "missing input exit"
+check_eq "$err" "sonde: itm: '$T/none.bin': No such file or directory" "missing input message"
+err=$("$SONDE" itm -j 1 "$T/none.bin" 2>&1); check_eq "$err" "sonde: itm: '$T/none.bin': No such file or directory" "missing input message, -j 1"
 # help
 "$SONDE" itm --help >"$T/h"; check_eq "$?" 0 "help exit"
 for o in --tpiu --line --sample-rate --format --channel --events --stats --json --elf --threads; do
