@@ -55,20 +55,18 @@
 #define FPCCR_ASPEN (1u << 31)
 #define LOCKUP_PC 0xEFFFFFFEu
 
-/* Cycle costs (Cortex-M3/M4 TRM, Cortex-M0+ TRM; see docs/vm.md). Wait
- * states of the stack memory and of the vector fetch come on top. */
-#define ENTRY_CYCLES_V7 VM_EXC_ENTRY_CYCLES_V7
-#define ENTRY_CYCLES_V6 VM_EXC_ENTRY_CYCLES_V6
-#define EXIT_CYCLES_V7 VM_EXC_EXIT_CYCLES_V7
-#define EXIT_CYCLES_V6 VM_EXC_EXIT_CYCLES_V6
+/* Cycle costs (Cortex-M3/M4 TRM, Cortex-M0+ TRM; see docs/vm.md; entry and
+ * return: VM_EXC_*_CYCLES_* in sys.h). Wait states of the stack memory and
+ * of the vector fetch come on top. */
 #define TAILCHAIN_CYCLES 6u
 #define FP_FRAME_CYCLES 17u /* s0-s15 + FPSCR, one cycle per word */
 
 /* The gates' constants (vm_features_init) as the tests give them. */
 static inline bool exc_consts_ok(const struct sonde_vm *vm)
 {
-  return vm->exc_entry_cycles == (vm->has_v7m ? ENTRY_CYCLES_V7 : ENTRY_CYCLES_V6) &&
-         vm->exc_exit_cycles == (vm->has_v7m ? EXIT_CYCLES_V7 : EXIT_CYCLES_V6) &&
+  return vm->exc_entry_cycles ==
+             (vm->has_v7m ? VM_EXC_ENTRY_CYCLES_V7 : VM_EXC_ENTRY_CYCLES_V6) &&
+         vm->exc_exit_cycles == (vm->has_v7m ? VM_EXC_EXIT_CYCLES_V7 : VM_EXC_EXIT_CYCLES_V6) &&
          vm->exc_return_basic == (vm->has_v8m ? 0xFFFFFFB0u : 0xFFFFFFF1u) &&
          vm->apsr_mask == (vm->has_dsp ? 0xf80f0000u : 0xf8000000u);
 }
@@ -1393,7 +1391,9 @@ VM_INLINE bool service_direct(struct sonde_vm *vm)
   /* fire_timers()'s turn for this timer */
   unsigned exc;
   if (t->direct == vm_systick_direct && s->syst_rvr) {
-    /* vm_systick_advance() with the re-arm and the cache's scan in one */
+    /* vm_systick_advance() with the re-arm and the cache's scan in one.
+     * (Calling it, with vm_sys_timer_rearm and a scan when asked, costs 18
+     * host instructions more per exception in bench_irq, callgrind.) */
     s->syst_csr |= VM_SYST_CSR_COUNTFLAG;
     exc = (s->syst_csr & VM_SYST_CSR_TICKINT) ? VM_EXC_SYSTICK : 0;
     s->syst_base_cycle += (uint64_t)s->syst_rvr + 1;
